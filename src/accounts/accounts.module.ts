@@ -1,0 +1,31 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { RolesModule } from '../roles/roles.module';
+import { BootstrapAdmin } from './bootstrap-admin';
+import { Organization } from './organization.entity';
+import { OrganizationsService } from './organizations.service';
+import { PasswordHasher } from './password-hasher';
+import { TeamMember } from './team-member.entity';
+import { Team } from './team.entity';
+import { TeamsController } from './teams.controller';
+import { TeamsService } from './teams.service';
+import { UserLifecycle } from './user-lifecycle';
+import { User } from './user.entity';
+import { UsersController } from './users.controller';
+import { UsersService } from './users.service';
+
+/** Organizations, users and teams. */
+@Module({
+  imports: [TypeOrmModule.forFeature([Organization, User, Team, TeamMember]), RolesModule],
+  controllers: [UsersController, TeamsController],
+  providers: [
+    UsersService,
+    TeamsService,
+    OrganizationsService,
+    PasswordHasher,
+    UserLifecycle,
+    BootstrapAdmin,
+  ],
+  exports: [UsersService, OrganizationsService, PasswordHasher, UserLifecycle, TypeOrmModule],
+})
+export class AccountsModule {}

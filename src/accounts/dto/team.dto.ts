@@ -1,0 +1,41 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import type { Team } from '../team.entity';
+
+export class CreateTeamDto {
+  @ApiProperty({ example: 'Platform', maxLength: 100 })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name: string;
+}
+
+export class AddTeamMemberDto {
+  @ApiProperty({ example: 'usr_0Fq3…' })
+  @IsString()
+  @Matches(/^usr_[0-9A-Za-z]{22}$/, { message: 'user_id must be a user id (usr_…)' })
+  user_id: string;
+}
+
+export class TeamResponse {
+  @ApiProperty({ example: 'team_7hK…' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: [String], description: 'Ids of the members, oldest membership first.' })
+  member_ids: string[];
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+
+  static of(team: Team): TeamResponse {
+    const members = [...(team.members ?? [])].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    return {
+      id: team.id,
+      name: team.name,
+      member_ids: members.map((m) => m.userId),
+      created_at: team.createdAt.toISOString(),
+    };
+  }
+}
+
+export class TeamPage {
+  @ApiProperty({ type: [TeamResponse] }) data: TeamResponse[];
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}

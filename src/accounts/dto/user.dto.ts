@@ -1,0 +1,98 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ListQueryDto } from '../../common/pagination';
+import type { User } from '../user.entity';
+
+export const normalizeEmail = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;
+
+export const ROLE_NAME_PATTERN = /^[a-z][a-z0-9_]{1,49}$/;
+
+export class CreateUserDto {
+  @ApiProperty({ example: 'dev@example.com', maxLength: 254 })
+  @Transform(normalizeEmail)
+  @IsEmail({}, { message: 'email must be an email address' })
+  @MaxLength(254)
+  email: string;
+
+  @ApiProperty({
+    minLength: 8,
+    maxLength: 72,
+    description: 'bcrypt reads at most 72 bytes, so longer is refused.',
+  })
+  @IsString()
+  @MinLength(8)
+  @MaxLength(72)
+  password: string;
+
+  @ApiProperty({ example: 'Dana Developer', maxLength: 100 })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name: string;
+
+  @ApiProperty({ example: 'developer', description: 'A built-in role or a custom role_name.' })
+  @IsString()
+  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  role: string;
+}
+
+export class UpdateUserDto {
+  @ApiPropertyOptional({ maxLength: 100 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'viewer' })
+  @IsOptional()
+  @IsString()
+  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  role?: string;
+
+  @ApiPropertyOptional({ minLength: 8, maxLength: 72 })
+  @IsOptional()
+  @IsString()
+  @MinLength(8)
+  @MaxLength(72)
+  password?: string;
+}
+
+export class ListUsersQueryDto extends ListQueryDto {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  active?: boolean;
+}
+
+export class UserResponse {
+  @ApiProperty({ example: 'usr_0Fq3…' }) id: string;
+  @ApiProperty() email: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ example: 'developer' }) role: string;
+  @ApiProperty() active: boolean;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) deactivated_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+
+  static of(user: User): UserResponse {
+    return {
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: user.role,
+      active: user.active,
+      deactivated_at: user.deactivatedAt?.toISOString() ?? null,
+      created_at: user.createdAt.toISOString(),
+      updated_at: user.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class UserPage {
+  @ApiProperty({ type: [UserResponse] }) data: UserResponse[];
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}

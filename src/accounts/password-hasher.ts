@@ -1,0 +1,23 @@
+import { Inject, Injectable } from '@nestjs/common';
+import * as bcrypt from 'bcrypt';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/** bcrypt for account passwords only (slow on purpose); API keys use HMAC and never pay this cost. */
+@Injectable()
+export class PasswordHasher {
+  // Compared against when the email is unknown, so a miss costs the same time as a wrong password.
+  private readonly decoy: Promise<string>;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.decoy = bcrypt.hash('decoy-password-never-matches', config.BCRYPT_ROUNDS);
+  }
+
+  hash(password: string): Promise<string> {
+    return bcrypt.hash(password, this.config.BCRYPT_ROUNDS);
+  }
+
+  async verify(password: string, hash: string | undefined): Promise<boolean> {
+    const matches = await bcrypt.compare(password, hash ?? (await this.decoy));
+    return matches && hash !== undefined;
+  }
+}

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import { isIdOf, newId } from '../common/ids';
+import { Page, paginate } from '../common/pagination';
+import { ListQueryDto } from '../common/pagination';
+import { conflict, notFound } from '../common/problem';
+import { isUniqueViolation } from '../database/database-errors';
+import { CreateTeamDto } from './dto/team.dto';
+import { TeamMember } from './team-member.entity';
+import { Team } from './team.entity';
+import { User } from './user.entity';
+
+@Injectable()
+export class TeamsService {
+  constructor(
+    @InjectRepository(Team) private readonly teams: Repository<Team>,
+    @InjectRepository(TeamMember) private readonly members: Repository<TeamMember>,
+    @InjectRepository(User) private readonly users: Repository<User>,
+  ) {}
+
+  async create(principal: Principal, dto: CreateTeamDto): Promise<Team> {
+    try {
+      const team = await this.teams.save(
+        this.teams.create({ id: newId('team'), organizationId: principal.organizationId, name: dto.name }),
+      );
+      team.members = [];
+      return team;
+    } catch (error) {
+      if (isUniqueViolation(error, 'teams_organization_name_key')) {
+        throw conflict('team_name_taken', `A team named "${dto.name}" already exists.`);
+      }
+      throw error;
+    }
+  }
+
+  async list(principal: Principal, query: ListQueryDto): Promise<Page<Team>> {
+    const page = await paginate(
+      this.teams
+        .createQueryBuilder('team')
+        .where('team.organization_id = :organizationId', { organizationId: principal.organizationId }),
+      query,
+    );
+    await this.loadMembers(page.data);
+    return page;
+  }
+
+  async get(principal: Principal, id: string): Promise<Team> {
+    const team = isIdOf('team', id)
+      ? await this.teams.findOne({
+          where: { id, organizationId: principal.organizationId },
+          relations: { members: true },
+        })
+      : null;
+    if (!team) throw notFound('The team');
+    return team;
+  }
+
+  async addMember(principal: Principal, teamId: string, userId: string): Promise<Team> {
+    const team = await this.get(principal, teamId);
+    const user = await this.users.findOneBy({ id: userId, organizationId: principal.organizationId });
+    if (!user) throw notFound('The user');
+    // Adding an existing member is a no-op, so a retried request is safe.
+    await this.members.createQueryBuilder().insert().values({ teamId: team.id, userId }).orIgnore().execute();
+    return this.get(principal, teamId);
+  }
+
+  async removeMember(principal: Principal, teamId: string, userId: string): Promise<void> {
+    const team = await this.get(principal, teamId);
+    const result = await this.members.delete({ teamId: team.id, userId });
+    if (!result.affected) throw notFound('The team member');
+  }
+
+  private async loadMembers(teams: Team[]): Promise<void> {
+    if (!teams.length) return;
+    const rows = await this.members
+      .createQueryBuilder('member')
+      .where('member.team_id IN (:...ids)', { ids: teams.map((t) => t.id) })
+      .getMany();
+    for (const team of teams) team.members = rows.filter((row) => row.teamId === team.id);
+  }
+}

@@ -1,0 +1,45 @@
+import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { bodyParsers } from './common/body-parsers';
+import { ProblemSchema } from './common/openapi';
+import { requestIdMiddleware } from './common/request-context';
+import { MetricsService } from './metrics/metrics.service';
+
+/** Nest's own parsers are off (see bodyParsers) so body errors get precise problem codes. */
+export const APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
+
+const JSON_BODY_LIMIT = '1mb';
+
+/**
+ * Everything main.ts does to the app besides listening, shared with the e2e tests so they exercise the
+ * same pipeline: request ids first, metrics, logging, body limits, OpenAPI.
+ */
+export function configureApp(app: INestApplication): void {
+  const express = app as NestExpressApplication;
+  express.use(requestIdMiddleware);
+  express.use(app.get(MetricsService).middleware);
+  express.useLogger(app.get(Logger));
+  express.disable('x-powered-by');
+  express.use(...bodyParsers(JSON_BODY_LIMIT));
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Gatehouse')
+      .setDescription(
+        'API keys and programmatic access for a platform of AI agents. Errors are application/problem+json (RFC 9457).',
+      )
+      .setVersion('1')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key or an access token' })
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'X-API-Key')
+      .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key' }, 'api_key')
+      .build(),
+    { extraModels: [ProblemSchema] },
+  );
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+  });
+}

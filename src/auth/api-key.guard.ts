@@ -1,0 +1,47 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { IS_PUBLIC } from '../common/decorators';
+import { unauthorized } from '../common/problem';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AccessTokenAuthenticator } from './access-token.authenticator';
+import { AccessTokenService } from './access-token.service';
+import { extractCredential, PresentedCredential } from './presented-credential';
+import type { Principal } from './principal';
+
+/**
+ * First global guard, and the only place credentials are resolved. Every route that is not
+ * `@Public()` needs exactly one credential: an access token or an API key, as a Bearer token, in
+ * `X-API-Key`, or (unless switched off) in `?api_key`. The result lands on `request.principal`.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly accessTokens: AccessTokenAuthenticator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) {
+      return true;
+    }
+    const request = context.switchToHttp().getRequest<Request>();
+    const credential = extractCredential(request, this.config.ALLOW_QUERY_API_KEY);
+    if (!credential)
+      throw unauthorized(
+        'missing_credentials',
+        'A credential is required: send "Authorization: Bearer <key or token>".',
+      );
+    request.principal = await this.resolve(credential);
+    return true;
+  }
+
+  private resolve(credential: PresentedCredential): Promise<Principal> {
+    // Access tokens only travel as Bearer; anything else must be an API key.
+    if (credential.via === 'bearer' && AccessTokenService.looksLikeAccessToken(credential.value)) {
+      return this.accessTokens.authenticate(credential.value);
+    }
+    throw unauthorized('invalid_credentials', 'The credential is not valid.');
+  }
+}

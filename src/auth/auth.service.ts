@@ -1,0 +1,54 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { OrganizationResponse } from '../accounts/dto/organization.dto';
+import { UserResponse } from '../accounts/dto/user.dto';
+import { OrganizationsService } from '../accounts/organizations.service';
+import { PasswordHasher } from '../accounts/password-hasher';
+import { User } from '../accounts/user.entity';
+import { notFound, unauthorized } from '../common/problem';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { AccessTokenService, IssuedAccessToken } from './access-token.service';
+import { SignupDto, SignupResponse, TokenRequestDto } from './dto/auth.dto';
+import { LoginAttemptLimiter } from './login-attempt-limiter';
+
+@Injectable()
+export class AuthService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly passwords: PasswordHasher,
+    private readonly tokens: AccessTokenService,
+    private readonly organizations: OrganizationsService,
+    private readonly limiter: LoginAttemptLimiter,
+  ) {}
+
+  /** Email + password to an access token. One answer for every failure, so emails cannot be probed. */
+  async issueToken(dto: TokenRequestDto, clientAddress: string): Promise<IssuedAccessToken> {
+    this.limiter.assertAllowed(dto.email, clientAddress);
+    const user = await this.users.findOneBy({ email: dto.email });
+    const valid = await this.passwords.verify(dto.password, user?.passwordHash);
+    if (!user || !valid || !user.active) {
+      this.limiter.recordFailure(dto.email, clientAddress);
+      throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
+    }
+    this.limiter.recordSuccess(dto.email);
+    return this.tokens.issue(user);
+  }
+
+  async signup(dto: SignupDto): Promise<SignupResponse> {
+    // Closed signup answers like a route that does not exist.
+    if (!this.config.ALLOW_SIGNUP) throw notFound('The resource');
+    const { organization, user } = await this.organizations.createWithAdministrator({
+      organizationName: dto.organization_name,
+      email: dto.email,
+      password: dto.password,
+      name: dto.name,
+    });
+    return {
+      organization: OrganizationResponse.of(organization),
+      user: UserResponse.of(user),
+      ...this.tokens.issue(user),
+    };
+  }
+}

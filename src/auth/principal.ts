@@ -1,0 +1,26 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Permission } from '../roles/permissions';
+
+/**
+ * Who is calling, as resolved by ApiKeyGuard from exactly one credential. Services take it as their
+ * first argument and scope every query by `organizationId`.
+ */
+export interface Principal {
+  kind: 'user' | 'api_key';
+  organizationId: string;
+  /** The acting user: the token's user, or a personal key's owner. */
+  userId: string | null;
+  apiKeyId: string | null;
+  role: string;
+  /** Effective permissions for this request, already narrowed (e.g. personal key ∩ owner). */
+  permissions: ReadonlySet<Permission>;
+}
+
+/** Handler parameter decorator: `list(@Principal() principal: Principal)`. */
+export const Principal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const principal = context.switchToHttp().getRequest<Request>().principal;
+  // ApiKeyGuard runs before every non-public handler; reaching here without one is a wiring bug.
+  if (!principal) throw new Error('@Principal() used on a route that has no resolved principal');
+  return principal;
+});

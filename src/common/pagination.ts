@@ -1,0 +1,79 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { badRequest } from './problem';
+
+export class ListQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: "Opaque cursor from a previous page's `next_cursor`." })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+interface CursorPosition {
+  createdAt: Date;
+  id: string;
+}
+
+function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    throw badRequest('invalid_cursor', 'The cursor is not one this service issued.', [
+      { field: 'cursor', message: 'cursor is invalid' },
+    ]);
+  }
+}
+
+/**
+ * Keyset pagination, newest first, stable under concurrent inserts: orders by (created_at, id)
+ * descending and continues strictly after the last row seen. Entities must expose `createdAt` and
+ * `id`, with `created_at` stored at millisecond precision so the cursor round-trips exactly.
+ */
+export async function paginate<E extends ObjectLiteral & { id: string; createdAt: Date }>(
+  query: SelectQueryBuilder<E>,
+  { limit = 20, cursor }: ListQueryDto,
+): Promise<Page<E>> {
+  const alias = query.alias;
+  if (cursor) {
+    const position = decodeCursor(cursor);
+    query.andWhere(`(${alias}.created_at, ${alias}.id) < (:cursorCreatedAt, :cursorId)`, {
+      cursorCreatedAt: position.createdAt,
+      cursorId: position.id,
+    });
+  }
+  const rows = await query
+    .orderBy(`${alias}.created_at`, 'DESC')
+    .addOrderBy(`${alias}.id`, 'DESC')
+    .limit(limit + 1)
+    .getMany();
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  return { data, next_cursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
+
+export function mapPage<E, R>(page: Page<E>, map: (entity: E) => R): Page<R> {
+  return { data: page.data.map(map), next_cursor: page.next_cursor };
+}

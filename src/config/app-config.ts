@@ -1,0 +1,25 @@
+import { resolve } from 'node:path';
+import { EnvironmentVariables, validateEnvironment } from './environment';
+import { loadOrCreateLocalSecret } from './local-secrets';
+
+/** The validated, typed configuration every provider reads. Secrets are always present here. */
+export type AppConfig = Readonly<
+  Omit<EnvironmentVariables, 'TOKEN_SIGNING_SECRET' | 'API_KEY_HASH_SECRET'> & {
+    TOKEN_SIGNING_SECRET: string;
+    API_KEY_HASH_SECRET: string;
+  }
+>;
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export function loadAppConfig(raw: Record<string, string | undefined> = process.env): AppConfig {
+  const env = validateEnvironment(raw);
+  const dataDir = resolve(env.DATA_DIR);
+  return Object.freeze({
+    ...env,
+    DATA_DIR: dataDir,
+    TOKEN_SIGNING_SECRET:
+      env.TOKEN_SIGNING_SECRET ?? loadOrCreateLocalSecret(dataDir, 'TOKEN_SIGNING_SECRET'),
+    API_KEY_HASH_SECRET: env.API_KEY_HASH_SECRET ?? loadOrCreateLocalSecret(dataDir, 'API_KEY_HASH_SECRET'),
+  });
+}

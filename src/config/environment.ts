@@ -1,0 +1,186 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+const toBool = ({ value }: { value: unknown }): unknown => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  return value;
+};
+const emptyAsUnset = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+/**
+ * Every environment variable the service reads, with its rule and default. `.env.example` mirrors it.
+ * Validation happens once, at start; a bad value stops the process with a message naming the variable.
+ */
+export class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  DATABASE_POOL_SIZE = 10;
+
+  @IsString()
+  @MinLength(1)
+  DATA_DIR = './data';
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  /** Signs access tokens. Generated and kept under DATA_DIR when unset outside production. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'TOKEN_SIGNING_SECRET must be at least 32 characters' })
+  TOKEN_SIGNING_SECRET?: string;
+
+  /** Keys API key hashes (HMAC-SHA256). Same rule as the signing secret; changing it invalidates every key. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'API_KEY_HASH_SECRET must be at least 32 characters' })
+  API_KEY_HASH_SECRET?: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(60)
+  @Max(86400)
+  ACCESS_TOKEN_TTL_SECONDS = 900;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(4)
+  @Max(15)
+  BCRYPT_ROUNDS = 10;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsEmail({}, { message: 'BOOTSTRAP_ADMIN_EMAIL must be an email address' })
+  BOOTSTRAP_ADMIN_EMAIL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'BOOTSTRAP_ADMIN_PASSWORD must be at least 8 characters' })
+  @MaxLength(72, { message: 'BOOTSTRAP_ADMIN_PASSWORD must be at most 72 characters' })
+  BOOTSTRAP_ADMIN_PASSWORD?: string;
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  BOOTSTRAP_ORGANIZATION_NAME = 'Default organization';
+
+  @Transform(toBool)
+  @IsBoolean({ message: 'ALLOW_SIGNUP must be true or false' })
+  ALLOW_SIGNUP = false;
+
+  /** `?api_key=` is accepted unless switched off; it is never logged either way. */
+  @Transform(toBool)
+  @IsBoolean({ message: 'ALLOW_QUERY_API_KEY must be true or false' })
+  ALLOW_QUERY_API_KEY = true;
+
+  /** Failed logins tolerated per email within the window before further attempts get 429. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  LOGIN_MAX_FAILURES = 5;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  LOGIN_FAILURE_WINDOW_SECONDS = 900;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600000)
+  SHUTDOWN_GRACE_MS = 10000;
+}
+
+export class ConfigurationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigurationError';
+  }
+}
+
+// Values that are obviously copied from an example; refused in production.
+const PLACEHOLDER = /change[-_ ]?me|placeholder|example|^secret$|^password$|xxxx|todo|replace/i;
+const SECRET_VARIABLES = ['TOKEN_SIGNING_SECRET', 'API_KEY_HASH_SECRET'] as const;
+
+export function validateEnvironment(raw: Record<string, string | undefined>): EnvironmentVariables {
+  const known = Object.fromEntries(
+    Object.keys(new EnvironmentVariables())
+      .concat([
+        'DATABASE_URL',
+        'REDIS_URL',
+        ...SECRET_VARIABLES,
+        'BOOTSTRAP_ADMIN_EMAIL',
+        'BOOTSTRAP_ADMIN_PASSWORD',
+      ])
+      .filter((name) => raw[name] !== undefined)
+      .map((name) => [name, raw[name]]),
+  );
+  const env = plainToInstance(EnvironmentVariables, known);
+  const problems = validateSync(env, { forbidUnknownValues: false }).flatMap((error) =>
+    Object.values(error.constraints ?? {}).map((message) =>
+      message.startsWith(error.property) ? message : `${error.property}: ${message}`,
+    ),
+  );
+  if (Boolean(env.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(env.BOOTSTRAP_ADMIN_PASSWORD)) {
+    problems.push('BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD must be set together');
+  }
+  if (env.NODE_ENV === 'production') {
+    for (const name of SECRET_VARIABLES) {
+      const value = env[name];
+      if (!value) problems.push(`${name} must be set when NODE_ENV=production`);
+      else if (PLACEHOLDER.test(value)) problems.push(`${name} looks like a placeholder; set a real secret`);
+    }
+    if (env.BOOTSTRAP_ADMIN_PASSWORD && PLACEHOLDER.test(env.BOOTSTRAP_ADMIN_PASSWORD)) {
+      problems.push('BOOTSTRAP_ADMIN_PASSWORD looks like a placeholder; set a real password');
+    }
+  }
+  if (problems.length) throw new ConfigurationError(problems);
+  return env;
+}

@@ -1,0 +1,44 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { EmbeddedPostgres } from './embedded-postgres';
+
+/**
+ * Where the database is: DATABASE_URL when set, otherwise an embedded PGlite under DATA_DIR that this
+ * provider starts and, at shutdown, stops after the connection pool is closed.
+ */
+@Injectable()
+export class DatabaseEndpoint implements OnApplicationShutdown {
+  private readonly logger = new Logger('Database');
+  private embedded?: EmbeddedPostgres;
+  url: string;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async open(): Promise<void> {
+    if (this.config.DATABASE_URL) {
+      this.url = this.config.DATABASE_URL;
+      return;
+    }
+    this.embedded = await EmbeddedPostgres.start(this.config.DATA_DIR, this.config.DATABASE_POOL_SIZE + 2);
+    this.url = this.embedded.url;
+    this.logger.log(`embedded PostgreSQL (PGlite) in ${this.config.DATA_DIR}`);
+  }
+
+  get isEmbedded(): boolean {
+    return this.embedded !== undefined;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.embedded) return;
+    // Close the pool first: PGlite must not disappear under open connections.
+    const dataSource = this.moduleRef.get(DataSource, { strict: false });
+    if (dataSource?.isInitialized) await dataSource.destroy();
+    await this.embedded.stop();
+    this.embedded = undefined;
+  }
+}

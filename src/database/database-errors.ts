@@ -1,0 +1,38 @@
+/**
+ * Errors that mean "the database cannot be reached right now" rather than "this query is wrong".
+ * They answer 503 so clients retry, instead of a 500 that looks like a bug.
+ */
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+// SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, cannot connect now).
+const UNAVAILABLE_SQLSTATE = /^(08\d{3}|57P0[1-4]|53300)$/;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|DataSource is not initialized/i;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error as Record<string, unknown> | undefined, depth = 0; current && depth < 4; depth++) {
+    const code = typeof current.code === 'string' ? current.code : undefined;
+    if (code && (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+    if (typeof current.message === 'string' && UNAVAILABLE_MESSAGES.test(current.message)) return true;
+    current = (current.driverError ?? current.cause) as Record<string, unknown> | undefined;
+  }
+  return false;
+}
+
+/** PostgreSQL's unique_violation, so a race on a unique name becomes a 409 instead of a 500. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as {
+    code?: string;
+    driverError?: { code?: string; constraint?: string };
+    constraint?: string;
+  };
+  const code = e?.driverError?.code ?? e?.code;
+  if (code !== '23505') return false;
+  return !constraint || (e.driverError?.constraint ?? e.constraint) === constraint;
+}

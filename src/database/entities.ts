@@ -1,0 +1,7 @@
+import { Organization } from '../accounts/organization.entity';
+import { Team } from '../accounts/team.entity';
+import { TeamMember } from '../accounts/team-member.entity';
+import { User } from '../accounts/user.entity';
+
+/** Every entity, listed explicitly so the compiled app and the migration CLI see the same schema. */
+export const ENTITIES = [Organization, User, Team, TeamMember];

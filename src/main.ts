@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { AppModule } from './app.module';
+import { APP_OPTIONS, configureApp } from './app.setup';
+import { AppConfig, loadAppConfig } from './config/app-config';
+import { ConfigurationError } from './config/environment';
+
+function loadConfigOrExit(): AppConfig {
+  try {
+    return loadAppConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigurationError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const app = await NestFactory.create(AppModule.forRoot(config), APP_OPTIONS);
+  configureApp(app);
+  await app.listen(config.PORT, config.HOST);
+
+  // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the database and exit 0.
+  // Nest's own shutdown hooks would re-raise the signal and exit 143, so the sequence is ours.
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    const deadline = setTimeout(() => {
+      console.error(`shutdown after ${signal} took longer than ${config.SHUTDOWN_GRACE_MS} ms; exiting`);
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_MS);
+    deadline.unref();
+    const server = app.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('failed to start:', error);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { IS_PUBLIC } from '../common/decorators';
+import { forbidden, unauthorized } from '../common/problem';
+import { missingPermissions, Permission } from './permissions';
+import { REQUIRED_PERMISSIONS } from './require-permissions.decorator';
+
+/**
+ * Second global guard: compares the route's `@RequirePermissions` declaration with the principal's
+ * effective permissions. A route without a declaration is refused, so forgetting one fails closed.
+ */
+@Injectable()
+export class RolesGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+
+    const principal = context.switchToHttp().getRequest<Request>().principal;
+    if (!principal) throw unauthorized('missing_credentials', 'A credential is required.');
+
+    const required = this.reflector.getAllAndOverride<Permission[] | undefined>(
+      REQUIRED_PERMISSIONS,
+      targets,
+    );
+    if (!required) throw forbidden('forbidden', 'This route declares no permission and is closed.');
+
+    const missing = missingPermissions(principal.permissions, required);
+    if (missing.length) {
+      throw forbidden('forbidden', `The credential lacks the permission ${missing.join(', ')}.`);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import type TestAgent from 'supertest/lib/agent';
+
+export const uniqueEmail = (label = 'user'): string =>
+  `${label}-${randomBytes(6).toString('hex')}@example.test`;
+
+export const PASSWORD = 'correct-horse-battery';
+
+export interface SignedUpOrganization {
+  organizationId: string;
+  userId: string;
+  email: string;
+  token: string;
+  auth: { Authorization: string };
+}
+
+/** A new organization through the public signup, with its administrator's token. */
+export async function signUpOrganization(http: TestAgent, name = 'Org'): Promise<SignedUpOrganization> {
+  const email = uniqueEmail('admin');
+  const res = await http
+    .post('/v1/auth/signup')
+    .send({
+      organization_name: `${name} ${randomBytes(3).toString('hex')}`,
+      email,
+      password: PASSWORD,
+      name: 'Admin',
+    })
+    .expect(201);
+  return {
+    organizationId: res.body.organization.id,
+    userId: res.body.user.id,
+    email,
+    token: res.body.access_token,
+    auth: { Authorization: `Bearer ${res.body.access_token}` },
+  };
+}
+
+export interface CreatedUser {
+  id: string;
+  email: string;
+  token: string;
+  auth: { Authorization: string };
+}
+
+/** A user of the admin's organization with the given role, signed in. */
+export async function createUser(
+  http: TestAgent,
+  admin: { auth: { Authorization: string } },
+  role: string,
+): Promise<CreatedUser> {
+  const email = uniqueEmail(role);
+  const created = await http
+    .post('/v1/users')
+    .set(admin.auth)
+    .send({ email, password: PASSWORD, name: `A ${role}`, role })
+    .expect(201);
+  const token = await signIn(http, email);
+  return { id: created.body.id, email, token, auth: { Authorization: `Bearer ${token}` } };
+}
+
+export async function signIn(http: TestAgent, email: string, password = PASSWORD): Promise<string> {
+  const res = await http.post('/v1/auth/token').send({ email, password }).expect(200);
+  return res.body.access_token;
+}

@@ -1,0 +1,15 @@
+import { runDatabasePrefix, withServer } from './test-database';
+
+/** Drops any database of this run an interrupted suite left behind. */
+export default async function globalTeardown(): Promise<void> {
+  const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
+  const runId = process.env.GATEHOUSE_TEST_RUN_ID;
+  if (!serverUrl || !runId) return;
+  await withServer(serverUrl, async (client) => {
+    const { rows } = await client.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
+      [runDatabasePrefix(runId)],
+    );
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  });
+}

@@ -1,0 +1,92 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { AppModule } from '../../src/app.module';
+import { APP_OPTIONS, configureApp } from '../../src/app.setup';
+import { AppConfig, loadAppConfig } from '../../src/config/app-config';
+import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer } from './test-database';
+
+export interface TestAppOptions {
+  /** Extra or overriding environment variables. */
+  env?: Record<string, string | undefined>;
+  /** Force embedded PGlite even when the run has a PostgreSQL server. */
+  embedded?: boolean;
+  /** Reuse a database (PostgreSQL URL) or data directory instead of a fresh one; the caller owns it. */
+  databaseUrl?: string;
+  dataDir?: string;
+}
+
+export interface TestApp {
+  app: INestApplication;
+  http: TestAgent;
+  config: AppConfig;
+  /** The PostgreSQL database this instance uses (undefined on PGlite). */
+  databaseUrl?: string;
+  dataDir: string;
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+let databaseCounter = 0;
+
+/** Creates a fresh, empty database for one app instance on the run's PostgreSQL server. */
+export async function createTestDatabase(): Promise<string | undefined> {
+  const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
+  const runId = process.env.GATEHOUSE_TEST_RUN_ID;
+  if (!serverUrl || !runId) return undefined;
+  const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}`;
+  await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  const url = withDatabaseName(serverUrl, name);
+  assertTestDatabaseName(url);
+  return url;
+}
+
+export async function dropTestDatabase(url: string): Promise<void> {
+  const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL!;
+  const name = assertTestDatabaseName(url);
+  await withServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
+
+/**
+ * Boots the real AppModule, configured exactly as main.ts configures it, on its own fresh database
+ * (PostgreSQL when the run has one, PGlite otherwise).
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const ownsDataDir = !options.dataDir;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  const ownsDatabase = !options.databaseUrl && !options.embedded;
+  const databaseUrl = options.embedded ? undefined : (options.databaseUrl ?? (await createTestDatabase()));
+
+  const config = loadAppConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    BCRYPT_ROUNDS: '4',
+    ALLOW_SIGNUP: 'true',
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL,
+    ...options.env,
+  });
+
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const app = moduleRef.createNestApplication(APP_OPTIONS);
+  configureApp(app);
+  await app.init();
+
+  return {
+    app,
+    http: request(app.getHttpServer()),
+    config,
+    databaseUrl,
+    dataDir,
+    async close({ keepData = false } = {}) {
+      await app.close();
+      if (keepData) return;
+      if (ownsDatabase && databaseUrl) await dropTestDatabase(databaseUrl);
+      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
