@@ -1,0 +1,48 @@
+import type { Request } from 'express';
+import { ProblemException } from '../common/problem';
+import { extractCredential } from './presented-credential';
+
+const req = (headers: Record<string, string | string[]>, query: Record<string, unknown> = {}): Request =>
+  ({ headers, query }) as unknown as Request;
+
+const codeOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as ProblemException).code;
+  }
+  return undefined;
+};
+
+describe('extractCredential', () => {
+  it('reads Bearer, X-API-Key and ?api_key', () => {
+    expect(extractCredential(req({ authorization: 'Bearer abc' }), true)).toEqual({
+      value: 'abc',
+      via: 'bearer',
+    });
+    expect(extractCredential(req({ 'x-api-key': 'abc' }), true)).toEqual({ value: 'abc', via: 'x-api-key' });
+    expect(extractCredential(req({}, { api_key: 'abc' }), true)).toEqual({ value: 'abc', via: 'query' });
+  });
+
+  it('ignores ?api_key when switched off', () => {
+    expect(extractCredential(req({}, { api_key: 'abc' }), false)).toBeUndefined();
+  });
+
+  it('accepts the same credential sent twice, refuses two different ones', () => {
+    expect(extractCredential(req({ authorization: 'Bearer abc', 'x-api-key': 'abc' }), true)?.value).toBe(
+      'abc',
+    );
+    expect(
+      codeOf(() => extractCredential(req({ authorization: 'Bearer abc', 'x-api-key': 'xyz' }), true)),
+    ).toBe('ambiguous_credentials');
+  });
+
+  it('refuses malformed headers', () => {
+    expect(codeOf(() => extractCredential(req({ authorization: 'Basic Zm9vOmJhcg==' }), true))).toBe(
+      'malformed_credentials',
+    );
+    expect(codeOf(() => extractCredential(req({}, { api_key: ['a', 'b'] }), true))).toBe(
+      'malformed_credentials',
+    );
+  });
+});

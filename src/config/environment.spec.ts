@@ -1,0 +1,59 @@
+import { ConfigurationError, validateEnvironment } from './environment';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    validateEnvironment(env);
+  } catch (error) {
+    if (error instanceof ConfigurationError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('validateEnvironment', () => {
+  it('applies defaults to an empty environment', () => {
+    const env = validateEnvironment({});
+    expect(env.PORT).toBe(3000);
+    expect(env.ALLOW_SIGNUP).toBe(false);
+    expect(env.DATABASE_URL).toBeUndefined();
+  });
+
+  it('converts numbers and booleans from strings', () => {
+    const env = validateEnvironment({ PORT: '8080', ALLOW_SIGNUP: 'true', ALLOW_QUERY_API_KEY: 'false' });
+    expect(env).toMatchObject({ PORT: 8080, ALLOW_SIGNUP: true, ALLOW_QUERY_API_KEY: false });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ ALLOW_SIGNUP: 'maybe' }, 'ALLOW_SIGNUP'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TOKEN_SIGNING_SECRET: 'short' }, 'TOKEN_SIGNING_SECRET'],
+    [{ BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com' }, 'BOOTSTRAP_ADMIN_PASSWORD'],
+  ])('names the variable when %j is invalid', (env, name) => {
+    expect(problemsOf(env).join('\n')).toContain(name);
+  });
+
+  it('requires real secrets in production', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' }).join('\n');
+    expect(problems).toContain('TOKEN_SIGNING_SECRET must be set');
+    expect(problems).toContain('API_KEY_HASH_SECRET must be set');
+  });
+
+  it('refuses placeholder secrets in production but not in development', () => {
+    const placeholder = 'change-me-to-32-or-more-random-characters';
+    const production = problemsOf({
+      NODE_ENV: 'production',
+      TOKEN_SIGNING_SECRET: placeholder,
+      API_KEY_HASH_SECRET: 'a'.repeat(40),
+    });
+    expect(production).toEqual(['TOKEN_SIGNING_SECRET looks like a placeholder; set a real secret']);
+    expect(problemsOf({ TOKEN_SIGNING_SECRET: placeholder })).toEqual([]);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(validateEnvironment({ DATABASE_URL: '', REDIS_URL: ' ' }).DATABASE_URL).toBeUndefined();
+  });
+});

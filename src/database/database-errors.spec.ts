@@ -1,0 +1,23 @@
+import { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
+
+describe('database errors', () => {
+  it.each([
+    [{ code: 'ECONNREFUSED' }],
+    [{ code: '57P01' }],
+    [{ code: '08006' }],
+    [{ message: 'Connection terminated unexpectedly' }],
+    [{ message: 'query failed', driverError: { code: 'ECONNRESET' } }],
+  ])('%j means the database is unavailable', (error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it.each([[{ code: '23505' }], [{ message: 'syntax error' }], [undefined]])('%j does not', (error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+
+  it('recognises a unique violation by constraint', () => {
+    const error = { driverError: { code: '23505', constraint: 'users_email_key' } };
+    expect(isUniqueViolation(error, 'users_email_key')).toBe(true);
+    expect(isUniqueViolation(error, 'other')).toBe(false);
+  });
+});
