@@ -1,6 +1,8 @@
 /** Unit specs live beside the code; e2e specs in test/ boot the real AppModule against PostgreSQL or PGlite. */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 module.exports = {
+  // Booting an app on PGlite takes a few seconds on a loaded 2-core machine.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -17,7 +19,6 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60000,
     },
   ],
 };

@@ -1,6 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AccountsModule } from './accounts/accounts.module';
+import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuditModule } from './audit/audit.module';
+import { CacheInvalidationModule } from './cache-invalidation/cache-invalidation.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { ProblemFilter } from './common/problem.filter';
@@ -29,8 +32,11 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot(),
         RedisModule,
+        CacheInvalidationModule,
+        AuditModule,
         RolesModule,
         AccountsModule,
+        ApiKeysModule,
         AuthModule,
         HealthModule,
         MetricsModule,

@@ -2,6 +2,7 @@ import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import type { Principal } from '../auth/principal';
+import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
@@ -22,6 +23,7 @@ export class UsersService {
     private readonly roles: RolesService,
     private readonly passwords: PasswordHasher,
     private readonly lifecycle: UserLifecycle,
+    private readonly invalidations: InvalidationBus,
   ) {}
 
   async create(principal: Principal, dto: CreateUserDto): Promise<User> {
@@ -72,7 +74,10 @@ export class UsersService {
     }
     if (dto.name !== undefined) user.name = dto.name;
     if (dto.password !== undefined) user.passwordHash = await this.passwords.hash(dto.password);
-    return this.users.save(user);
+    const saved = await this.users.save(user);
+    // The user's personal keys are narrowed by the user's role: caches must forget them.
+    this.invalidations.publish({ kind: 'user', userId: saved.id });
+    return saved;
   }
 
   /** Deactivation and its consequences (personal keys revoked) commit together or not at all. */
@@ -82,16 +87,18 @@ export class UsersService {
       throw conflict('cannot_deactivate_self', 'A user cannot deactivate their own account.');
     }
     if (!user.active) return user;
-    return this.dataSource.transaction(async (manager) => {
+    const saved = await this.dataSource.transaction(async (manager) => {
       user.active = false;
       user.deactivatedAt = new Date();
-      const saved = await manager.save(user);
+      const row = await manager.save(user);
       await this.lifecycle.userDeactivated(
         { organizationId: user.organizationId, userId: user.id, actor: principal },
         manager,
       );
-      return saved;
+      return row;
     });
+    this.invalidations.publish({ kind: 'user', userId: saved.id });
+    return saved;
   }
 
   async activate(principal: Principal, id: string): Promise<User> {

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { IS_PUBLIC } from '../common/decorators';
 import { unauthorized } from '../common/problem';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator';
 import { AccessTokenAuthenticator } from './access-token.authenticator';
 import { AccessTokenService } from './access-token.service';
 import { extractCredential, PresentedCredential } from './presented-credential';
@@ -20,6 +21,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly accessTokens: AccessTokenAuthenticator,
+    private readonly apiKeys: ApiKeyAuthenticator,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -42,6 +44,6 @@ export class ApiKeyGuard implements CanActivate {
     if (credential.via === 'bearer' && AccessTokenService.looksLikeAccessToken(credential.value)) {
       return this.accessTokens.authenticate(credential.value);
     }
-    throw unauthorized('invalid_credentials', 'The credential is not valid.');
+    return this.apiKeys.authenticate(credential);
   }
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { RolesModule } from '../roles/roles.module';
 import { AccessTokenAuthenticator } from './access-token.authenticator';
 import { AccessTokenService } from './access-token.service';
@@ -10,7 +11,7 @@ import { LoginAttemptLimiter } from './login-attempt-limiter';
 
 /** Sign-in, access tokens and the credential-resolving guard. */
 @Module({
-  imports: [AccountsModule, RolesModule],
+  imports: [AccountsModule, RolesModule, ApiKeysModule],
   controllers: [AuthController],
   providers: [AuthService, AccessTokenService, AccessTokenAuthenticator, LoginAttemptLimiter, ApiKeyGuard],
   exports: [ApiKeyGuard, AccessTokenService],

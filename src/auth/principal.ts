@@ -15,6 +15,21 @@ export interface Principal {
   role: string;
   /** Effective permissions for this request, already narrowed (e.g. personal key ∩ owner). */
   permissions: ReadonlySet<Permission>;
+  /** Present when the credential is an API key: what later checks (restrictions, limits) need. */
+  key?: KeyContext;
+}
+
+export interface KeyContext {
+  id: string;
+  name: string;
+  type: 'personal' | 'team' | 'service';
+  expiresAt: Date | null;
+  /** How the caller sent the key; with `hideCredentials` it decides what may be forwarded. */
+  presentedVia: 'bearer' | 'x-api-key' | 'query';
+  hideCredentials: boolean;
+  allowedIps: readonly string[];
+  allowedReferrers: readonly string[];
+  rateLimit: { perMinute: number | null; perHour: number | null };
 }
 
 /** Handler parameter decorator: `list(@Principal() principal: Principal)`. */

@@ -118,6 +118,24 @@ export class EnvironmentVariables {
   @IsBoolean({ message: 'ALLOW_QUERY_API_KEY must be true or false' })
   ALLOW_QUERY_API_KEY = true;
 
+  /** Key values look like `<prefix>_…`; changing it makes existing keys unrecognisable. */
+  @Matches(/^[a-z]{2,8}$/, { message: 'API_KEY_PREFIX must be 2-8 lowercase letters' })
+  API_KEY_PREFIX = 'sk';
+
+  /** Refusals of one key for one reason are coalesced into one audit entry per window. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  AUDIT_DENIAL_WINDOW_SECONDS = 60;
+
+  /** How often expired keys are looked for, to record `key.expired` once each. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  KEY_EXPIRY_SCAN_SECONDS = 60;
+
   /** Failed logins tolerated per email within the window before further attempts get 429. */
   @Transform(toInt)
   @IsInt()

@@ -12,8 +12,10 @@ const UNAVAILABLE_ERRNOS = new Set([
 ]);
 // SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, cannot connect now).
 const UNAVAILABLE_SQLSTATE = /^(08\d{3}|57P0[1-4]|53300)$/;
+// "Driver not Connected" is TypeORM's and "Cannot use a pool after calling end" pg's answer once the pool is
+// gone (data source destroyed, e.g. during shutdown): no connection can be had, not a faulty query.
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|DataSource is not initialized/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|DataSource is not initialized|Driver not Connected|Cannot use a pool after calling end on the pool/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error as Record<string, unknown> | undefined, depth = 0; current && depth < 4; depth++) {

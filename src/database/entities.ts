@@ -2,6 +2,9 @@ import { Organization } from '../accounts/organization.entity';
 import { Team } from '../accounts/team.entity';
 import { TeamMember } from '../accounts/team-member.entity';
 import { User } from '../accounts/user.entity';
+import { ApiKey } from '../api-keys/api-key.entity';
+import { AuditEntry } from '../audit/audit-entry.entity';
+import { CustomRole } from '../roles/custom-role.entity';
 
 /** Every entity, listed explicitly so the compiled app and the migration CLI see the same schema. */
-export const ENTITIES = [Organization, User, Team, TeamMember];
+export const ENTITIES = [Organization, User, Team, TeamMember, CustomRole, ApiKey, AuditEntry];

@@ -1,6 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { AuditService } from '../audit/audit.service';
+import { originOf } from '../audit/request-origin.decorator';
 import { IS_PUBLIC } from '../common/decorators';
 import { forbidden, unauthorized } from '../common/problem';
 import { missingPermissions, Permission } from './permissions';
@@ -12,13 +14,17 @@ import { REQUIRED_PERMISSIONS } from './require-permissions.decorator';
  */
 @Injectable()
 export class RolesGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly audit: AuditService,
+  ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
 
-    const principal = context.switchToHttp().getRequest<Request>().principal;
+    const request = context.switchToHttp().getRequest<Request>();
+    const principal = request.principal;
     if (!principal) throw unauthorized('missing_credentials', 'A credential is required.');
 
     const required = this.reflector.getAllAndOverride<Permission[] | undefined>(
@@ -29,6 +35,19 @@ export class RolesGuard implements CanActivate {
 
     const missing = missingPermissions(principal.permissions, required);
     if (missing.length) {
+      if (principal.apiKeyId) {
+        this.audit.recordDenial({
+          organizationId: principal.organizationId,
+          keyId: principal.apiKeyId,
+          reason: 'forbidden',
+          actor: { type: 'api_key', id: principal.apiKeyId },
+          origin: originOf(request),
+          details: {
+            missing_permissions: missing,
+            route: `${request.method} ${request.route?.path ?? request.path}`,
+          },
+        });
+      }
       throw forbidden('forbidden', `The credential lacks the permission ${missing.join(', ')}.`);
     }
     return true;

@@ -1,17 +1,144 @@
 import { Injectable } from '@nestjs/common';
-import { BUILT_IN_ROLES, isBuiltInRole, Permission } from './permissions';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
+import { newId } from '../common/ids';
+import { ListQueryDto, paginate } from '../common/pagination';
+import { conflict, notFound } from '../common/problem';
+import { isUniqueViolation } from '../database/database-errors';
+import { CustomRole } from './custom-role.entity';
+import {
+  CreateRoleDto,
+  mapFromPermissions,
+  permissionsFromMap,
+  RolePage,
+  RoleResponse,
+  UpdateRoleDto,
+} from './dto/role.dto';
+import { assertWithinPrincipal } from './escalation';
+import { BUILT_IN_ROLE_NAMES, BUILT_IN_ROLES, isBuiltInRole, Permission } from './permissions';
 
 /**
- * Resolves a role name, as held by a user or a key, to its permissions within an organization.
- * Built-in roles are constants; organization-defined roles are looked up by the custom-roles store.
+ * Roles by name within an organization: the four built-in ones (constants) and the organization's
+ * custom roles (rows). Users and keys hold a role by name; this resolves the name to permissions.
  */
 @Injectable()
 export class RolesService {
+  constructor(
+    @InjectRepository(CustomRole) private readonly customRoles: Repository<CustomRole>,
+    private readonly dataSource: DataSource,
+    private readonly invalidations: InvalidationBus,
+  ) {}
+
   async permissionsOf(
-    _organizationId: string,
+    organizationId: string,
     roleName: string,
   ): Promise<ReadonlySet<Permission> | undefined> {
     if (isBuiltInRole(roleName)) return BUILT_IN_ROLES[roleName];
-    return undefined;
+    const role = await this.customRoles.findOneBy({ organizationId, roleName });
+    return role ? new Set(role.permissions) : undefined;
   }
+
+  async create(principal: Principal, dto: CreateRoleDto): Promise<RoleResponse> {
+    if (isBuiltInRole(dto.role_name)) {
+      throw conflict('role_name_taken', `"${dto.role_name}" is a built-in role.`);
+    }
+    const permissions = permissionsFromMap(dto.permissions);
+    assertWithinPrincipal(principal, permissions, 'The role');
+    try {
+      const role = await this.customRoles.save(
+        this.customRoles.create({
+          id: newId('role'),
+          organizationId: principal.organizationId,
+          roleName: dto.role_name,
+          permissions,
+        }),
+      );
+      return customRoleResponse(role);
+    } catch (error) {
+      if (isUniqueViolation(error, 'custom_roles_organization_name_key')) {
+        throw conflict('role_name_taken', `A role named "${dto.role_name}" already exists.`);
+      }
+      throw error;
+    }
+  }
+
+  /** Built-in roles head the first page; custom roles follow, newest first, cursor-paginated. */
+  async list(principal: Principal, query: ListQueryDto): Promise<RolePage> {
+    const page = await paginate(
+      this.customRoles
+        .createQueryBuilder('role')
+        .where('role.organization_id = :organizationId', { organizationId: principal.organizationId }),
+      query,
+    );
+    const builtIns = query.cursor ? [] : BUILT_IN_ROLE_NAMES.map(builtInRoleResponse);
+    return { data: [...builtIns, ...page.data.map(customRoleResponse)], next_cursor: page.next_cursor };
+  }
+
+  async get(principal: Principal, roleName: string): Promise<RoleResponse> {
+    if (isBuiltInRole(roleName)) return builtInRoleResponse(roleName);
+    return customRoleResponse(await this.getCustom(principal, roleName));
+  }
+
+  /** Changing a role changes every user and key holding it; caches are told at once. */
+  async update(principal: Principal, roleName: string, dto: UpdateRoleDto): Promise<RoleResponse> {
+    const role = await this.getCustom(principal, roleName);
+    const permissions = permissionsFromMap(dto.permissions);
+    // Neither the old nor the new permission set may exceed the caller's: no editing a stronger role.
+    assertWithinPrincipal(principal, [...role.permissions, ...permissions], 'The role');
+    role.permissions = permissions;
+    const saved = await this.customRoles.save(role);
+    this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
+    return customRoleResponse(saved);
+  }
+
+  async delete(principal: Principal, roleName: string): Promise<void> {
+    const role = await this.getCustom(principal, roleName);
+    assertWithinPrincipal(principal, role.permissions, 'The role');
+    await this.dataSource.transaction(async (manager) => {
+      // Holders are counted inside the transaction, under a lock on the role row, so a concurrent
+      // assignment cannot slip in between the check and the delete.
+      await manager.query(`SELECT 1 FROM custom_roles WHERE id = $1 FOR UPDATE`, [role.id]);
+      const [{ held }] = await manager.query<{ held: boolean }[]>(
+        `SELECT EXISTS (SELECT 1 FROM users WHERE organization_id = $1 AND role = $2)
+             OR EXISTS (SELECT 1 FROM api_keys WHERE organization_id = $1 AND role = $2
+                          AND deleted_at IS NULL AND revoked_at IS NULL) AS held`,
+        [principal.organizationId, role.roleName],
+      );
+      if (held)
+        throw conflict('role_in_use', `The role "${role.roleName}" is still held by a user or a key.`);
+      await manager.delete(CustomRole, { id: role.id });
+    });
+    this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
+  }
+
+  private async getCustom(principal: Principal, roleName: string): Promise<CustomRole> {
+    if (isBuiltInRole(roleName)) throw conflict('built_in_role', 'Built-in roles cannot be changed.');
+    const role = await this.customRoles.findOneBy({ organizationId: principal.organizationId, roleName });
+    if (!role) throw notFound('The role');
+    return role;
+  }
+}
+
+function builtInRoleResponse(name: (typeof BUILT_IN_ROLE_NAMES)[number]): RoleResponse {
+  return {
+    id: null,
+    role_name: name,
+    permissions: mapFromPermissions(BUILT_IN_ROLES[name]),
+    built_in: true,
+    created_at: null,
+    updated_at: null,
+  };
+}
+
+function customRoleResponse(role: CustomRole): RoleResponse {
+  return {
+    id: role.id,
+    role_name: role.roleName,
+    permissions: mapFromPermissions(role.permissions),
+    built_in: false,
+    created_at: role.createdAt.toISOString(),
+    updated_at: role.updatedAt.toISOString(),
+  };
 }

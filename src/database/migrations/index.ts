@@ -1,4 +1,5 @@
 import { Accounts1795290908908 } from './1795290908908-Accounts';
+import { ApiKeysRolesAudit1795291284857 } from './1795291284857-ApiKeysRolesAudit';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
-export const MIGRATIONS = [Accounts1795290908908];
+export const MIGRATIONS = [Accounts1795290908908, ApiKeysRolesAudit1795291284857];

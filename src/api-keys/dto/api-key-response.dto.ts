@@ -1,0 +1,109 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { permissionList, Permission } from '../../roles/permissions';
+import { ApiKey, KEY_STATUSES, KEY_TYPES, keyStatus } from '../api-key.entity';
+
+const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
+
+export class RotationPolicyResponse {
+  @ApiProperty() enabled: boolean;
+  @ApiProperty({ type: Number, nullable: true }) days: number | null;
+  @ApiProperty() grace_period_seconds: number;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) next_rotation_at: string | null;
+}
+
+export class RateLimitResponse {
+  @ApiProperty({ type: Number, nullable: true, description: 'null: the service default applies' })
+  requests_per_minute: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'null: the service default applies' })
+  requests_per_hour: number | null;
+}
+
+/** The key object. Never carries the value or its hash; `start` is its first 10 characters. */
+export class ApiKeyResponse {
+  @ApiProperty({ example: 'key_4LsQ…' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty({ example: 'developer' }) role: string;
+  @ApiProperty({
+    type: [String],
+    example: ['agents:read', 'tasks:create'],
+    description: 'Effective permissions.',
+  })
+  permissions: Permission[];
+  @ApiProperty({ enum: KEY_TYPES }) type: string;
+  @ApiProperty({ type: String, nullable: true }) owner_id: string | null;
+  @ApiProperty({ type: String, nullable: true }) team_id: string | null;
+  @ApiProperty({ example: 'sk_4f9Q2aB' }) start: string;
+  @ApiProperty({ enum: KEY_STATUSES }) status: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) expiration: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_used_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_rotated_at: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Set while a grace period runs.',
+  })
+  previous_key_expires_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) previous_key_last_used_at:
+    string | null;
+  @ApiProperty({ type: RotationPolicyResponse }) rotation_policy: RotationPolicyResponse;
+  @ApiProperty({ type: [String] }) allowed_referrers: string[];
+  @ApiProperty({ type: [String] }) allowed_ips: string[];
+  @ApiProperty({ type: RateLimitResponse }) rate_limit: RateLimitResponse;
+  @ApiProperty() hide_credentials: boolean;
+
+  static of(key: ApiKey, permissions: Iterable<Permission>, now = new Date()): ApiKeyResponse {
+    const graceRunning = key.previousKeyExpiresAt && key.previousKeyExpiresAt > now;
+    return {
+      id: key.id,
+      name: key.name,
+      description: key.description,
+      role: key.role,
+      permissions: permissionList(permissions),
+      type: key.type,
+      owner_id: key.ownerId,
+      team_id: key.teamId,
+      start: key.start,
+      status: keyStatus(key, now),
+      created_at: key.createdAt.toISOString(),
+      updated_at: key.updatedAt.toISOString(),
+      expiration: iso(key.expiration),
+      last_used_at: iso(key.lastUsedAt),
+      last_rotated_at: iso(key.lastRotatedAt),
+      previous_key_expires_at: graceRunning ? iso(key.previousKeyExpiresAt) : null,
+      previous_key_last_used_at: graceRunning ? iso(key.previousKeyLastUsedAt) : null,
+      rotation_policy: {
+        enabled: key.rotationEnabled,
+        days: key.rotationDays,
+        grace_period_seconds: key.rotationGraceSeconds,
+        next_rotation_at: key.rotationEnabled ? iso(key.nextRotationAt) : null,
+      },
+      allowed_referrers: key.allowedReferrers,
+      allowed_ips: key.allowedIps,
+      rate_limit: { requests_per_minute: key.rateLimitPerMinute, requests_per_hour: key.rateLimitPerHour },
+      hide_credentials: key.hideCredentials,
+    };
+  }
+}
+
+export class CreatedApiKeyResponse extends ApiKeyResponse {
+  @ApiProperty({ description: 'The key value. Shown only in this response; store it now.', example: 'sk_…' })
+  key: string;
+}
+
+export class ApiKeyPage {
+  @ApiProperty({ type: [ApiKeyResponse] }) data: ApiKeyResponse[];
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}
+
+export class VerifyResponse {
+  @ApiProperty({ example: true }) valid: boolean;
+  @ApiProperty() key_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() role: string;
+  @ApiProperty({ type: [String] }) permissions: Permission[];
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true }) expires_at: string | null;
+}

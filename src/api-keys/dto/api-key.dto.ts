@@ -1,0 +1,224 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
+import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
+import { ListQueryDto } from '../../common/pagination';
+import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
+import { isIpOrCidr, isReferrerPattern } from '../restriction-rules';
+
+const EachIpOrCidr = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'eachIpOrCidr',
+    validator: {
+      validate: (value: unknown) =>
+        Array.isArray(value) && value.every((v) => typeof v === 'string' && isIpOrCidr(v)),
+      defaultMessage: () => 'each allowed_ips entry must be an IPv4/IPv6 address or CIDR range',
+    },
+  });
+
+const EachReferrerPattern = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'eachReferrerPattern',
+    validator: {
+      validate: (value: unknown) =>
+        Array.isArray(value) &&
+        value.every((v) => typeof v === 'string' && v.length <= 500 && isReferrerPattern(v)),
+      defaultMessage: () =>
+        'each allowed_referrers entry must be an http(s) URL of at most 500 characters, optionally ending in /*',
+    },
+  });
+
+const InTheFuture = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'inTheFuture',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || Date.parse(value) > Date.now(),
+      defaultMessage: () => 'expiration must be in the future',
+    },
+  });
+
+export class RotationPolicyDto {
+  @ApiProperty()
+  @IsBoolean()
+  enabled: boolean;
+
+  @ApiProperty({ minimum: 1, maximum: 3650, description: 'Days between automatic rotations.' })
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  days: number;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 604800,
+    default: 0,
+    description: 'Grace period of automatic rotations.',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(604800)
+  grace_period_seconds?: number;
+}
+
+export class RateLimitDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000000 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000000)
+  requests_per_minute?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 60000000 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(60000000)
+  requests_per_hour?: number;
+}
+
+/** Fields shared by create and update; `type` is fixed at creation. */
+class ApiKeySettingsDto {
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    example: 'team_7hK…',
+    description: 'Required for team keys: the team the key acts for.',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^team_[0-9A-Za-z]{22}$/, { message: 'team_id must be a team id (team_…)' })
+  team_id?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    description: 'ISO 8601; omitted or null: never expires.',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true }, { message: 'expiration must be an ISO 8601 timestamp' })
+  @InTheFuture()
+  expiration?: string | null;
+
+  @ApiPropertyOptional({ type: RotationPolicyDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RotationPolicyDto)
+  rotation_policy?: RotationPolicyDto | null;
+
+  @ApiPropertyOptional({ type: [String], example: ['https://app.example.com/*'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @EachReferrerPattern()
+  allowed_referrers?: string[];
+
+  @ApiPropertyOptional({ type: [String], example: ['203.0.113.7', '2001:db8::/32'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @EachIpOrCidr()
+  allowed_ips?: string[];
+
+  @ApiPropertyOptional({ type: RateLimitDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RateLimitDto)
+  rate_limit?: RateLimitDto | null;
+
+  @ApiPropertyOptional({ description: 'When true the key is never passed on to agents, webhooks or logs.' })
+  @IsOptional()
+  @IsBoolean()
+  hide_credentials?: boolean;
+}
+
+export class CreateApiKeyDto extends ApiKeySettingsDto {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'CI deploys' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name: string;
+
+  @ApiProperty({ example: 'developer', description: 'A built-in role or a custom role_name.' })
+  @IsString()
+  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  role: string;
+
+  @ApiPropertyOptional({ enum: KEY_TYPES, default: 'personal' })
+  @IsOptional()
+  @IsIn(KEY_TYPES)
+  type?: KeyType;
+}
+
+export class UpdateApiKeyDto extends ApiKeySettingsDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'viewer' })
+  @IsOptional()
+  @IsString()
+  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  role?: string;
+}
+
+export class RotateApiKeyDto {
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 604800,
+    default: 0,
+    description: 'How long the old value keeps working.',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(604800)
+  grace_period_seconds?: number;
+}
+
+export class ListApiKeysQueryDto extends ListQueryDto {
+  @ApiPropertyOptional({ enum: KEY_TYPES })
+  @IsOptional()
+  @IsIn(KEY_TYPES)
+  type?: KeyType;
+
+  @ApiPropertyOptional({ enum: KEY_STATUSES })
+  @IsOptional()
+  @IsIn(KEY_STATUSES)
+  status?: KeyStatus;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  owner_id?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  team_id?: string;
+}

@@ -1,0 +1,55 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+const WRITE_INTERVAL_MS = 60_000;
+const FLUSH_DELAY_MS = 1_000;
+
+/**
+ * `last_used_at` (and `previous_key_last_used_at` during a grace period) written at most once a minute
+ * per key and off the request path: a hot key must not turn every request into an UPDATE.
+ */
+@Injectable()
+export class KeyUsageRecorder implements OnApplicationShutdown {
+  private readonly logger = new Logger('KeyUsage');
+  private readonly lastWritten = new Map<string, number>();
+  private pending = new Map<string, { at: Date; previous: boolean }>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  markUsed(keyId: string, previous: boolean, now = Date.now()): void {
+    const slot = `${keyId}:${previous ? 'previous' : 'current'}`;
+    const last = this.lastWritten.get(slot);
+    if (last !== undefined && now - last < WRITE_INTERVAL_MS) return;
+    this.lastWritten.set(slot, now);
+    this.pending.set(slot, { at: new Date(now), previous });
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
+      this.timer.unref();
+    }
+    if (this.lastWritten.size > 100_000) this.lastWritten.clear();
+  }
+
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = new Map();
+    for (const [slot, { at, previous }] of batch) {
+      const column = previous ? 'previous_key_last_used_at' : 'last_used_at';
+      const keyId = slot.slice(0, slot.lastIndexOf(':'));
+      try {
+        await this.dataSource.query(
+          `UPDATE api_keys SET ${column} = GREATEST(COALESCE(${column}, $2), $2) WHERE id = $1`,
+          [keyId, at],
+        );
+      } catch (error) {
+        this.logger.warn(`could not record use of ${keyId}: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.flush();
+  }
+}

@@ -1,0 +1,32 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Principal } from '../auth/principal';
+import { ApiProblems } from '../common/openapi';
+import { unauthorized } from '../common/problem';
+import { permissionList } from '../roles/permissions';
+import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { VerifyResponse } from './dto/api-key-response.dto';
+
+@ApiTags('api-keys')
+@ApiBearerAuth()
+@Controller('v1/auth')
+export class VerifyController {
+  /** Any valid key may ask about itself; restrictions and rate limits apply as on any call. */
+  @Get('verify')
+  @RequirePermissions()
+  @ApiOperation({ summary: 'Verify the presented API key and describe it' })
+  @ApiOkResponse({ type: VerifyResponse })
+  @ApiProblems(401, 403, 429)
+  verify(@Principal() principal: Principal): VerifyResponse {
+    if (!principal.key)
+      throw unauthorized('api_key_required', 'Verify takes an API key, not an access token.');
+    return {
+      valid: true,
+      key_id: principal.key.id,
+      name: principal.key.name,
+      role: principal.role,
+      permissions: permissionList(principal.permissions),
+      expires_at: principal.key.expiresAt?.toISOString() ?? null,
+    };
+  }
+}

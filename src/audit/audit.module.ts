@@ -1,0 +1,15 @@
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditEntry } from './audit-entry.entity';
+import { AuditController } from './audit.controller';
+import { AuditService } from './audit.service';
+
+/** Global so guards and any feature module can record without import wiring. */
+@Global()
+@Module({
+  imports: [TypeOrmModule.forFeature([AuditEntry])],
+  controllers: [AuditController],
+  providers: [AuditService],
+  exports: [AuditService],
+})
+export class AuditModule {}
