@@ -1,0 +1,53 @@
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { MetadataScanner, NestContainer, Reflector } from '@nestjs/core';
+import { IS_PUBLIC } from '../src/common/decorators';
+import { REQUIRED_PERMISSIONS } from '../src/roles/require-permissions.decorator';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * Every route and what it requires, as one reviewed list: a changed permission shows up as a snapshot
+ * diff in review. Also asserts that no route is left without a declaration.
+ */
+describe('route permission declarations', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  function declarations(): string[] {
+    const reflector = t.app.get(Reflector);
+    const scanner = new MetadataScanner();
+    const lines: string[] = [];
+    // Nest's container is the source of truth for what is actually mounted.
+    const container = (t.app as unknown as { container: NestContainer }).container;
+    const wrappers = [...container.getModules().values()].flatMap((module) => [...module.controllers.values()]);
+    for (const wrapper of wrappers) {
+      const controller = wrapper.metatype as new (...args: unknown[]) => unknown;
+      const prefix = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+      for (const name of scanner.getAllMethodNames(controller.prototype)) {
+        const handler = (controller.prototype as Record<string, () => unknown>)[name];
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (method === undefined) continue;
+        const path = `/${[prefix, String(Reflect.getMetadata(PATH_METADATA, handler) ?? '')]
+          .map((part) => part.replace(/^\/|\/$/g, ''))
+          .filter(Boolean)
+          .join('/')}`;
+        const isPublic = reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, controller]);
+        const required = reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS, [handler, controller]);
+        const rule = isPublic ? 'public' : required === undefined ? 'UNDECLARED' : required.join(' + ') || 'any credential';
+        lines.push(`${RequestMethod[method]} ${path} -> ${rule}`);
+      }
+    }
+    return lines.sort();
+  }
+
+  it('every route declares its permission or is public', () => {
+    expect(declarations().filter((line) => line.endsWith('UNDECLARED'))).toEqual([]);
+  });
+
+  it('matches the reviewed declarations', () => {
+    expect(declarations()).toMatchSnapshot();
+  });
+});
