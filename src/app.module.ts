@@ -11,16 +11,23 @@ import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { ConcurrencyGuard } from './rate-limits/concurrency.guard';
+import { KeyThrottlerGuard } from './rate-limits/key-throttler.guard';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
+import { RestrictionsGuard } from './restrictions/restrictions.guard';
+import { RestrictionsModule } from './restrictions/restrictions.module';
 import { RolesGuard } from './roles/roles.guard';
 import { RolesModule } from './roles/roles.module';
 
 /**
- * The root module. Global guards run in the order listed here:
- * credential (ApiKeyGuard) -> permission (RolesGuard).
+ * The root module. Global guards run in the order listed here, the contract's order of checks:
+ * credential (ApiKeyGuard) -> restrictions (RestrictionsGuard) -> permission (RolesGuard)
+ * -> rate limit (KeyThrottlerGuard) -> concurrency (ConcurrencyGuard).
  */
 @Module({})
 export class AppModule {
@@ -34,16 +41,22 @@ export class AppModule {
         RedisModule,
         CacheInvalidationModule,
         AuditModule,
+        EventsModule,
         RolesModule,
         AccountsModule,
         ApiKeysModule,
         AuthModule,
+        RestrictionsModule,
+        RateLimitsModule,
         HealthModule,
         MetricsModule,
       ],
       providers: [
         { provide: APP_GUARD, useExisting: ApiKeyGuard },
+        { provide: APP_GUARD, useExisting: RestrictionsGuard },
         { provide: APP_GUARD, useExisting: RolesGuard },
+        { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
+        { provide: APP_GUARD, useExisting: ConcurrencyGuard },
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],

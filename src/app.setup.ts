@@ -5,6 +5,8 @@ import { Logger } from 'nestjs-pino';
 import { bodyParsers } from './common/body-parsers';
 import { ProblemSchema } from './common/openapi';
 import { requestIdMiddleware } from './common/request-context';
+import { APP_CONFIG, AppConfig } from './config/app-config';
+import { trustProxySetting } from './config/environment';
 import { MetricsService } from './metrics/metrics.service';
 
 /** Nest's own parsers are off (see bodyParsers) so body errors get precise problem codes. */
@@ -22,6 +24,8 @@ export function configureApp(app: INestApplication): void {
   express.use(app.get(MetricsService).middleware);
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
+  // Decides request.ip: which X-Forwarded-For hops to believe (none unless TRUST_PROXY says so).
+  express.set('trust proxy', trustProxySetting(app.get<AppConfig>(APP_CONFIG).TRUST_PROXY));
   express.use(...bodyParsers(JSON_BODY_LIMIT));
 
   const document = SwaggerModule.createDocument(

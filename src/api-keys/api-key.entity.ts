@@ -9,6 +9,9 @@ export type KeyStatus = (typeof KEY_STATUSES)[number];
 @Entity({ name: 'api_keys' })
 @Index('api_keys_organization_created_idx', ['organizationId', 'createdAt'])
 @Index('api_keys_owner_idx', ['ownerId'])
+// The scheduled scans (rotation policies, expiry) read these instead of the whole table.
+@Index('api_keys_next_rotation_idx', ['nextRotationAt'], { where: 'rotation_enabled' })
+@Index('api_keys_expiration_idx', ['expiration'], { where: 'expiration IS NOT NULL' })
 export class ApiKey {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -61,6 +64,10 @@ export class ApiKey {
   /** Set once the expiry has been recorded in the audit log (so it is recorded once). */
   @Column({ name: 'expiry_recorded_at', type: 'timestamptz', precision: 3, nullable: true })
   expiryRecordedAt: Date | null;
+
+  /** Set once `key.expiring` has been recorded for the current expiration. */
+  @Column({ name: 'expiry_warned_at', type: 'timestamptz', precision: 3, nullable: true })
+  expiryWarnedAt: Date | null;
 
   @Column({ name: 'revoked_at', type: 'timestamptz', precision: 3, nullable: true })
   revokedAt: Date | null;

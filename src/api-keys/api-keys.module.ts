@@ -7,7 +7,9 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
 import { KeyCache } from './key-cache';
+import { KeyChangeRecorder } from './key-change-recorder';
 import { KeyExpiryJob } from './key-expiry.job';
+import { KeyRotationJob } from './key-rotation.job';
 import { KeyUsageRecorder } from './key-usage-recorder';
 import { VerifyController } from './verify.controller';
 
@@ -15,7 +17,15 @@ import { VerifyController } from './verify.controller';
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule],
   controllers: [ApiKeysController, VerifyController],
-  providers: [ApiKeysService, ApiKeyAuthenticator, KeyCache, KeyUsageRecorder, KeyExpiryJob],
+  providers: [
+    ApiKeysService,
+    ApiKeyAuthenticator,
+    KeyCache,
+    KeyUsageRecorder,
+    KeyChangeRecorder,
+    KeyExpiryJob,
+    KeyRotationJob,
+  ],
   exports: [ApiKeyAuthenticator, ApiKeysService],
 })
 export class ApiKeysModule {}

@@ -4,7 +4,7 @@ import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import { Team } from '../accounts/team.entity';
 import { User } from '../accounts/user.entity';
 import { UserLifecycle } from '../accounts/user-lifecycle';
-import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import { actorOf, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../auth/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isIdOf, newId } from '../common/ids';
@@ -16,6 +16,7 @@ import { RolesService } from '../roles/roles.service';
 import { keyStart } from './api-key-format';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey, keyStatus } from './api-key.entity';
+import { KeyChangeRecorder } from './key-change-recorder';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 
@@ -33,7 +34,7 @@ export class ApiKeysService {
     @InjectRepository(Team) private readonly teams: Repository<Team>,
     private readonly dataSource: DataSource,
     private readonly roles: RolesService,
-    private readonly audit: AuditService,
+    private readonly changes: KeyChangeRecorder,
     private readonly invalidations: InvalidationBus,
     private readonly authenticator: ApiKeyAuthenticator,
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
@@ -78,6 +79,7 @@ export class ApiKeysService {
       previousKeyLastUsedAt: null,
       expiration: dto.expiration ? new Date(dto.expiration) : null,
       expiryRecordedAt: null,
+      expiryWarnedAt: null,
       revokedAt: null,
       revokedReason: null,
       deletedAt: null,
@@ -92,15 +94,8 @@ export class ApiKeysService {
 
     const saved = await this.dataSource.transaction(async (manager) => {
       const row = await manager.save(key);
-      await this.audit.append(manager, [
-        {
-          organizationId: row.organizationId,
-          keyId: row.id,
-          action: 'key.created',
-          actor: actorOf(principal),
-          origin,
-          details: { name: row.name, role: row.role, type: row.type },
-        },
+      await this.changes.record(manager, [
+        { key: row, action: 'key.created', actor: actorOf(principal), origin },
       ]);
       return row;
     });
@@ -159,6 +154,7 @@ export class ApiKeysService {
     if (dto.expiration !== undefined) {
       key.expiration = dto.expiration ? new Date(dto.expiration) : null;
       key.expiryRecordedAt = null;
+      key.expiryWarnedAt = null;
     }
     if (dto.rotation_policy !== undefined) applyRotationPolicy(key, dto.rotation_policy, new Date());
     if (dto.rate_limit !== undefined) applyRateLimit(key, dto.rate_limit);
@@ -168,10 +164,9 @@ export class ApiKeysService {
 
     const saved = await this.dataSource.transaction(async (manager) => {
       const row = await manager.save(key);
-      await this.audit.append(manager, [
+      await this.changes.record(manager, [
         {
-          organizationId: row.organizationId,
-          keyId: row.id,
+          key: row,
           action: 'key.updated',
           actor: actorOf(principal),
           origin,
@@ -224,17 +219,20 @@ export class ApiKeysService {
       key.nextRotationAt = new Date(now.getTime() + key.rotationDays * DAY_MS);
     }
     const saved = await manager.save(key);
-    await this.audit.append(manager, [
+    await this.changes.record(manager, [
       {
-        organizationId: key.organizationId,
-        keyId: key.id,
+        key: saved,
         action: 'key.rotated',
         actor,
         origin,
         details: {
+          automatic: actor.type === 'system',
           grace_period_seconds: graceSeconds,
           previous_key_expires_at: key.previousKeyExpiresAt?.toISOString() ?? null,
         },
+        // Only a policy rotation hands the new value to the organization's webhooks; a manual
+        // rotation returns it to the caller instead.
+        secret: actor.type === 'system' ? value : undefined,
       },
     ]);
     return { key: saved, value };
@@ -244,16 +242,7 @@ export class ApiKeysService {
     const key = await this.findManageable(principal, id);
     await this.dataSource.transaction(async (manager) => {
       await manager.update(ApiKey, { id: key.id }, { deletedAt: new Date() });
-      await this.audit.append(manager, [
-        {
-          organizationId: key.organizationId,
-          keyId: key.id,
-          action: 'key.deleted',
-          actor: actorOf(principal),
-          origin,
-          details: { name: key.name },
-        },
-      ]);
+      await this.changes.record(manager, [{ key, action: 'key.deleted', actor: actorOf(principal), origin }]);
     });
     this.invalidations.publish({ kind: 'key', keyId: key.id });
   }
@@ -274,19 +263,23 @@ export class ApiKeysService {
     userId: string,
     actor: ReturnType<typeof actorOf>,
   ): Promise<void> {
-    const revoked = await manager.query<{ id: string }[]>(
-      `UPDATE api_keys SET revoked_at = now(), revoked_reason = 'owner_deactivated', updated_at = now()
-        WHERE organization_id = $1 AND owner_id = $2 AND type = 'personal'
-          AND revoked_at IS NULL AND deleted_at IS NULL
-        RETURNING id`,
-      [organizationId, userId],
+    const revoked = await manager.find(ApiKey, {
+      where: { organizationId, ownerId: userId, type: 'personal', revokedAt: IsNull(), deletedAt: IsNull() },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!revoked.length) return;
+    await manager.update(
+      ApiKey,
+      { id: In(revoked.map((key) => key.id)) },
+      {
+        revokedAt: new Date(),
+        revokedReason: 'owner_deactivated',
+      },
     );
-    const rows = Array.isArray(revoked[0]) ? (revoked[0] as { id: string }[]) : revoked;
-    await this.audit.append(
+    await this.changes.record(
       manager,
-      rows.map(({ id }) => ({
-        organizationId,
-        keyId: id,
+      revoked.map((key) => ({
+        key,
         action: 'key.revoked',
         actor,
         details: { reason: 'owner_deactivated', owner_id: userId },

@@ -64,6 +64,7 @@ export class KeyCache {
   }
 
   invalidate(invalidation: Invalidation): void {
+    if (invalidation.kind === 'all') return this.clear();
     this.epoch += 1;
     for (const [hash, slot] of this.slots) {
       const key = slot.value?.key;

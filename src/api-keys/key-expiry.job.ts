@@ -1,12 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
+import { DataSource, EntityManager } from 'typeorm';
+import { SYSTEM_ACTOR } from '../audit/audit.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ApiKey } from './api-key.entity';
+import { KeyChangeRecorder } from './key-change-recorder';
 
 /**
- * Records `key.expired` once per key. Expiry itself needs no job (the guard compares the clock); this
- * only writes the audit entry. The UPDATE … RETURNING claims each key atomically, so several
- * instances never record one twice, and a scan at start catches up on what passed while down.
+ * Records `key.expiring` (EXPIRY_WARNING_DAYS ahead) and `key.expired`, once per key. Expiry itself
+ * needs no job (the guard compares the clock); this writes the audit entries and events. Each scan
+ * claims its rows with FOR UPDATE SKIP LOCKED and marks them in the same transaction, so several
+ * instances never record one twice, and the scan at start catches up on what passed while down.
  */
 @Injectable()
 export class KeyExpiryJob implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -17,7 +20,7 @@ export class KeyExpiryJob implements OnApplicationBootstrap, OnApplicationShutdo
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly dataSource: DataSource,
-    private readonly audit: AuditService,
+    private readonly changes: KeyChangeRecorder,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -26,9 +29,12 @@ export class KeyExpiryJob implements OnApplicationBootstrap, OnApplicationShutdo
     void this.runOnce();
   }
 
-  /** Returns how many keys were newly recorded as expired. */
+  /** Returns how many entries were recorded. */
   runOnce(): Promise<number> {
-    this.running ??= this.scan()
+    this.running ??= this.dataSource
+      .transaction(
+        async (manager) => (await this.warnExpiring(manager)) + (await this.recordExpired(manager)),
+      )
       .catch((error: unknown) => {
         this.logger.warn(`expiry scan failed: ${(error as Error).message}`);
         return 0;
@@ -37,31 +43,65 @@ export class KeyExpiryJob implements OnApplicationBootstrap, OnApplicationShutdo
     return this.running;
   }
 
-  private async scan(): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      const result = await manager.query<
-        [{ id: string; organization_id: string; expiration: Date }[], number]
-      >(
-        `UPDATE api_keys SET expiry_recorded_at = now()
-          WHERE id IN (SELECT id FROM api_keys
-                        WHERE expiration <= now() AND expiry_recorded_at IS NULL
-                          AND revoked_at IS NULL AND deleted_at IS NULL
-                        LIMIT 500 FOR UPDATE SKIP LOCKED)
-          RETURNING id, organization_id, expiration`,
-      );
-      const rows = result[0];
-      await this.audit.append(
-        manager,
-        rows.map((row) => ({
-          organizationId: row.organization_id,
-          keyId: row.id,
-          action: 'key.expired',
-          actor: SYSTEM_ACTOR,
-          details: { expiration: new Date(row.expiration).toISOString() },
-        })),
-      );
-      return rows.length;
-    });
+  private async warnExpiring(manager: EntityManager): Promise<number> {
+    const keys = await this.claim(
+      manager,
+      `key.expiry_warned_at IS NULL AND key.expiration > now()
+       AND key.expiration <= now() + make_interval(days => :days)`,
+      { days: this.config.EXPIRY_WARNING_DAYS },
+    );
+    if (!keys.length) return 0;
+    await manager.update(
+      ApiKey,
+      keys.map((k) => k.id),
+      { expiryWarnedAt: new Date() },
+    );
+    await this.changes.record(
+      manager,
+      keys.map((key) => ({
+        key,
+        action: 'key.expiring',
+        actor: SYSTEM_ACTOR,
+        details: { expiration: key.expiration!.toISOString() },
+      })),
+    );
+    return keys.length;
+  }
+
+  private async recordExpired(manager: EntityManager): Promise<number> {
+    const keys = await this.claim(manager, 'key.expiry_recorded_at IS NULL AND key.expiration <= now()', {});
+    if (!keys.length) return 0;
+    await manager.update(
+      ApiKey,
+      keys.map((k) => k.id),
+      { expiryRecordedAt: new Date() },
+    );
+    await this.changes.record(
+      manager,
+      keys.map((key) => ({
+        key,
+        action: 'key.expired',
+        actor: SYSTEM_ACTOR,
+        details: { expiration: key.expiration!.toISOString() },
+      })),
+    );
+    return keys.length;
+  }
+
+  private claim(
+    manager: EntityManager,
+    condition: string,
+    parameters: Record<string, unknown>,
+  ): Promise<ApiKey[]> {
+    return manager
+      .createQueryBuilder(ApiKey, 'key')
+      .where(condition, parameters)
+      .andWhere('key.revoked_at IS NULL AND key.deleted_at IS NULL')
+      .orderBy('key.expiration', 'ASC')
+      .limit(500)
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .getMany();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator';
 import { AccessTokenAuthenticator } from './access-token.authenticator';
 import { AccessTokenService } from './access-token.service';
+import { rememberPresentedKey } from './outbound-credentials';
 import { extractCredential, PresentedCredential } from './presented-credential';
 import type { Principal } from './principal';
 
@@ -36,6 +37,7 @@ export class ApiKeyGuard implements CanActivate {
         'A credential is required: send "Authorization: Bearer <key or token>".',
       );
     request.principal = await this.resolve(credential);
+    if (request.principal.key) rememberPresentedKey(request, credential.value);
     return true;
   }
 

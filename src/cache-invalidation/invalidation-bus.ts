@@ -4,7 +4,9 @@ import { Injectable } from '@nestjs/common';
 export type Invalidation =
   | { kind: 'key'; keyId: string }
   | { kind: 'user'; userId: string }
-  | { kind: 'organization'; organizationId: string };
+  | { kind: 'organization'; organizationId: string }
+  /** Sent locally when a transport reconnects: messages may have been missed, so forget everything. */
+  | { kind: 'all' };
 
 export type InvalidationListener = (invalidation: Invalidation) => void;
 

@@ -1,4 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
+import { compile as compileProxyList } from 'proxy-addr';
 import {
   IsBoolean,
   IsEmail,
@@ -136,6 +137,54 @@ export class EnvironmentVariables {
   @Max(3600)
   KEY_EXPIRY_SCAN_SECONDS = 60;
 
+  /**
+   * Express `trust proxy`: unset/false trusts no proxy (the socket address is the client, so
+   * X-Forwarded-For cannot spoof it); true, a hop count, or a comma list of proxy addresses/CIDRs
+   * (or loopback, linklocal, uniquelocal) trusts those.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
+
+  /** Per-key limits when a key sets none. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000000)
+  DEFAULT_REQUESTS_PER_MINUTE = 600;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(60000000)
+  DEFAULT_REQUESTS_PER_HOUR = 20000;
+
+  /** Requests of one key in flight at once (per instance). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  MAX_CONCURRENT_REQUESTS_PER_KEY = 20;
+
+  /** With Redis unreachable: `open` lets requests through (logged), `closed` answers 503. */
+  @IsIn(['open', 'closed'])
+  RATE_LIMIT_FAILURE_MODE: 'open' | 'closed' = 'open';
+
+  /** `key.expiring` is recorded this many days before a key expires. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  EXPIRY_WARNING_DAYS = 7;
+
+  /** How often due rotation policies and expiry warnings are looked for. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  ROTATION_SCAN_SECONDS = 60;
+
   /** Failed logins tolerated per email within the window before further attempts get 429. */
   @Transform(toInt)
   @IsInt()
@@ -154,6 +203,27 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
+}
+
+/** TRUST_PROXY as Express wants it: boolean, hop count, or a validated address list. */
+export function trustProxySetting(value: string | undefined): boolean | number | string[] | Error {
+  if (value === undefined) return false;
+  const v = value.trim().toLowerCase();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  const entries = v
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  try {
+    compileProxyList(entries);
+  } catch (error) {
+    return new Error(
+      `must be true, false, a hop count or a list of addresses/CIDRs (${(error as Error).message})`,
+    );
+  }
+  return entries;
 }
 
 export class ConfigurationError extends Error {
@@ -188,6 +258,9 @@ export function validateEnvironment(raw: Record<string, string | undefined>): En
   );
   if (Boolean(env.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(env.BOOTSTRAP_ADMIN_PASSWORD)) {
     problems.push('BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD must be set together');
+  }
+  if (env.TRUST_PROXY !== undefined && trustProxySetting(env.TRUST_PROXY) instanceof Error) {
+    problems.push(`TRUST_PROXY: ${(trustProxySetting(env.TRUST_PROXY) as Error).message}`);
   }
   if (env.NODE_ENV === 'production') {
     for (const name of SECRET_VARIABLES) {

@@ -4,7 +4,8 @@ import { TeamMember } from '../accounts/team-member.entity';
 import { User } from '../accounts/user.entity';
 import { ApiKey } from '../api-keys/api-key.entity';
 import { AuditEntry } from '../audit/audit-entry.entity';
+import { DomainEvent } from '../events/event.entity';
 import { CustomRole } from '../roles/custom-role.entity';
 
 /** Every entity, listed explicitly so the compiled app and the migration CLI see the same schema. */
-export const ENTITIES = [Organization, User, Team, TeamMember, CustomRole, ApiKey, AuditEntry];
+export const ENTITIES = [Organization, User, Team, TeamMember, CustomRole, ApiKey, AuditEntry, DomainEvent];

@@ -1,0 +1,121 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import type Redis from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { RedisConnection } from '../redis/redis.connection';
+import { Invalidation, InvalidationBus } from './invalidation-bus';
+
+const CHANNEL = 'gatehouse_invalidation';
+const RECONNECT_MS = 1000;
+
+interface Envelope {
+  from: string;
+  invalidation: Invalidation;
+}
+
+/**
+ * Carries invalidations between instances so a revocation holds everywhere within a second:
+ * Redis pub/sub when REDIS_URL is set, otherwise PostgreSQL LISTEN/NOTIFY. The embedded database
+ * serves a single process, so it needs none. After a reconnect every cache is cleared, since
+ * messages sent meanwhile are lost.
+ */
+@Injectable()
+export class InvalidationTransport implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Invalidation');
+  private readonly instanceId = randomUUID();
+  private subscriber?: Redis;
+  private listener?: Client;
+  private stopped = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly bus: InvalidationBus,
+    private readonly redis: RedisConnection,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.redis.client) await this.viaRedis(this.redis.client);
+    else if (this.config.DATABASE_URL) await this.viaPostgres(this.config.DATABASE_URL);
+  }
+
+  private async viaRedis(client: Redis): Promise<void> {
+    const subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.subscriber = subscriber;
+    let connectedBefore = false;
+    subscriber.on('ready', () => {
+      if (connectedBefore) this.bus.deliverLocally({ kind: 'all' });
+      connectedBefore = true;
+    });
+    subscriber.on('error', (error: Error) => this.logger.warn(`subscriber: ${error.message}`));
+    subscriber.on('message', (_channel: string, message: string) => this.receive(message));
+    await subscriber.subscribe(CHANNEL);
+    this.bus.attachTransport((invalidation) => {
+      client.publish(CHANNEL, this.envelope(invalidation)).catch((error: Error) => {
+        this.logger.warn(`could not publish invalidation: ${error.message}`);
+      });
+    });
+  }
+
+  private async viaPostgres(url: string): Promise<void> {
+    await this.listen(url, false);
+    this.bus.attachTransport((invalidation) => {
+      this.dataSource
+        .query('SELECT pg_notify($1, $2)', [CHANNEL, this.envelope(invalidation)])
+        .catch((error: Error) => this.logger.warn(`could not publish invalidation: ${error.message}`));
+    });
+  }
+
+  private async listen(url: string, reconnecting: boolean): Promise<void> {
+    const client = new Client({ connectionString: url, application_name: 'gatehouse-invalidation' });
+    client.on('notification', (message) => message.payload && this.receive(message.payload));
+    client.on('error', (error) => {
+      this.logger.warn(`listener: ${error.message}`);
+      this.scheduleReconnect(url, client);
+    });
+    client.on('end', () => this.scheduleReconnect(url, client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      this.listener = client;
+      if (reconnecting) this.bus.deliverLocally({ kind: 'all' });
+    } catch (error) {
+      if (!reconnecting) throw error;
+      this.scheduleReconnect(url, client);
+    }
+  }
+
+  private scheduleReconnect(url: string, client: Client): void {
+    if (this.stopped || this.listener !== client) return;
+    this.listener = undefined;
+    client.removeAllListeners();
+    client.end().catch(() => undefined);
+    setTimeout(() => void this.listen(url, true), RECONNECT_MS).unref();
+  }
+
+  private envelope(invalidation: Invalidation): string {
+    return JSON.stringify({ from: this.instanceId, invalidation } satisfies Envelope);
+  }
+
+  private receive(message: string): void {
+    try {
+      const { from, invalidation } = JSON.parse(message) as Envelope;
+      if (from !== this.instanceId) this.bus.deliverLocally(invalidation);
+    } catch {
+      this.logger.warn('ignored a malformed invalidation message');
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.subscriber) this.subscriber.disconnect();
+    const listener = this.listener;
+    this.listener = undefined;
+    if (listener) {
+      listener.removeAllListeners();
+      await listener.end().catch(() => undefined);
+    }
+  }
+}

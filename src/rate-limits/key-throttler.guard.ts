@@ -1,0 +1,54 @@
+import { ExecutionContext, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { ThrottlerGuard } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { AuditService } from '../audit/audit.service';
+import { originOf } from '../audit/request-origin.decorator';
+import { ProblemException } from '../common/problem';
+
+type ThrottlerLimitDetail = Parameters<ThrottlerGuard['throwThrottlingException']>[1];
+
+/**
+ * Fourth global guard: per-key rate limits on @nestjs/throttler. The throttlers ("default" = per
+ * minute, "hour") take their limits from the key (or the configured defaults) and count per key
+ * across all routes. Access tokens and public routes are not limited here (sign-in has its own).
+ */
+@Injectable()
+export class KeyThrottlerGuard extends ThrottlerGuard {
+  // Property injection: ThrottlerGuard's constructor parameters are its own.
+  @Inject(AuditService) private readonly audit: AuditService;
+
+  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+    return !context.switchToHttp().getRequest<Request>().principal?.key;
+  }
+
+  protected override async getTracker(req: Record<string, unknown>): Promise<string> {
+    return (req as unknown as Request).principal!.key!.id;
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
+    return `${name}:${tracker}`;
+  }
+
+  protected override async throwThrottlingException(
+    context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const principal = request.principal!;
+    this.audit.recordDenial({
+      organizationId: principal.organizationId,
+      keyId: principal.apiKeyId!,
+      reason: 'rate_limited',
+      actor: { type: 'api_key', id: principal.apiKeyId },
+      origin: originOf(request),
+      details: { limit: detail.limit, window_seconds: Math.round(detail.ttl / 1000) },
+    });
+    throw new ProblemException(
+      HttpStatus.TOO_MANY_REQUESTS,
+      'rate_limited',
+      `Rate limit of ${detail.limit} requests per ${Math.round(detail.ttl / 1000)} s exceeded; retry later.`,
+      {},
+      { 'Retry-After': String(detail.timeToBlockExpire) },
+    );
+  }
+}

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { RestrictionsGuard } from './restrictions.guard';
+
+@Module({ providers: [RestrictionsGuard], exports: [RestrictionsGuard] })
+export class RestrictionsModule {}
