@@ -34,11 +34,25 @@ function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
 }
 
+// What encodeCursor writes: a four-digit-year ISO timestamp and an id. Anything else (a NUL in the id,
+// a year PostgreSQL cannot store) would otherwise reach the query and fail there as a 500.
+const CURSOR_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const CURSOR_ID = /^[a-z]+_[0-9A-Za-z]{22}$/;
+
 function decodeCursor(cursor: string): CursorPosition {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     const date = new Date(createdAt);
-    if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    if (
+      typeof createdAt !== 'string' ||
+      !CURSOR_TIMESTAMP.test(createdAt) ||
+      Number.isNaN(date.getTime()) ||
+      date.toISOString() !== createdAt ||
+      typeof id !== 'string' ||
+      !CURSOR_ID.test(id)
+    ) {
+      throw new Error('bad cursor');
+    }
     return { createdAt: date, id };
   } catch {
     throw badRequest('invalid_cursor', 'The cursor is not one this service issued.', [

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { isDatabaseUnavailable } from '../database/database-errors';
+import { isDatabaseUnavailable, isUnstorableText } from '../database/database-errors';
 import { PROBLEM_CONTENT_TYPE, ProblemDocument, ProblemException, problemType } from './problem';
 
 const DEFAULT_CODES: Record<number, string> = {
@@ -78,6 +78,15 @@ export class ProblemFilter implements ExceptionFilter {
         code: DEFAULT_CODES[status] ?? 'error',
         detail: messageOf(exception.getResponse()) ?? exception.message,
         extensions: extensionsOf(exception.getResponse()),
+        headers: {},
+      };
+    }
+    if (isUnstorableText(exception)) {
+      return {
+        status: HttpStatus.BAD_REQUEST,
+        code: 'invalid_characters',
+        detail: 'The request contains characters that cannot be stored, such as NUL.',
+        extensions: {},
         headers: {},
       };
     }

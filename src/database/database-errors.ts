@@ -38,3 +38,13 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   if (code !== '23505') return false;
   return !constraint || (e.driverError?.constraint ?? e.constraint) === constraint;
 }
+
+/**
+ * A request value PostgreSQL cannot store as text: a NUL character (22021) or one the encoding cannot
+ * represent (22P05). The request's fault, so a 400 rather than a 500.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  const code = e?.driverError?.code ?? e?.code;
+  return code === '22021' || code === '22P05';
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Response } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 
 export const uniqueEmail = (label = 'user'): string =>
@@ -61,4 +62,42 @@ export async function createUser(
 export async function signIn(http: TestAgent, email: string, password = PASSWORD): Promise<string> {
   const res = await http.post('/v1/auth/token').send({ email, password }).expect(200);
   return res.body.access_token;
+}
+
+export const bearer = (token: string): { Authorization: string } => ({ Authorization: `Bearer ${token}` });
+
+/**
+ * Asserts an RFC 9457 answer: the status, `application/problem+json`, and a body carrying the same
+ * status, the expected `code` and the request id. Returns the body for further checks.
+ */
+export function expectProblem(
+  res: { status: number; headers: Record<string, string>; body: any },
+  status: number,
+  code: string,
+): { code: string; detail: string; errors?: { field: string; message: string }[] } {
+  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String) });
+  expect(res.body.request_id).toBe(res.headers['x-request-id']);
+  return res.body;
+}
+
+/** Every item of a list endpoint, following `next_cursor` page by page. */
+export async function listAll<T = any>(
+  http: TestAgent,
+  path: string,
+  auth: { Authorization: string },
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const res: Response = await http
+      .get(path)
+      .query(cursor ? { limit: 100, cursor } : { limit: 100 })
+      .set(auth)
+      .expect(200);
+    items.push(...(res.body.data as T[]));
+    cursor = res.body.next_cursor;
+  } while (cursor);
+  return items;
 }

@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsEmail,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+  ValidateBy,
+} from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
 import type { User } from '../user.entity';
 
@@ -8,6 +17,19 @@ export const normalizeEmail = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' ? value.trim().toLowerCase() : value;
 
 export const ROLE_NAME_PATTERN = /^[a-z][a-z0-9_]{1,49}$/;
+
+/**
+ * bcrypt reads only the first 72 bytes of a password, so a longer one would be silently truncated (and
+ * any suffix would match). Counted in UTF-8 bytes: 72 characters can be up to 288 bytes.
+ */
+export const MaxPasswordBytes = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'maxPasswordBytes',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || Buffer.byteLength(value, 'utf8') <= 72,
+      defaultMessage: (args) => `${args?.property ?? 'password'} must be at most 72 bytes (UTF-8)`,
+    },
+  });
 
 export class CreateUserDto {
   @ApiProperty({ example: 'dev@example.com', maxLength: 254 })
@@ -23,7 +45,7 @@ export class CreateUserDto {
   })
   @IsString()
   @MinLength(8)
-  @MaxLength(72)
+  @MaxPasswordBytes()
   password: string;
 
   @ApiProperty({ example: 'Dana Developer', maxLength: 100 })
@@ -56,7 +78,7 @@ export class UpdateUserDto {
   @IsOptional()
   @IsString()
   @MinLength(8)
-  @MaxLength(72)
+  @MaxPasswordBytes()
   password?: string;
 }
 

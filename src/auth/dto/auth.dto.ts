@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsString, MaxLength, MinLength } from 'class-validator';
-import { normalizeEmail } from '../../accounts/dto/user.dto';
+import { MaxPasswordBytes, normalizeEmail } from '../../accounts/dto/user.dto';
 import { OrganizationResponse } from '../../accounts/dto/organization.dto';
 import { UserResponse } from '../../accounts/dto/user.dto';
 
@@ -35,7 +35,7 @@ export class SignupDto {
   @ApiProperty({ minLength: 8, maxLength: 72 })
   @IsString()
   @MinLength(8)
-  @MaxLength(72)
+  @MaxPasswordBytes()
   password: string;
 
   @ApiProperty({ example: 'Ada Founder', maxLength: 100 })
