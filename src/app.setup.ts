@@ -7,7 +7,9 @@ import { ProblemSchema } from './common/openapi';
 import { requestIdMiddleware } from './common/request-context';
 import { APP_CONFIG, AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/environment';
+import { REQUEST_LOGGER, requestLogger } from './logging/request-logger';
 import { MetricsService } from './metrics/metrics.service';
+import type pino from 'pino';
 
 /** Nest's own parsers are off (see bodyParsers) so body errors get precise problem codes. */
 export const APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
@@ -22,8 +24,11 @@ export function configureApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
   express.use(requestIdMiddleware);
   express.use(app.get(MetricsService).middleware);
+  express.use(requestLogger(app.get<pino.Logger>(REQUEST_LOGGER)));
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
+  // API responses are not conditionally cached; an ETag would cost a hash of every body.
+  express.set('etag', false);
   // Decides request.ip: which X-Forwarded-For hops to believe (none unless TRUST_PROXY says so).
   express.set('trust proxy', trustProxySetting(app.get<AppConfig>(APP_CONFIG).TRUST_PROXY));
   express.use(...bodyParsers(JSON_BODY_LIMIT));

@@ -1,51 +1,42 @@
 import { Module } from '@nestjs/common';
-import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+import pino from 'pino';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { REQUEST_LOGGER } from './request-logger';
 
-/** Removes `api_key=<value>` from a URL before it is logged. */
-export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(/([?&]api_key=)[^&#]*/gi, '$1[REDACTED]');
+function createPino(config: AppConfig): pino.Logger {
+  return pino({
+    level: config.LOG_LEVEL,
+    // Headers are never logged; these paths catch what could still carry a credential or a row's
+    // parameters (a failed INSERT of a user carries its password hash).
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'req.headers.cookie',
+        'req.query.api_key',
+        'err.parameters',
+        'err.driverError.parameters',
+        'err.query',
+      ],
+      censor: '[REDACTED]',
+    },
+  });
 }
 
 /**
- * JSON logs through pino. Request lines carry the request id, method, redacted URL and user agent;
- * headers are not logged at all, so Authorization and X-API-Key cannot leak, and the redact list
- * covers the places a credential or a query parameter could still appear.
+ * JSON logs through pino. nestjs-pino carries the application's own logs (app.useLogger); request
+ * lines are written by `requestLogger` (see request-logger.ts) on the same pino instance. The
+ * nestjs-pino per-request middleware is not mounted: its per-request child logger and
+ * AsyncLocalStorage context cost about a quarter of a small request's CPU, and nothing here reads a
+ * request-scoped logger.
  */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        pinoHttp: {
-          level: config.LOG_LEVEL,
-          genReqId: (req: IncomingMessage) => req.id as string,
-          redact: {
-            paths: [
-              'req.headers.authorization',
-              'req.headers["x-api-key"]',
-              'req.headers.cookie',
-              'req.query.api_key',
-              'err.parameters',
-              'err.driverError.parameters',
-              'err.query',
-            ],
-            censor: '[REDACTED]',
-          },
-          serializers: {
-            req: (req: { id: string; method: string; url: string; headers: Record<string, string> }) => ({
-              id: req.id,
-              method: req.method,
-              url: redactUrl(req.url),
-              user_agent: req.headers?.['user-agent'],
-            }),
-            res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-          },
-          customLogLevel: (_req: IncomingMessage, res: { statusCode: number }, error?: Error) =>
-            error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-        },
-      }),
+      inject: [REQUEST_LOGGER],
+      providers: [{ provide: REQUEST_LOGGER, inject: [APP_CONFIG], useFactory: createPino }],
+      useFactory: (logger: pino.Logger) => ({ pinoHttp: { logger }, forRoutes: [] }),
     }),
   ],
 })

@@ -1,0 +1,81 @@
+/**
+ * The process under test: Gatehouse and a bare NestJS app side by side, so both routes share the
+ * same process, runtime and machine load. Driven over IPC by bench/verify.bench.ts.
+ */
+import 'reflect-metadata';
+import { Controller, Get, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { KeyCache } from '../src/api-keys/key-cache';
+import { AppModule } from '../src/app.module';
+import { APP_OPTIONS, configureApp } from '../src/app.setup';
+import { loadAppConfig } from '../src/config/app-config';
+
+@Controller()
+class BareController {
+  @Get('bare')
+  bare(): { ok: boolean } {
+    return { ok: true };
+  }
+}
+
+@Module({ controllers: [BareController] })
+class BareModule {}
+
+type Command = { type: 'seed'; count: number } | { type: 'exit' } | { type: 'cpu' };
+
+async function main(): Promise<void> {
+  const config = loadAppConfig({
+    ...process.env,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    ALLOW_SIGNUP: 'true',
+    BCRYPT_ROUNDS: '4',
+    DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-bench-')),
+  });
+  const app = await NestFactory.create(AppModule.forRoot(config), { ...APP_OPTIONS, logger: false });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const bare = await NestFactory.create(BareModule, { logger: false });
+  await bare.listen(0, '127.0.0.1');
+
+  const appUrl = await app.getUrl();
+  const bareUrl = await bare.getUrl();
+  const dataSource = app.get(DataSource);
+  const cache = app.get(KeyCache);
+
+  process.on('message', (message: Command) => {
+    void (async () => {
+      if (message.type === 'cpu') {
+        const { user, system } = process.cpuUsage();
+        process.send!({ type: 'cpu', micros: user + system });
+      }
+      if (message.type === 'exit') {
+        await Promise.all([app.close(), bare.close()]);
+        process.exit(0);
+      }
+      if (message.type === 'seed') {
+        // Filler keys with distinct random hashes: the table grows, the looked-up key stays the same.
+        await dataSource.query(
+          `INSERT INTO api_keys (id, organization_id, name, role, type, key_hash, start)
+           SELECT 'key_fill' || lpad(g::text, 18, '0'), 'org_fill', 'filler', 'viewer', 'service',
+                  md5(random()::text || g::text) || md5(g::text), 'sk_filler_'
+             FROM generate_series(1, $1) AS g`,
+          [message.count],
+        );
+        await dataSource.query('ANALYZE api_keys');
+        const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT count(*) FROM api_keys');
+        cache.clear();
+        process.send!({ type: 'seeded', keys: Number(count) });
+      }
+    })();
+  });
+  process.send!({ type: 'ready', appUrl: appUrl.replace('[::1]', '127.0.0.1'), bareUrl });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
