@@ -1,6 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AccountsModule } from './accounts/accounts.module';
+import { AgentsModule } from './agents/agents.module';
+import { FilesModule } from './files/files.module';
+import { OutboundModule } from './outbound/outbound.module';
+import { TasksModule } from './tasks/tasks.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { CacheInvalidationModule } from './cache-invalidation/cache-invalidation.module';
@@ -48,6 +52,10 @@ export class AppModule {
         AuthModule,
         RestrictionsModule,
         RateLimitsModule,
+        OutboundModule,
+        FilesModule,
+        AgentsModule,
+        TasksModule,
         HealthModule,
         MetricsModule,
       ],

@@ -3,20 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
-import { AppConfig, loadAppConfig } from './config/app-config';
-import { ConfigurationError } from './config/environment';
-
-function loadConfigOrExit(): AppConfig {
-  try {
-    return loadAppConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
+import { loadConfigOrExit } from './main.config';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

@@ -185,6 +185,52 @@ export class EnvironmentVariables {
   @Max(3600)
   ROTATION_SCAN_SECONDS = 60;
 
+  /** Largest accepted upload, in bytes (default 100 MiB). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1099511627776)
+  MAX_FILE_SIZE = 104857600;
+
+  /** Outbound calls (http agents, webhooks) may reach loopback/private/link-local addresses only when true. */
+  @Transform(toBool)
+  @IsBoolean({ message: 'ALLOW_PRIVATE_NETWORK_TARGETS must be true or false' })
+  ALLOW_PRIVATE_NETWORK_TARGETS = false;
+
+  /** Timeout of one outbound call, in milliseconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(300000)
+  OUTBOUND_TIMEOUT_MS = 10000;
+
+  /** Task workers inside this process (0: this process only serves the API). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(64)
+  WORKER_CONCURRENCY = 2;
+
+  /** How often an idle worker looks for work, and how long a claimed task's lease lasts. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60000)
+  WORKER_POLL_MS = 500;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3600000)
+  TASK_LEASE_MS = 30000;
+
+  /** Attempts before a failing task is marked failed. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  TASK_MAX_ATTEMPTS = 3;
+
   /** Failed logins tolerated per email within the window before further attempts get 429. */
   @Transform(toInt)
   @IsInt()

@@ -1,0 +1,100 @@
+import { HttpStatus, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import { isIdOf, newId } from '../common/ids';
+import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { notFound, ProblemException } from '../common/problem';
+import { Agent } from './agent.entity';
+import { AgentRunner, AgentRunners } from './agent-runner';
+import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
+
+/** The built-in echo agent, listed for every organization; it has no row. */
+export const ECHO_AGENT: AgentResponse = {
+  id: 'agent_builtinEcho00000000000',
+  name: 'Echo',
+  type: 'echo',
+  description: 'Answers with the instruction and a summary of the attachments.',
+  built_in: true,
+  created_at: null,
+};
+
+@Injectable()
+export class AgentsService {
+  constructor(
+    @InjectRepository(Agent) private readonly agents: Repository<Agent>,
+    private readonly runners: AgentRunners,
+  ) {}
+
+  async create(principal: Principal, dto: CreateAgentDto): Promise<Agent> {
+    const runner = this.runnerOrFail(dto.type, HttpStatus.BAD_REQUEST);
+    const config = dto.config ?? {};
+    await runner.validateConfig(config);
+    return this.agents.save(
+      this.agents.create({
+        id: newId('agent'),
+        organizationId: principal.organizationId,
+        name: dto.name,
+        type: dto.type,
+        description: dto.description ?? null,
+        config,
+      }),
+    );
+  }
+
+  async list(principal: Principal, query: ListQueryDto): Promise<AgentPage> {
+    const page: Page<Agent> = await paginate(
+      this.agents
+        .createQueryBuilder('agent')
+        .where('agent.organization_id = :organizationId', { organizationId: principal.organizationId }),
+      query,
+    );
+    const builtIns = query.cursor ? [] : [ECHO_AGENT];
+    return { data: [...builtIns, ...page.data.map(AgentResponse.of)], next_cursor: page.next_cursor };
+  }
+
+  async get(principal: Principal, id: string): Promise<Agent> {
+    const agent = isIdOf('agent', id)
+      ? await this.agents.findOneBy({ id, organizationId: principal.organizationId })
+      : null;
+    if (!agent) throw notFound('The agent');
+    return agent;
+  }
+
+  async update(principal: Principal, id: string, dto: UpdateAgentDto): Promise<Agent> {
+    const agent = await this.get(principal, id);
+    if (dto.config !== undefined) {
+      await this.runnerOrFail(agent.type, HttpStatus.CONFLICT).validateConfig(dto.config);
+      agent.config = dto.config;
+    }
+    if (dto.name !== undefined) agent.name = dto.name;
+    if (dto.description !== undefined) agent.description = dto.description;
+    return this.agents.save(agent);
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    const agent = await this.get(principal, id);
+    await this.agents.delete({ id: agent.id });
+  }
+
+  /** The runner of a type; 400 (agent definitions) or 422 (tasks) when no such type is registered. */
+  runnerOrFail(type: string, status: HttpStatus = HttpStatus.UNPROCESSABLE_ENTITY): AgentRunner {
+    const runner = this.runners.get(type);
+    if (!runner) {
+      throw new ProblemException(
+        status,
+        'unknown_agent_type',
+        `There is no agent type "${type}"; known types: ${this.runners.types().join(', ')}.`,
+        {
+          errors: [
+            {
+              field: status === HttpStatus.BAD_REQUEST ? 'type' : 'agent_type',
+              message: `unknown agent type "${type}"`,
+            },
+          ],
+        },
+      );
+    }
+    return runner;
+  }
+}

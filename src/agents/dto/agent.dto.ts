@@ -1,0 +1,78 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import type { Agent } from '../agent.entity';
+
+export class CreateAgentDto {
+  @ApiProperty({ maxLength: 100, example: 'Summariser' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name: string;
+
+  @ApiProperty({ example: 'http', description: 'A registered agent type: echo, http, …' })
+  @IsString()
+  @Matches(/^[a-z][a-z0-9_]{0,49}$/, { message: 'type must be a lowercase agent type' })
+  type: string;
+
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { url: 'https://agents.example.com/run' },
+  })
+  @IsOptional()
+  @IsObject()
+  config?: Record<string, unknown>;
+}
+
+export class UpdateAgentDto {
+  @ApiPropertyOptional({ maxLength: 100 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  config?: Record<string, unknown>;
+}
+
+export class AgentResponse {
+  @ApiProperty({ example: 'agent_5Jk…' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ example: 'echo' }) type: string;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty() built_in: boolean;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) config?: Record<string, unknown>;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) created_at: string | null;
+
+  static of(agent: Agent): AgentResponse {
+    return {
+      id: agent.id,
+      name: agent.name,
+      type: agent.type,
+      description: agent.description,
+      built_in: false,
+      config: agent.config,
+      created_at: agent.createdAt.toISOString(),
+    };
+  }
+}
+
+export class AgentPage {
+  @ApiProperty({ type: [AgentResponse] }) data: AgentResponse[];
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}

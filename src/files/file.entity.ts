@@ -1,0 +1,36 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+@Entity({ name: 'files' })
+@Index('files_organization_created_idx', ['organizationId', 'createdAt'])
+export class FileRecord {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'organization_id', type: 'text' })
+  organizationId: string;
+
+  /** Sanitised: no path, no control characters, at most 255 characters. */
+  @Column({ type: 'text' })
+  filename: string;
+
+  @Column({ name: 'content_type', type: 'text' })
+  contentType: string;
+
+  @Column({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  size: number;
+
+  @Column({ type: 'text' })
+  sha256: string;
+
+  @Column({ type: 'text', nullable: true })
+  purpose: string | null;
+
+  @Column({ name: 'storage_key', type: 'text' })
+  storageKey: string;
+
+  @Column({ name: 'created_by', type: 'text', nullable: true })
+  createdBy: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}

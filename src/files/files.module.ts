@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { FileRecord } from './file.entity';
+import { FilesController } from './files.controller';
+import { FilesService } from './files.service';
+import { FILE_STORAGE, FileStorage } from './storage/file-storage';
+import { FileStorageModule } from './storage/file-storage.module';
+import { StreamingStorageEngine } from './streaming-storage-engine';
+
+/** Uploads streamed through multer into a FileStorage driver (local directory by default). */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([FileRecord]),
+    FileStorageModule,
+    MulterModule.registerAsync({
+      imports: [FileStorageModule],
+      inject: [APP_CONFIG, FILE_STORAGE],
+      useFactory: (config: AppConfig, storage: FileStorage) => ({
+        storage: new StreamingStorageEngine(storage),
+        limits: { fileSize: config.MAX_FILE_SIZE, files: 1, fields: 5, fieldSize: 1024, parts: 10 },
+      }),
+    }),
+  ],
+  controllers: [FilesController],
+  providers: [FilesService],
+  exports: [FilesService, FileStorageModule],
+})
+export class FilesModule {}

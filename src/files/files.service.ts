@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Readable } from 'node:stream';
+import { In, Repository } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import { isIdOf } from '../common/ids';
+import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { badRequest, notFound } from '../common/problem';
+import { FileRecord } from './file.entity';
+import { sanitizeFilename } from './filename';
+import { FILE_STORAGE, FileStorage } from './storage/file-storage';
+import type { StoredUpload } from './streaming-storage-engine';
+
+@Injectable()
+export class FilesService {
+  constructor(
+    @InjectRepository(FileRecord) private readonly files: Repository<FileRecord>,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+  ) {}
+
+  /** Records an upload the storage engine has already written; removes the bytes if the row fails. */
+  async record(
+    principal: Principal,
+    upload: StoredUpload | undefined,
+    purpose?: string,
+  ): Promise<FileRecord> {
+    if (!upload) {
+      throw badRequest('file_required', 'Send the file as multipart/form-data in the field "file".', [
+        { field: 'file', message: 'file is required' },
+      ]);
+    }
+    try {
+      return await this.files.save(
+        this.files.create({
+          id: upload.fileId,
+          organizationId: principal.organizationId,
+          filename: sanitizeFilename(upload.originalname),
+          contentType: upload.mimetype || 'application/octet-stream',
+          size: upload.size,
+          sha256: upload.sha256,
+          purpose: purpose ?? null,
+          storageKey: upload.storageKey,
+          createdBy: principal.apiKeyId ?? principal.userId,
+        }),
+      );
+    } catch (error) {
+      await this.storage.remove(upload.storageKey);
+      throw error;
+    }
+  }
+
+  list(principal: Principal, query: ListQueryDto): Promise<Page<FileRecord>> {
+    return paginate(
+      this.files
+        .createQueryBuilder('file')
+        .where('file.organization_id = :organizationId', { organizationId: principal.organizationId }),
+      query,
+    );
+  }
+
+  async get(principal: Principal, id: string): Promise<FileRecord> {
+    const file = isIdOf('file', id)
+      ? await this.files.findOneBy({ id, organizationId: principal.organizationId })
+      : null;
+    if (!file) throw notFound('The file');
+    return file;
+  }
+
+  async open(principal: Principal, id: string): Promise<{ file: FileRecord; content: Readable }> {
+    const file = await this.get(principal, id);
+    return { file, content: this.storage.read(file.storageKey) };
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    const file = await this.get(principal, id);
+    await this.files.delete({ id: file.id });
+    await this.storage.remove(file.storageKey);
+  }
+
+  /** The organization's files among `ids`, for task attachments; order follows `ids`. */
+  async findOwned(organizationId: string, ids: string[]): Promise<FileRecord[]> {
+    if (!ids.length) return [];
+    const rows = await this.files.findBy({ id: In(ids.filter((id) => isIdOf('file', id))), organizationId });
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+  }
+}

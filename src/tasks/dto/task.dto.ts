@@ -1,0 +1,94 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+import { ListQueryDto } from '../../common/pagination';
+import { Task, TASK_STATUSES, TaskStatus } from '../task.entity';
+
+export class CreateTaskDto {
+  @ApiProperty({ maxLength: 10000, example: 'Summarise the attached report' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(10000)
+  instruction: string;
+
+  @ApiProperty({ example: 'echo' })
+  @IsString()
+  @MaxLength(50)
+  agent_type: string;
+
+  @ApiPropertyOptional({ type: [String], example: ['file_9aZ…'], maxItems: 20 })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(40, { each: true })
+  attachments?: string[];
+
+  @ApiPropertyOptional({
+    example: 'agent_5Jk…',
+    description: 'A configured agent of that type (required for http).',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^agent_[0-9A-Za-z]{22}$/, { message: 'agent_id must be an agent id (agent_…)' })
+  agent_id?: string;
+}
+
+export class ListTasksQueryDto extends ListQueryDto {
+  @ApiPropertyOptional({ enum: TASK_STATUSES })
+  @IsOptional()
+  @IsIn(TASK_STATUSES)
+  status?: TaskStatus;
+}
+
+export class TaskErrorResponse {
+  @ApiProperty() code: string;
+  @ApiProperty() message: string;
+}
+
+export class TaskResponse {
+  @ApiProperty({ example: 'task_1Qw…' }) id: string;
+  @ApiProperty({ enum: TASK_STATUSES }) status: TaskStatus;
+  @ApiProperty() instruction: string;
+  @ApiProperty() agent_type: string;
+  @ApiProperty({ type: String, nullable: true }) agent_id: string | null;
+  @ApiProperty({ type: [String] }) attachments: string[];
+  @ApiProperty({ description: 'Attempts made so far.' }) attempts: number;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
+  @ApiPropertyOptional({ description: 'Present when succeeded.', type: 'object', additionalProperties: true })
+  result?: unknown;
+  @ApiPropertyOptional({ type: TaskErrorResponse, description: 'Present when failed.' })
+  error?: TaskErrorResponse;
+
+  static of(task: Task): TaskResponse {
+    return {
+      id: task.id,
+      status: task.status,
+      instruction: task.instruction,
+      agent_type: task.agentType,
+      agent_id: task.agentId,
+      attachments: task.attachments,
+      attempts: task.attempts,
+      created_at: task.createdAt.toISOString(),
+      started_at: task.startedAt?.toISOString() ?? null,
+      completed_at: task.completedAt?.toISOString() ?? null,
+      ...(task.status === 'succeeded' ? { result: task.result } : {}),
+      ...(task.status === 'failed' && task.error ? { error: task.error } : {}),
+    };
+  }
+}
+
+export class TaskPage {
+  @ApiProperty({ type: [TaskResponse] }) data: TaskResponse[];
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}

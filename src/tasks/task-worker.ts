@@ -1,0 +1,201 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
+import { AgentFailure, AgentRunners } from '../agents/agent-runner';
+import { Agent } from '../agents/agent.entity';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { EventsService } from '../events/events.service';
+import { FilesService } from '../files/files.service';
+import { Task } from './task.entity';
+import { TasksService } from './tasks.service';
+
+const MAX_BACKOFF_MS = 60_000;
+
+/**
+ * The durable queue's consumer. Each of WORKER_CONCURRENCY loops claims one task at a time with
+ * FOR UPDATE SKIP LOCKED (queued and due, or running with an expired lease: its worker died), holds
+ * a lease it renews while the agent runs, and records the outcome only while it still owns the
+ * lease. Failures are retried with exponential backoff and jitter up to TASK_MAX_ATTEMPTS. A
+ * cancellation (or a lost lease) aborts the running agent at the next heartbeat. On shutdown it stops
+ * claiming, gives running tasks the grace period, then hands the rest back to the queue.
+ */
+@Injectable()
+export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('TaskWorker');
+  readonly workerId = `worker_${randomUUID()}`;
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly dataSource: DataSource,
+    private readonly runners: AgentRunners,
+    private readonly files: FilesService,
+    private readonly tasks: TasksService,
+    private readonly events: EventsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    for (let i = 0; i < this.config.WORKER_CONCURRENCY; i++) this.loops.push(this.loop());
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let task: Task | undefined;
+      try {
+        task = await this.claim();
+      } catch (error) {
+        this.logger.warn(`claim failed: ${(error as Error).message}`);
+      }
+      if (task) await this.execute(task);
+      else await sleep(this.config.WORKER_POLL_MS);
+    }
+  }
+
+  /** Claims the oldest due task, or one whose lease expired; returns undefined when there is none. */
+  async claim(): Promise<Task | undefined> {
+    const [rows] = await this.dataSource.query<[Record<string, unknown>[], number]>(
+      `UPDATE tasks SET status = 'running', lease_owner = $1,
+              lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
+              attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()
+        WHERE id = (SELECT id FROM tasks
+                     WHERE (status = 'queued' AND run_after <= now())
+                        OR (status = 'running' AND lease_expires_at < now())
+                     ORDER BY run_after
+                     LIMIT 1
+                     FOR UPDATE SKIP LOCKED)
+        RETURNING id`,
+      [this.workerId, this.config.TASK_LEASE_MS],
+    );
+    if (!rows.length) return undefined;
+    return (await this.dataSource.getRepository(Task).findOneBy({ id: rows[0].id as string })) ?? undefined;
+  }
+
+  private async execute(task: Task): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(task.id, controller);
+    const heartbeat = setInterval(
+      () => void this.renewLease(task.id, controller),
+      Math.max(50, this.config.TASK_LEASE_MS / 3),
+    );
+    try {
+      const result = await this.run(task, controller.signal);
+      await this.finish(task, { status: 'succeeded', result });
+    } catch (error) {
+      if (controller.signal.aborted) return; // cancelled, lease lost, or handed back at shutdown
+      const failure =
+        error instanceof AgentFailure
+          ? error
+          : new AgentFailure('agent_crashed', (error as Error).message, true);
+      if (failure.retryable && task.attempts < task.maxAttempts) await this.retryLater(task, failure);
+      else
+        await this.finish(task, {
+          status: 'failed',
+          error: { code: failure.code, message: failure.message },
+        });
+    } finally {
+      clearInterval(heartbeat);
+      this.running.delete(task.id);
+    }
+  }
+
+  private async run(task: Task, signal: AbortSignal): Promise<unknown> {
+    const runner = this.runners.get(task.agentType);
+    if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
+    const agent = task.agentId
+      ? await this.dataSource.getRepository(Agent).findOneBy({ id: task.agentId })
+      : null;
+    if (runner.needsAgent && !agent)
+      throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
+    const attachments = await this.files.findOwned(task.organizationId, task.attachments);
+    const key = task.sealedCredential ? this.tasks.credentials.open(task.sealedCredential) : undefined;
+    return runner.run({
+      task: { id: task.id, organizationId: task.organizationId, instruction: task.instruction, attachments },
+      agent,
+      outboundHeaders: key ? { 'X-API-Key': key } : {},
+      signal,
+    });
+  }
+
+  /** Extends the lease; when the task was cancelled or taken over, aborts the agent. */
+  private async renewLease(taskId: string, controller: AbortController): Promise<void> {
+    try {
+      const [rows] = await this.dataSource.query<[unknown[], number]>(
+        `UPDATE tasks SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
+          WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
+        [taskId, this.workerId, this.config.TASK_LEASE_MS],
+      );
+      if (!rows.length) controller.abort();
+    } catch (error) {
+      this.logger.warn(`lease renewal of ${taskId} failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async retryLater(task: Task, failure: AgentFailure): Promise<void> {
+    const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (task.attempts - 1)) * (0.5 + Math.random() / 2);
+    await this.dataSource.query(
+      `UPDATE tasks SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+              run_after = now() + make_interval(secs => $3::double precision / 1000), error = $4
+        WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+      [task.id, this.workerId, backoff, JSON.stringify({ code: failure.code, message: failure.message })],
+    );
+  }
+
+  /** Records the outcome and its event together, only if this worker still owns the task. */
+  private async finish(
+    task: Task,
+    outcome:
+      | { status: 'succeeded'; result: unknown }
+      | { status: 'failed'; error: { code: string; message: string } },
+  ): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const [rows] = await manager.query<[unknown[], number]>(
+        `UPDATE tasks SET status = $3, result = $4, error = $5, completed_at = now(), updated_at = now(),
+                lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
+          WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
+        [
+          task.id,
+          this.workerId,
+          outcome.status,
+          outcome.status === 'succeeded' ? JSON.stringify(outcome.result ?? null) : null,
+          outcome.status === 'failed' ? JSON.stringify(outcome.error) : null,
+        ],
+      );
+      if (!rows.length) return;
+      await this.events.record(manager, [
+        {
+          organizationId: task.organizationId,
+          type: `task.${outcome.status}`,
+          data: {
+            task_id: task.id,
+            agent_type: task.agentType,
+            ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
+          },
+        },
+      ]);
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    const grace = new Promise<'timeout'>((resolve) =>
+      setTimeout(() => resolve('timeout'), this.config.SHUTDOWN_GRACE_MS / 2).unref(),
+    );
+    if ((await Promise.race([Promise.all(this.loops), grace])) === 'timeout') {
+      for (const [taskId, controller] of this.running) {
+        controller.abort();
+        // Hand back: another worker takes it up at once, without counting this attempt.
+        await this.dataSource
+          .query(
+            `UPDATE tasks SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL,
+                    attempts = GREATEST(attempts - 1, 0), run_after = now(), updated_at = now()
+              WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
+            [taskId, this.workerId],
+          )
+          .catch(() => undefined);
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { outboundCredentialHeaders } from '../auth/outbound-credentials';
+import { Principal } from '../auth/principal';
+import { ApiProblems } from '../common/openapi';
+import { mapPage } from '../common/pagination';
+import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { CreateTaskDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/task.dto';
+import { TasksService } from './tasks.service';
+
+@ApiTags('tasks')
+@ApiBearerAuth()
+@ApiProblems(401, 403)
+@Controller('v1/tasks')
+export class TasksController {
+  constructor(private readonly tasks: TasksService) {}
+
+  @Post()
+  @HttpCode(202)
+  @RequirePermissions('tasks:create')
+  @ApiOperation({ summary: 'Queue a task for an agent; it runs asynchronously' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'A retried create returns the first task.',
+  })
+  @ApiAcceptedResponse({ type: TaskResponse })
+  @ApiProblems(400, 409, 422)
+  async create(
+    @Principal() principal: Principal,
+    @Body() dto: CreateTaskDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Req() request: Request,
+  ): Promise<TaskResponse> {
+    const forwardKey = outboundCredentialHeaders(request)['X-API-Key'];
+    return TaskResponse.of(await this.tasks.create(principal, dto, idempotencyKey, forwardKey));
+  }
+
+  @Get()
+  @RequirePermissions('tasks:read')
+  @ApiOperation({ summary: "List the organization's tasks, newest first; filter by status" })
+  @ApiOkResponse({ type: TaskPage })
+  @ApiProblems(400)
+  async list(@Principal() principal: Principal, @Query() query: ListTasksQueryDto): Promise<TaskPage> {
+    return mapPage(await this.tasks.list(principal, query), TaskResponse.of);
+  }
+
+  @Get(':id')
+  @RequirePermissions('tasks:read')
+  @ApiOperation({ summary: 'Get a task with its status, result or error' })
+  @ApiOkResponse({ type: TaskResponse })
+  @ApiProblems(404)
+  async get(@Principal() principal: Principal, @Param('id') id: string): Promise<TaskResponse> {
+    return TaskResponse.of(await this.tasks.get(principal, id));
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  @RequirePermissions('tasks:update')
+  @ApiOperation({ summary: 'Cancel a queued or running task' })
+  @ApiOkResponse({ type: TaskResponse })
+  @ApiProblems(404, 409)
+  async cancel(@Principal() principal: Principal, @Param('id') id: string): Promise<TaskResponse> {
+    return TaskResponse.of(await this.tasks.cancel(principal, id));
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentsModule } from '../agents/agents.module';
+import { FilesModule } from '../files/files.module';
+import { TaskWorker } from './task-worker';
+import { Task } from './task.entity';
+import { TasksController } from './tasks.controller';
+import { TasksService } from './tasks.service';
+
+/** Tasks and the durable PostgreSQL queue that runs them. */
+@Module({
+  imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
+  controllers: [TasksController],
+  providers: [TasksService, TaskWorker],
+  exports: [TasksService, TaskWorker],
+})
+export class TasksModule {}

@@ -1,0 +1,34 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { loadConfigOrExit } from './main.config';
+
+/**
+ * `npm run start:worker`: a process that only runs task workers (no HTTP), so work scales apart from
+ * the API. Run the API with WORKER_CONCURRENCY=0 to leave all tasks to worker processes. Needs
+ * DATABASE_URL: the embedded database serves a single process.
+ */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  if (!config.DATABASE_URL) {
+    console.error('start:worker needs DATABASE_URL: the embedded database can only be opened by one process');
+    process.exit(1);
+  }
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  console.error('worker failed to start:', error);
+  process.exit(1);
+});
