@@ -5,6 +5,7 @@ import { AgentsModule } from './agents/agents.module';
 import { FilesModule } from './files/files.module';
 import { OutboundModule } from './outbound/outbound.module';
 import { TasksModule } from './tasks/tasks.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { CacheInvalidationModule } from './cache-invalidation/cache-invalidation.module';
@@ -56,6 +57,7 @@ export class AppModule {
         FilesModule,
         AgentsModule,
         TasksModule,
+        WebhooksModule,
         HealthModule,
         MetricsModule,
       ],

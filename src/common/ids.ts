@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   webhook: 'whk',
   auditEntry: 'aud',
+  delivery: 'dlv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -231,6 +231,27 @@ export class EnvironmentVariables {
   @Max(20)
   TASK_MAX_ATTEMPTS = 3;
 
+  /** Webhook delivery loops in this process (0: deliveries are left to other instances). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(16)
+  WEBHOOK_WORKERS = 1;
+
+  /**
+   * Delay before each retry of a failed delivery, in seconds (jittered ±20%). The default spans about
+   * a day: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+   */
+  @Matches(/^\d+(,\d+)*$/, { message: 'WEBHOOK_RETRY_SCHEDULE_SECONDS must be a comma list of seconds' })
+  WEBHOOK_RETRY_SCHEDULE_SECONDS = '5,300,1800,7200,18000,36000,36000';
+
+  /** Consecutive failed attempts after which an endpoint is disabled. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  WEBHOOK_DISABLE_AFTER_FAILURES = 50;
+
   /** Failed logins tolerated per email within the window before further attempts get 429. */
   @Transform(toInt)
   @IsInt()

@@ -5,6 +5,8 @@ import { User } from '../accounts/user.entity';
 import { Agent } from '../agents/agent.entity';
 import { FileRecord } from '../files/file.entity';
 import { Task } from '../tasks/task.entity';
+import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
+import { Webhook } from '../webhooks/webhook.entity';
 import { ApiKey } from '../api-keys/api-key.entity';
 import { AuditEntry } from '../audit/audit-entry.entity';
 import { DomainEvent } from '../events/event.entity';
@@ -23,4 +25,6 @@ export const ENTITIES = [
   FileRecord,
   Agent,
   Task,
+  Webhook,
+  WebhookDelivery,
 ];

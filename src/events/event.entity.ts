@@ -6,6 +6,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
  */
 @Entity({ name: 'events' })
 @Index('events_organization_created_idx', ['organizationId', 'createdAt'])
+@Index('events_undispatched_idx', ['createdAt'], { where: 'dispatched_at IS NULL' })
 export class DomainEvent {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -26,6 +27,10 @@ export class DomainEvent {
    */
   @Column({ name: 'sealed_secret', type: 'text', nullable: true })
   sealedSecret: string | null;
+
+  /** Set once the event has been fanned out to the organization's webhook endpoints. */
+  @Column({ name: 'dispatched_at', type: 'timestamptz', precision: 3, nullable: true })
+  dispatchedAt: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

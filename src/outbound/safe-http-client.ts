@@ -56,10 +56,15 @@ export class SafeHttpClient {
     }
   }
 
-  async postJson(url: string, payload: unknown, options: OutboundOptions = {}): Promise<OutboundResponse> {
+  postJson(url: string, payload: unknown, options: OutboundOptions = {}): Promise<OutboundResponse> {
+    return this.post(url, JSON.stringify(payload), options);
+  }
+
+  /** POSTs an already serialised JSON body (webhooks sign the exact bytes they send). */
+  async post(url: string, json: string, options: OutboundOptions = {}): Promise<OutboundResponse> {
     const target = new URL(url);
     const { address, family } = await this.resolveTarget(target);
-    const body = Buffer.from(JSON.stringify(payload));
+    const body = Buffer.from(json);
     const timeoutMs = options.timeoutMs ?? this.config.OUTBOUND_TIMEOUT_MS;
     const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
     const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {

@@ -50,7 +50,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
         this.logger.warn(`claim failed: ${(error as Error).message}`);
       }
       if (task) await this.execute(task);
-      else await sleep(this.config.WORKER_POLL_MS);
+      else await sleep(this.config.WORKER_POLL_MS, undefined, { ref: false });
     }
   }
 

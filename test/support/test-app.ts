@@ -67,6 +67,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ALLOW_SIGNUP: 'true',
     // Suites that exercise tasks turn workers on; the others need no polling in the background.
     WORKER_CONCURRENCY: '0',
+    WEBHOOK_WORKERS: '0',
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL,

@@ -2,6 +2,13 @@ import { Accounts1795290908908 } from './1795290908908-Accounts';
 import { ApiKeysRolesAudit1795291284857 } from './1795291284857-ApiKeysRolesAudit';
 import { KeyPoliciesOutbox1795292400954 } from './1795292400954-KeyPoliciesOutbox';
 import { AgentsTasksFiles1795293424707 } from './1795293424707-AgentsTasksFiles';
+import { Webhooks1795293629344 } from './1795293629344-Webhooks';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
-export const MIGRATIONS = [Accounts1795290908908, ApiKeysRolesAudit1795291284857, KeyPoliciesOutbox1795292400954, AgentsTasksFiles1795293424707];
+export const MIGRATIONS = [
+  Accounts1795290908908,
+  ApiKeysRolesAudit1795291284857,
+  KeyPoliciesOutbox1795292400954,
+  AgentsTasksFiles1795293424707,
+  Webhooks1795293629344,
+];

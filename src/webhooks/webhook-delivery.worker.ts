@@ -1,0 +1,226 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
+import { newId } from '../common/ids';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { DomainEvent } from '../events/event.entity';
+import { EventsService } from '../events/events.service';
+import { SafeHttpClient } from '../outbound/safe-http-client';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { signWebhook } from './webhook-signature';
+import { Webhook } from './webhook.entity';
+import { WebhooksService } from './webhooks.service';
+
+const BATCH = 20;
+
+/**
+ * Turns outbox events into signed HTTP deliveries. Two steps, both safe with many instances:
+ * fan-out claims undispatched events (FOR UPDATE SKIP LOCKED) and creates one delivery per
+ * subscribed endpoint in the same transaction; delivery claims due deliveries by pushing their
+ * next attempt past the call's timeout, so a worker that dies mid-call leaves the delivery due again
+ * (at least once). Failures retry on WEBHOOK_RETRY_SCHEDULE_SECONDS with ±20% jitter; an endpoint
+ * failing WEBHOOK_DISABLE_AFTER_FAILURES times in a row is disabled and that is audited.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Webhooks');
+  private readonly schedule: number[];
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly dataSource: DataSource,
+    private readonly webhooks: WebhooksService,
+    private readonly events: EventsService,
+    private readonly http: SafeHttpClient,
+    private readonly audit: AuditService,
+  ) {
+    this.schedule = config.WEBHOOK_RETRY_SCHEDULE_SECONDS.split(',').map(Number);
+  }
+
+  onApplicationBootstrap(): void {
+    for (let i = 0; i < this.config.WEBHOOK_WORKERS; i++) this.loops.push(this.loop());
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let worked = 0;
+      try {
+        worked = (await this.fanOut()) + (await this.deliverDue());
+      } catch (error) {
+        this.logger.warn(`delivery loop: ${(error as Error).message}`);
+      }
+      if (!worked) await sleep(this.config.WORKER_POLL_MS, undefined, { ref: false });
+    }
+  }
+
+  /** One delivery per (event, subscribed enabled endpoint); returns how many events were dispatched. */
+  async fanOut(): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      const events = await manager
+        .createQueryBuilder(DomainEvent, 'event')
+        .where('event.dispatched_at IS NULL')
+        .orderBy('event.created_at', 'ASC')
+        .limit(100)
+        .setLock('pessimistic_write')
+        .setOnLocked('skip_locked')
+        .getMany();
+      if (!events.length) return 0;
+      const organizations = [...new Set(events.map((e) => e.organizationId))];
+      const endpoints = await manager.find(Webhook, {
+        where: { organizationId: In(organizations), enabled: true },
+      });
+      const rows = events.flatMap((event) =>
+        endpoints
+          .filter((w) => w.organizationId === event.organizationId && w.events.includes(event.type))
+          .map((w) => ({
+            id: newId('delivery'),
+            organizationId: event.organizationId,
+            webhookId: w.id,
+            eventId: event.id,
+            eventType: event.type,
+            status: 'pending' as const,
+            attempts: 0,
+            nextAttemptAt: new Date(),
+          })),
+      );
+      if (rows.length) {
+        await manager.createQueryBuilder().insert().into(WebhookDelivery).values(rows).orIgnore().execute();
+      }
+      await manager.update(DomainEvent, { id: In(events.map((e) => e.id)) }, { dispatchedAt: new Date() });
+      return events.length;
+    });
+  }
+
+  /** Attempts due deliveries; returns how many were attempted. */
+  async deliverDue(): Promise<number> {
+    const visibilityMs = this.config.OUTBOUND_TIMEOUT_MS * 2 + 5000;
+    const [claimed] = await this.dataSource.query<[{ id: string }[], number]>(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = now(),
+              next_attempt_at = now() + make_interval(secs => $1::double precision / 1000)
+        WHERE id IN (SELECT id FROM webhook_deliveries
+                      WHERE status = 'pending' AND next_attempt_at <= now()
+                      ORDER BY next_attempt_at LIMIT ${BATCH}
+                      FOR UPDATE SKIP LOCKED)
+        RETURNING id`,
+      [visibilityMs],
+    );
+    if (!claimed.length) return 0;
+    const deliveries = await this.dataSource
+      .getRepository(WebhookDelivery)
+      .findBy({ id: In(claimed.map((c) => c.id)) });
+    await Promise.all(deliveries.map((delivery) => this.attempt(delivery)));
+    return deliveries.length;
+  }
+
+  private async attempt(delivery: WebhookDelivery): Promise<void> {
+    const webhook = await this.dataSource.getRepository(Webhook).findOneBy({ id: delivery.webhookId });
+    const event = await this.dataSource.getRepository(DomainEvent).findOneBy({ id: delivery.eventId });
+    if (!webhook || !event)
+      return this.record(delivery, null, { failed: true, error: 'endpoint_or_event_gone' });
+    if (!webhook.enabled) return this.record(delivery, webhook, { failed: true, error: 'endpoint_disabled' });
+
+    const secretValue = this.events.openSecret(event);
+    const body = JSON.stringify({
+      type: event.type,
+      timestamp: event.createdAt.toISOString(),
+      // The one case a key value leaves the service: the new value of a policy rotation.
+      data: secretValue ? { ...event.data, key: secretValue } : event.data,
+    });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secret = this.webhooks.secrets.open(webhook.sealedSecret);
+    try {
+      const response = await this.http.post(webhook.url, body, {
+        headers: {
+          'webhook-id': event.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(secret, event.id, timestamp, body),
+        },
+        maxBytes: 64 * 1024,
+      });
+      const ok = response.status >= 200 && response.status < 300;
+      await this.record(delivery, webhook, {
+        failed: !ok,
+        status: response.status,
+        error: ok ? null : `HTTP ${response.status}`,
+      });
+    } catch (error) {
+      await this.record(delivery, webhook, { failed: true, error: (error as Error).message.slice(0, 500) });
+    }
+  }
+
+  private async record(
+    delivery: WebhookDelivery,
+    webhook: Webhook | null,
+    outcome: { failed: boolean; status?: number; error: string | null },
+  ): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const retryIn = this.schedule[delivery.attempts - 1];
+      const giveUp =
+        outcome.failed && (retryIn === undefined || outcome.error === 'endpoint_disabled' || !webhook);
+      await manager.update(
+        WebhookDelivery,
+        { id: delivery.id },
+        {
+          status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
+          lastResponseStatus: outcome.status ?? null,
+          lastError: outcome.error,
+          deliveredAt: outcome.failed ? null : new Date(),
+          nextAttemptAt:
+            outcome.failed && !giveUp
+              ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
+              : null,
+        },
+      );
+      if (!webhook || outcome.error === 'endpoint_disabled') return;
+      if (!outcome.failed) {
+        await manager.update(Webhook, { id: webhook.id }, { consecutiveFailures: 0 });
+        return;
+      }
+      await this.countFailure(manager, webhook);
+    });
+  }
+
+  private async countFailure(manager: EntityManager, webhook: Webhook): Promise<void> {
+    const [rows] = await manager.query<[{ consecutive_failures: number }[], number]>(
+      `UPDATE webhooks SET consecutive_failures = consecutive_failures + 1 WHERE id = $1 RETURNING consecutive_failures`,
+      [webhook.id],
+    );
+    if (
+      !rows.length ||
+      rows[0].consecutive_failures < this.config.WEBHOOK_DISABLE_AFTER_FAILURES ||
+      !webhook.enabled
+    )
+      return;
+    const reason = `${rows[0].consecutive_failures} consecutive failed deliveries`;
+    await manager.update(
+      Webhook,
+      { id: webhook.id },
+      { enabled: false, disabledAt: new Date(), disabledReason: reason },
+    );
+    await manager.query(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint_disabled', next_attempt_at = NULL
+        WHERE webhook_id = $1 AND status = 'pending'`,
+      [webhook.id],
+    );
+    await this.audit.append(manager, [
+      {
+        organizationId: webhook.organizationId,
+        action: 'webhook.disabled',
+        actor: SYSTEM_ACTOR,
+        details: { webhook_id: webhook.id, reason },
+      },
+    ]);
+    this.logger.warn(`disabled webhook ${webhook.id}: ${reason}`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    await Promise.race([
+      Promise.all(this.loops),
+      sleep(this.config.SHUTDOWN_GRACE_MS / 2, undefined, { ref: false }),
+    ]);
+  }
+}

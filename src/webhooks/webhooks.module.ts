@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDeliveryWorker } from './webhook-delivery.worker';
+import { Webhook } from './webhook.entity';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksService } from './webhooks.service';
+
+/** Webhook endpoints and durable, signed delivery of outbox events. */
+@Module({
+  imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery])],
+  controllers: [WebhooksController],
+  providers: [WebhooksService, WebhookDeliveryWorker],
+  exports: [WebhookDeliveryWorker],
+})
+export class WebhooksModule {}
