@@ -17,10 +17,14 @@ async function main(): Promise<void> {
   }
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
   app.useLogger(app.get(Logger));
+  // The worker loops sleep on unref'd timers (so tests and shutdown never wait on them); with no HTTP
+  // server in this process, something must keep it alive until SIGTERM.
+  const keepAlive = setInterval(() => undefined, 60_000);
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
+    clearInterval(keepAlive);
     await app.close();
     process.exit(0);
   };
