@@ -1,0 +1,455 @@
+import type { INestApplication } from '@nestjs/common';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import request, { Response } from 'supertest';
+import {
+  createUser,
+  signIn,
+  signUpOrganization,
+  SignedUpOrganization,
+  uniqueEmail,
+  PASSWORD,
+} from './support/factories';
+import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
+
+/**
+ * Operating the service: health, the OpenAPI document and docs, metrics, configuration refusal,
+ * SIGTERM and the embedded database's persistence. Some tests spawn the real entry point.
+ */
+
+jest.setTimeout(90_000);
+
+const PROJECT_ROOT = resolve(__dirname, '..');
+
+function expectProblem(res: Response, status: number, code: string): void {
+  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json(;|$)/);
+  expect(res.body).toEqual(
+    expect.objectContaining({
+      type: expect.stringMatching(/\S/),
+      title: expect.stringMatching(/\S/),
+      status,
+      detail: expect.stringMatching(/\S/),
+      code,
+      request_id: res.headers['x-request-id'],
+    }),
+  );
+}
+
+interface RouteLayer {
+  route?: { path: unknown; methods: Record<string, boolean> };
+}
+
+/**
+ * The routes Express actually serves, read from its router, independently of Nest's and Swagger's
+ * own bookkeeping. Catch-all middleware mounts (paths with `*`) are not endpoints.
+ */
+function registeredRoutes(app: INestApplication): Array<{ method: string; path: string }> {
+  const express = app.getHttpAdapter().getInstance() as { router: { stack: RouteLayer[] } };
+  const routes: Array<{ method: string; path: string }> = [];
+  for (const layer of express.router.stack) {
+    if (!layer.route || typeof layer.route.path !== 'string' || layer.route.path.includes('*')) continue;
+    for (const method of Object.keys(layer.route.methods)) {
+      if (method !== '_all') routes.push({ method: method.toLowerCase(), path: layer.route.path });
+    }
+  }
+  return routes;
+}
+
+/** The documentation's own routes (UI, assets, the document itself) are not API operations. */
+const isDocumentationPath = (path: string): boolean =>
+  path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
+
+describe('operations endpoints', () => {
+  let t: TestApp;
+  let admin: SignedUpOrganization;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    admin = await signUpOrganization(t.http, 'Ops');
+  });
+  afterAll(() => t?.close());
+
+  describe('health', () => {
+    it('GET /health/live answers 200 without a credential', async () => {
+      const res = await t.http.get('/health/live').expect(200);
+      expect(res.body).toEqual({ status: 'ok' });
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    });
+
+    it('GET /health/ready answers 200 without a credential, checking the database (and Redis when set)', async () => {
+      const res = await t.http.get('/health/ready').expect(200);
+      expect(res.body.status).toBe('ok');
+      expect(res.body.info.database).toEqual({ status: 'up' });
+      if (process.env.REDIS_URL) expect(res.body.info.redis).toEqual({ status: 'up' });
+      else expect(res.body.info.redis).toBeUndefined();
+    });
+
+    it('health ignores a credential, even a bad one', async () => {
+      await t.http.get('/health/live').set('Authorization', 'Bearer not-a-token').expect(200);
+      await t.http.get('/health/ready').set('Authorization', 'Basic Zm9vOmJhcg==').expect(200);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    let document: {
+      openapi: string;
+      paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+    };
+
+    beforeAll(async () => {
+      const res = await t.http.get('/openapi.json').expect(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      document = res.body;
+    });
+
+    it('is public and an OpenAPI 3 document', () => {
+      expect(document.openapi).toMatch(/^3\./);
+      expect(Object.keys(document.paths).length).toBeGreaterThan(0);
+    });
+
+    it('documents every route the app registers', () => {
+      const routes = registeredRoutes(t.app).filter((r) => !isDocumentationPath(r.path));
+      // The enumeration must see the real routes, or this test would prove nothing.
+      expect(routes).toEqual(
+        expect.arrayContaining([
+          { method: 'get', path: '/health/live' },
+          { method: 'post', path: '/v1/auth/signup' },
+          { method: 'get', path: '/v1/users/:id' },
+          { method: 'delete', path: '/v1/teams/:id/members/:userId' },
+          { method: 'get', path: '/metrics' },
+        ]),
+      );
+      const undocumented = routes
+        .map((r) => ({ method: r.method, path: r.path.replace(/:(\w+)/g, '{$1}') }))
+        .filter((r) => !document.paths[r.path]?.[r.method])
+        .map((r) => `${r.method.toUpperCase()} ${r.path}`);
+      expect(undocumented).toEqual([]);
+    });
+
+    it('documents no operation the app does not serve', () => {
+      const served = new Set(
+        registeredRoutes(t.app).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
+      );
+      const phantom = Object.entries(document.paths).flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((method) => HTTP_METHODS.includes(method))
+          .filter((method) => !served.has(`${method} ${path}`))
+          .map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      expect(phantom).toEqual([]);
+    });
+
+    it('declares at least one response for every operation', () => {
+      const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => HTTP_METHODS.includes(method))
+          .map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
+      );
+      expect(operations.length).toBeGreaterThan(10);
+      const withoutResponses = operations
+        .filter(({ operation }) => Object.keys(operation.responses ?? {}).length === 0)
+        .map(({ name }) => name);
+      expect(withoutResponses).toEqual([]);
+    });
+
+    it('GET /docs serves the HTML UI without a credential, with its assets', async () => {
+      const res = await t.http.get('/docs').expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toMatch(/<html[\s>]/i);
+      expect(res.text).toMatch(/swagger-ui/i);
+
+      const references = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)]
+        .map((m) => new URL(m[1], 'http://gatehouse.test/docs'))
+        .filter((url) => url.host === 'gatehouse.test');
+      expect(references.length).toBeGreaterThan(0);
+      for (const url of references) {
+        const asset = await t.http.get(url.pathname);
+        expect(`${url.pathname} -> ${asset.status}`).toBe(`${url.pathname} -> 200`);
+      }
+    });
+  });
+
+  describe('GET /metrics', () => {
+    it('refuses a request without a credential (401)', async () => {
+      expectProblem(await t.http.get('/metrics'), 401, 'missing_credentials');
+    });
+
+    it('refuses a developer (403)', async () => {
+      const developer = await createUser(t.http, admin, 'developer');
+      expectProblem(await t.http.get('/metrics').set(developer.auth), 403, 'forbidden');
+    });
+
+    it('serves Prometheus text to an administrator, labelled by route pattern, never by raw path', async () => {
+      const missingId = `usr_${randomBytes(11).toString('hex').slice(0, 22)}`;
+      const strayPath = `/no-such-thing-${randomBytes(6).toString('hex')}`;
+      await t.http.get(`/v1/users/${admin.userId}`).set(admin.auth).expect(200);
+      await t.http.get(`/v1/users/${missingId}`).set(admin.auth).expect(404);
+      await t.http.get(strayPath).expect(404);
+
+      const res = await t.http.get('/metrics').set(admin.auth).expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      const text = res.text;
+      expect(text).toMatch(/^# TYPE http_requests_total counter$/m);
+      expect(text).toMatch(/^# TYPE http_request_duration_seconds histogram$/m);
+
+      const series = (name: string, labels: Record<string, string>): number[] =>
+        text
+          .split('\n')
+          .filter((line) => line.startsWith(`${name}{`))
+          .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+          .map((line) => Number(line.slice(line.lastIndexOf(' ') + 1)));
+
+      const byId = { method: 'GET', route: '/v1/users/:id' };
+      expect(series('http_requests_total', { ...byId, status: '200' })).toEqual([expect.any(Number)]);
+      expect(series('http_requests_total', { ...byId, status: '200' })[0]).toBeGreaterThanOrEqual(1);
+      expect(series('http_requests_total', { ...byId, status: '404' })[0]).toBeGreaterThanOrEqual(1);
+      expect(
+        series('http_request_duration_seconds_count', { ...byId, status: '200' })[0],
+      ).toBeGreaterThanOrEqual(1);
+      expect(
+        series('http_request_duration_seconds_bucket', { ...byId, status: '200', le: '+Inf' })[0],
+      ).toBeGreaterThanOrEqual(1);
+      expect(
+        series('http_requests_total', { method: 'POST', route: '/v1/auth/signup', status: '201' })[0],
+      ).toBeGreaterThanOrEqual(1);
+
+      // Raw ids and unmatched paths would make label cardinality unbounded.
+      expect(text).not.toContain(admin.userId);
+      expect(text).not.toContain(missingId);
+      expect(text).not.toContain(strayPath);
+    });
+  });
+});
+
+interface ProcessResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The real entry point, as a child process with only the environment given (plus PATH and HOME). */
+function spawnMain(env: Record<string, string | undefined>): ChildProcess & { output: () => ProcessResult } {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return Object.assign(child, {
+    output: () => ({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
+  });
+}
+
+/** Resolves when the child has exited; kills it (and reports `timedOut`) if it outlives `ms`. */
+function exited(
+  child: ChildProcess & { output: () => ProcessResult },
+  ms: number,
+): Promise<ProcessResult & { timedOut: boolean }> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      return done({ ...child.output(), timedOut: false });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      child.once('close', () => done({ ...child.output(), timedOut: true }));
+    }, ms);
+    child.once('close', () => {
+      clearTimeout(timer);
+      done({ ...child.output(), timedOut: false });
+    });
+  });
+}
+
+async function runMain(
+  env: Record<string, string | undefined>,
+): Promise<ProcessResult & { timedOut: boolean }> {
+  return exited(spawnMain(env), 45_000);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls /health/live until the child answers 200; fails at once if the child exits instead. */
+async function waitUntilLive(
+  child: ChildProcess & { output: () => ProcessResult },
+  base: string,
+): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the process exited before serving:\n${child.output().stderr}`);
+    }
+    const status = await request(base)
+      .get('/health/live')
+      .timeout(2000)
+      .then((res) => res.status)
+      .catch(() => 0);
+    if (status === 200) return;
+    await sleep(200);
+  }
+}
+
+describe('the real process', () => {
+  const tempDirs: string[] = [];
+  const tempDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ops-'));
+    tempDirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('refuses to start with invalid configuration', () => {
+    it('PORT that is not a port', async () => {
+      const result = await runMain({ PORT: 'not-a-port', DATA_DIR: tempDir(), LOG_LEVEL: 'warn' });
+      expect(result.timedOut).toBe(false);
+      expect(result.code).not.toBe(0);
+      expect(result.code).not.toBeNull();
+      expect(result.stderr).toMatch(/\bPORT\b/);
+    });
+
+    it('NODE_ENV=production without secrets, naming both', async () => {
+      const result = await runMain({
+        NODE_ENV: 'production',
+        PORT: String(await freePort()),
+        DATA_DIR: tempDir(),
+        LOG_LEVEL: 'warn',
+      });
+      expect(result.timedOut).toBe(false);
+      expect(result.code).not.toBe(0);
+      expect(result.code).not.toBeNull();
+      expect(result.stderr).toContain('TOKEN_SIGNING_SECRET');
+      expect(result.stderr).toContain('API_KEY_HASH_SECRET');
+    });
+
+    it('a placeholder TOKEN_SIGNING_SECRET in production, naming only that variable', async () => {
+      const result = await runMain({
+        NODE_ENV: 'production',
+        PORT: String(await freePort()),
+        DATA_DIR: tempDir(),
+        LOG_LEVEL: 'warn',
+        TOKEN_SIGNING_SECRET: 'change-me-change-me-change-me-1234',
+        API_KEY_HASH_SECRET: randomBytes(32).toString('base64url'),
+      });
+      expect(result.timedOut).toBe(false);
+      expect(result.code).not.toBe(0);
+      expect(result.code).not.toBeNull();
+      expect(result.stderr).toContain('TOKEN_SIGNING_SECRET');
+      expect(result.stderr).not.toContain('API_KEY_HASH_SECRET');
+    });
+  });
+
+  it('serves, then exits 0 on SIGTERM and stops listening', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
+    const child = spawnMain({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: tempDir(),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL,
+    });
+    try {
+      await waitUntilLive(child, base);
+      await request(base).get('/health/ready').expect(200);
+
+      child.kill('SIGTERM');
+      const result = await exited(child, 45_000);
+      expect({ timedOut: result.timedOut, code: result.code, signal: result.signal }).toEqual({
+        timedOut: false,
+        code: 0,
+        signal: null,
+      });
+      await expect(request(base).get('/health/live').timeout(2000)).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited(child, 10_000);
+      }
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+    }
+  });
+
+  it('refuses a second process on an embedded data directory in use', async () => {
+    const first = await startTestApp({ embedded: true });
+    try {
+      const result = await runMain({
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+        DATA_DIR: first.dataDir,
+        LOG_LEVEL: 'warn',
+      });
+      expect(result.timedOut).toBe(false);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/in use/);
+      // The first instance is unharmed.
+      await first.http.get('/health/ready').expect(200);
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe('embedded database', () => {
+  it('keeps its data across a restart on the same data directory', async () => {
+    const first = await startTestApp({ embedded: true });
+    const dataDir = first.dataDir;
+    let firstOpen = true;
+    let second: TestApp | undefined;
+    try {
+      const org = await signUpOrganization(first.http, 'Durable');
+      const extraEmail = uniqueEmail('durable');
+      const extra = await first.http
+        .post('/v1/users')
+        .set(org.auth)
+        .send({ email: extraEmail, password: PASSWORD, name: 'Durable Dev', role: 'developer' })
+        .expect(201);
+      await first.close({ keepData: true });
+      firstOpen = false;
+
+      second = await startTestApp({ embedded: true, dataDir });
+      const token = await signIn(second.http, org.email);
+      const auth = { Authorization: `Bearer ${token}` };
+      const me = await second.http.get(`/v1/users/${org.userId}`).set(auth).expect(200);
+      expect(me.body).toEqual(
+        expect.objectContaining({ id: org.userId, email: org.email, role: 'administrator' }),
+      );
+      const list = await second.http.get('/v1/users').set(auth).expect(200);
+      expect(list.body.data.map((u: { id: string }) => u.id).sort()).toEqual(
+        [org.userId, extra.body.id].sort(),
+      );
+      // The other user can sign in too: password hashes survived.
+      await signIn(second.http, extraEmail);
+      // The signing secret kept under DATA_DIR survived, so a token issued before the restart still works.
+      await second.http.get('/v1/users').set(org.auth).expect(200);
+    } finally {
+      if (firstOpen) await first.close({ keepData: true });
+      await second?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
