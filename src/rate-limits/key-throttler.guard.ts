@@ -43,12 +43,21 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
       origin: originOf(request),
       details: { limit: detail.limit, window_seconds: Math.round(detail.ttl / 1000) },
     });
+    // The refusal reports the spent budget too (Remaining 0), under the throttler's own suffix, as
+    // accepted responses do: the key generated above is `${name}:${tracker}`.
+    const name = detail.key.slice(0, detail.key.indexOf(':'));
+    const suffix = name === 'default' ? '' : `-${name}`;
     throw new ProblemException(
       HttpStatus.TOO_MANY_REQUESTS,
       'rate_limited',
       `Rate limit of ${detail.limit} requests per ${Math.round(detail.ttl / 1000)} s exceeded; retry later.`,
       {},
-      { 'Retry-After': String(detail.timeToBlockExpire) },
+      {
+        'Retry-After': String(detail.timeToBlockExpire),
+        [`X-RateLimit-Limit${suffix}`]: String(detail.limit),
+        [`X-RateLimit-Remaining${suffix}`]: '0',
+        [`X-RateLimit-Reset${suffix}`]: String(detail.timeToExpire),
+      },
     );
   }
 }
