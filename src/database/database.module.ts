@@ -24,7 +24,12 @@ export class DatabaseModule {
           useFactory: async (config: AppConfig, endpoint: DatabaseEndpoint) => {
             await endpoint.open();
             return {
-              ...buildDataSourceOptions({ url: endpoint.url, poolSize: config.DATABASE_POOL_SIZE }),
+              ...buildDataSourceOptions({
+                url: endpoint.url,
+                // PGlite is one session and pglite-socket can interleave the protocol messages of two
+                // connections (see EmbeddedPostgres): one connection, and `pg` queues the rest.
+                poolSize: endpoint.isEmbedded ? 1 : config.DATABASE_POOL_SIZE,
+              }),
               retryAttempts: 3,
               retryDelay: 1000,
             };

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 /**
  * PostgreSQL without a server: PGlite (Postgres compiled to WASM) persisted under DATA_DIR, exposed on a
  * loopback port through pglite-socket so the app keeps talking to it with `pg` and the same migrations.
- * pglite-socket multiplexes several client connections onto PGlite's single session and keeps a
- * transaction's statements together, so a small `pg` pool works.
+ * pglite-socket multiplexes client connections onto PGlite's single session message by message and
+ * keeps a connection's messages together only inside an explicit transaction: another connection's
+ * messages can run between a query's Parse and its Bind and replace the unnamed prepared statement
+ * (errors, or rows of the wrong query). So the app talks to it through a pool of one connection.
  */
 export class EmbeddedPostgres {
   private constructor(

@@ -19,6 +19,8 @@ import { StreamingStorageEngine } from './streaming-storage-engine';
       inject: [APP_CONFIG, FILE_STORAGE],
       useFactory: (config: AppConfig, storage: FileStorage) => ({
         storage: new StreamingStorageEngine(storage),
+        // Browsers and HTTP clients send non-ASCII file names as raw UTF-8; busboy's default (latin1) would garble them.
+        defParamCharset: 'utf8',
         limits: { fileSize: config.MAX_FILE_SIZE, files: 1, fields: 5, fieldSize: 1024, parts: 10 },
       }),
     }),
