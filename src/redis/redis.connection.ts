@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
  * `client` is undefined otherwise and those features run in-process.
  */
 @Injectable()
-export class RedisConnection implements OnApplicationShutdown {
+export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Redis');
   readonly client?: Redis;
 
@@ -21,6 +21,23 @@ export class RedisConnection implements OnApplicationShutdown {
       connectTimeout: 2000,
     });
     this.client.on('error', (error: Error) => this.logger.warn(`redis: ${error.message}`));
+  }
+
+  /**
+   * Waits (up to 5 s) for the connection before the app takes traffic: with no offline queue, a
+   * request arriving earlier would find the rate-limit store unavailable.
+   */
+  async onModuleInit(): Promise<void> {
+    const client = this.client;
+    if (!client || client.status === 'ready') return;
+    const ready = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 5000);
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!(await ready)) this.logger.warn('Redis is not reachable yet; continuing (see RATE_LIMIT_FAILURE_MODE)');
   }
 
   async onApplicationShutdown(): Promise<void> {
