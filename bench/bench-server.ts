@@ -1,11 +1,13 @@
 /**
  * The process under test: Gatehouse and a bare NestJS app side by side, so both routes share the
- * same process, runtime and machine load. Driven over IPC by bench/verify.bench.ts.
+ * same process, runtime and machine load. Driven over IPC by bench/verify.bench.ts and
+ * bench/tasks.bench.ts (which also asks it for its memory: a snapshot, or the peak RSS sampled every
+ * RSS_SAMPLE_MS between `rss-start` and `rss-stop`).
  */
 import 'reflect-metadata';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -25,7 +27,69 @@ class BareController {
 @Module({ controllers: [BareController] })
 class BareModule {}
 
-type Command = { type: 'seed'; count: number } | { type: 'exit' } | { type: 'cpu' };
+type Command =
+  | { type: 'seed'; count: number }
+  | { type: 'exit' }
+  | { type: 'cpu' }
+  | { type: 'memory' }
+  | { type: 'rss-start' }
+  | { type: 'rss-stop' };
+
+const RSS_SAMPLE_MS = 50;
+
+/** Peak RSS as the kernel saw it (VmHWM, bytes), Linux only; undefined elsewhere. */
+function kernelPeakRss(): number | undefined {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resets VmHWM to the current RSS (Linux >= 4.0); false when that is not possible. */
+function resetKernelPeakRss(): boolean {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Records the largest process.memoryUsage().rss seen, every RSS_SAMPLE_MS. */
+class RssSampler {
+  private timer?: NodeJS.Timeout;
+  private peak = 0;
+  private samples = 0;
+  private kernelReset = false;
+
+  start(): number {
+    this.stop();
+    this.kernelReset = resetKernelPeakRss();
+    this.peak = 0;
+    this.samples = 0;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), RSS_SAMPLE_MS);
+    return this.peak;
+  }
+
+  stop(): { peak: number; samples: number; kernelPeak?: number } {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.sample();
+    return {
+      peak: this.peak,
+      samples: this.samples,
+      kernelPeak: this.kernelReset ? kernelPeakRss() : undefined,
+    };
+  }
+
+  private sample(): void {
+    this.peak = Math.max(this.peak, process.memoryUsage().rss);
+    this.samples++;
+  }
+}
 
 async function main(): Promise<void> {
   const config = loadAppConfig({
@@ -45,12 +109,22 @@ async function main(): Promise<void> {
   const bareUrl = await bare.getUrl();
   const dataSource = app.get(DataSource);
   const cache = app.get(KeyCache);
+  const sampler = new RssSampler();
 
   process.on('message', (message: Command) => {
     void (async () => {
       if (message.type === 'cpu') {
         const { user, system } = process.cpuUsage();
         process.send!({ type: 'cpu', micros: user + system });
+      }
+      if (message.type === 'memory') {
+        process.send!({ type: 'memory', ...process.memoryUsage() });
+      }
+      if (message.type === 'rss-start') {
+        process.send!({ type: 'rss-started', rss: sampler.start() });
+      }
+      if (message.type === 'rss-stop') {
+        process.send!({ type: 'rss-stopped', ...sampler.stop() });
       }
       if (message.type === 'exit') {
         await Promise.all([app.close(), bare.close()]);

@@ -49,8 +49,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
       } catch (error) {
         this.logger.warn(`claim failed: ${(error as Error).message}`);
       }
-      if (task) await this.execute(task);
-      else await sleep(this.config.WORKER_POLL_MS, undefined, { ref: false });
+      if (task) {
+        // A database error while recording the outcome must not kill the loop (or the process): the
+        // lease then expires and the task is taken up again.
+        await this.execute(task).catch((error: unknown) =>
+          this.logger.error(`task ${task!.id}: ${(error as Error).message}`),
+        );
+      } else await sleep(this.config.WORKER_POLL_MS, undefined, { ref: false });
     }
   }
 
