@@ -95,7 +95,13 @@ export class ApiKeysService {
     const saved = await this.dataSource.transaction(async (manager) => {
       const row = await manager.save(key);
       await this.changes.record(manager, [
-        { key: row, action: 'key.created', actor: actorOf(principal), origin },
+        {
+          key: row,
+          action: 'key.created',
+          actor: actorOf(principal),
+          origin,
+          details: { name: row.name, role: row.role, type: row.type },
+        },
       ]);
       return row;
     });
@@ -242,7 +248,9 @@ export class ApiKeysService {
     const key = await this.findManageable(principal, id);
     await this.dataSource.transaction(async (manager) => {
       await manager.update(ApiKey, { id: key.id }, { deletedAt: new Date() });
-      await this.changes.record(manager, [{ key, action: 'key.deleted', actor: actorOf(principal), origin }]);
+      await this.changes.record(manager, [
+        { key, action: 'key.deleted', actor: actorOf(principal), origin, details: { name: key.name } },
+      ]);
     });
     this.invalidations.publish({ kind: 'key', keyId: key.id });
   }
