@@ -47,7 +47,7 @@ export class SafeHttpClient {
     try {
       await this.resolveTarget(new URL(url));
     } catch (error) {
-      if (error instanceof OutboundError || error instanceof TypeError) {
+      if (error instanceof OutboundError || (error as { code?: string }).code === 'ERR_INVALID_URL') {
         throw new ProblemException(HttpStatus.BAD_REQUEST, 'target_not_allowed', (error as Error).message, {
           errors: [{ field: 'url', message: (error as Error).message }],
         });
