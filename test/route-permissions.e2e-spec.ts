@@ -22,7 +22,9 @@ describe('route permission declarations', () => {
     const lines: string[] = [];
     // Nest's container is the source of truth for what is actually mounted.
     const container = (t.app as unknown as { container: NestContainer }).container;
-    const wrappers = [...container.getModules().values()].flatMap((module) => [...module.controllers.values()]);
+    const wrappers = [...container.getModules().values()].flatMap((module) => [
+      ...module.controllers.values(),
+    ]);
     for (const wrapper of wrappers) {
       const controller = wrapper.metatype as new (...args: unknown[]) => unknown;
       const prefix = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
@@ -35,8 +37,15 @@ describe('route permission declarations', () => {
           .filter(Boolean)
           .join('/')}`;
         const isPublic = reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, controller]);
-        const required = reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS, [handler, controller]);
-        const rule = isPublic ? 'public' : required === undefined ? 'UNDECLARED' : required.join(' + ') || 'any credential';
+        const required = reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS, [
+          handler,
+          controller,
+        ]);
+        const rule = isPublic
+          ? 'public'
+          : required === undefined
+            ? 'UNDECLARED'
+            : required.join(' + ') || 'any credential';
         lines.push(`${RequestMethod[method]} ${path} -> ${rule}`);
       }
     }

@@ -37,7 +37,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
         resolve(true);
       });
     });
-    if (!(await ready)) this.logger.warn('Redis is not reachable yet; continuing (see RATE_LIMIT_FAILURE_MODE)');
+    if (!(await ready))
+      this.logger.warn('Redis is not reachable yet; continuing (see RATE_LIMIT_FAILURE_MODE)');
   }
 
   async onApplicationShutdown(): Promise<void> {
