@@ -1,4 +1,4 @@
-import { HttpStatus, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import type { Principal } from '../auth/principal';
@@ -29,7 +29,7 @@ export class UsersService {
   async create(principal: Principal, dto: CreateUserDto): Promise<User> {
     assertWithinPrincipal(
       principal,
-      await this.roleOrFail(principal.organizationId, dto.role),
+      await this.roles.requireRole(principal.organizationId, dto.role),
       'The new user',
     );
     const user = this.users.create({
@@ -69,7 +69,11 @@ export class UsersService {
   async update(principal: Principal, id: string, dto: UpdateUserDto): Promise<User> {
     const user = await this.getManageable(principal, id);
     if (dto.role !== undefined && dto.role !== user.role) {
-      assertWithinPrincipal(principal, await this.roleOrFail(principal.organizationId, dto.role), 'The user');
+      assertWithinPrincipal(
+        principal,
+        await this.roles.requireRole(principal.organizationId, dto.role),
+        'The user',
+      );
       user.role = dto.role;
     }
     if (dto.name !== undefined) user.name = dto.name;
@@ -107,22 +111,6 @@ export class UsersService {
     user.active = true;
     user.deactivatedAt = null;
     return this.users.save(user);
-  }
-
-  /** Permissions a role grants in the organization, or 400 when the role does not exist there. */
-  async roleOrFail(organizationId: string, role: string): Promise<ReadonlySet<Permission>> {
-    const permissions = await this.roles.permissionsOf(organizationId, role);
-    if (!permissions) {
-      throw new ProblemException(
-        HttpStatus.BAD_REQUEST,
-        'unknown_role',
-        `The role "${role}" does not exist.`,
-        {
-          errors: [{ field: 'role', message: `role "${role}" does not exist` }],
-        },
-      );
-    }
-    return permissions;
   }
 
   /** A caller may only change users whose current permissions it holds itself: no acting above one's rank. */

@@ -1,4 +1,4 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import { Team } from '../accounts/team.entity';
@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isIdOf, newId } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
-import { badRequest, conflict, notFound, ProblemException } from '../common/problem';
+import { badRequest, conflict, notFound } from '../common/problem';
 import { assertWithinPrincipal } from '../roles/escalation';
 import { intersectPermissions, Permission } from '../roles/permissions';
 import { RolesService } from '../roles/roles.service';
@@ -50,7 +50,7 @@ export class ApiKeysService {
     origin: RequestOrigin,
   ): Promise<CreatedApiKeyResponse> {
     const type = dto.type ?? 'personal';
-    const rolePermissions = await this.roleOrFail(principal.organizationId, dto.role);
+    const rolePermissions = await this.roles.requireRole(principal.organizationId, dto.role);
     assertWithinPrincipal(principal, rolePermissions, 'The key');
     if (type === 'personal' && !principal.userId) {
       throw badRequest(
@@ -151,7 +151,11 @@ export class ApiKeysService {
     );
 
     if (dto.role !== undefined && dto.role !== key.role) {
-      assertWithinPrincipal(principal, await this.roleOrFail(principal.organizationId, dto.role), 'The key');
+      assertWithinPrincipal(
+        principal,
+        await this.roles.requireRole(principal.organizationId, dto.role),
+        'The key',
+      );
       key.role = dto.role;
     }
     if (dto.team_id !== undefined) key.teamId = await this.checkTeam(principal, key.type, dto.team_id);
@@ -301,21 +305,6 @@ export class ApiKeysService {
     const [permissions] = await this.effectivePermissions([key]);
     assertWithinPrincipal(principal, permissions, 'The target key');
     return key;
-  }
-
-  private async roleOrFail(organizationId: string, role: string): Promise<ReadonlySet<Permission>> {
-    const permissions = await this.roles.permissionsOf(organizationId, role);
-    if (!permissions) {
-      throw new ProblemException(
-        HttpStatus.BAD_REQUEST,
-        'unknown_role',
-        `The role "${role}" does not exist.`,
-        {
-          errors: [{ field: 'role', message: `role "${role}" does not exist` }],
-        },
-      );
-    }
-    return permissions;
   }
 
   private async checkTeam(

@@ -1,11 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { newId } from '../common/ids';
 import { ListQueryDto, paginate } from '../common/pagination';
-import { conflict, notFound } from '../common/problem';
+import { conflict, notFound, ProblemException } from '../common/problem';
 import { isUniqueViolation } from '../database/database-errors';
 import { CustomRole } from './custom-role.entity';
 import {
@@ -38,6 +38,22 @@ export class RolesService {
     if (isBuiltInRole(roleName)) return BUILT_IN_ROLES[roleName];
     const role = await this.customRoles.findOneBy({ organizationId, roleName });
     return role ? new Set(role.permissions) : undefined;
+  }
+
+  /** Permissions a role grants in the organization, or 400 `unknown_role` when it does not exist there. */
+  async requireRole(organizationId: string, roleName: string): Promise<ReadonlySet<Permission>> {
+    const permissions = await this.permissionsOf(organizationId, roleName);
+    if (!permissions) {
+      throw new ProblemException(
+        HttpStatus.BAD_REQUEST,
+        'unknown_role',
+        `The role "${roleName}" does not exist.`,
+        {
+          errors: [{ field: 'role', message: `role "${roleName}" does not exist` }],
+        },
+      );
+    }
+    return permissions;
   }
 
   async create(principal: Principal, dto: CreateRoleDto): Promise<RoleResponse> {
