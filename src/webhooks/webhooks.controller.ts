@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBearerAuth,
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -127,7 +128,7 @@ export class WebhooksController {
   @HttpCode(202)
   @RequirePermissions('webhooks:update')
   @ApiOperation({ summary: 'Send a delivery again now' })
-  @ApiOkResponse({ type: DeliveryResponse })
+  @ApiAcceptedResponse({ type: DeliveryResponse })
   @ApiProblems(404, 409)
   async retry(
     @Principal() principal: Principal,
@@ -141,7 +142,7 @@ export class WebhooksController {
   @HttpCode(202)
   @RequirePermissions('webhooks:update')
   @ApiOperation({ summary: 'Send a ping event to this endpoint' })
-  @ApiOkResponse({ type: DeliveryResponse })
+  @ApiAcceptedResponse({ type: DeliveryResponse })
   @ApiProblems(404)
   async test(@Principal() principal: Principal, @Param('id') id: string): Promise<DeliveryResponse> {
     return DeliveryResponse.of(await this.webhooks.ping(principal, id));
