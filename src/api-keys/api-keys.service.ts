@@ -221,8 +221,10 @@ export class ApiKeysService {
     const previousHash = key.keyHash;
     key.keyHash = this.authenticator.hash(value);
     key.start = keyStart(value);
-    key.previousKeyHash = graceSeconds > 0 ? previousHash : null;
-    key.previousKeyExpiresAt = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : null;
+    // The replaced value stays recognizable, so it is refused as revoked (not as unknown) once its
+    // grace period ends; with no grace period that is now.
+    key.previousKeyHash = previousHash;
+    key.previousKeyExpiresAt = new Date(now.getTime() + graceSeconds * 1000);
     key.previousKeyLastUsedAt = null;
     key.lastRotatedAt = now;
     if (key.rotationEnabled && key.rotationDays) {
@@ -238,7 +240,7 @@ export class ApiKeysService {
         details: {
           automatic: actor.type === 'system',
           grace_period_seconds: graceSeconds,
-          previous_key_expires_at: key.previousKeyExpiresAt?.toISOString() ?? null,
+          previous_key_expires_at: graceSeconds > 0 ? key.previousKeyExpiresAt.toISOString() : null,
         },
         // Only a policy rotation hands the new value to the organization's webhooks; a manual
         // rotation returns it to the caller instead.
