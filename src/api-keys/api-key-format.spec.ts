@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { createHmac } from 'node:crypto';
 import { BASE62_ALPHABET } from '../common/ids';
 import { ApiKeyFormat, ApiKeyHasher, keyStart } from './api-key-format';
 
@@ -43,6 +44,20 @@ describe('ApiKeyFormat', () => {
     expect(format.isWellFormed(key.slice(0, -1))).toBe(false);
     expect(format.isWellFormed(key.slice(0, 20) + '-' + key.slice(21))).toBe(false);
     expect(new ApiKeyFormat('gh').isWellFormed(key)).toBe(false);
+  });
+
+  it('computes exactly HMAC-SHA256 under the secret', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 100 }),
+        fc.string({ minLength: 32, maxLength: 200 }),
+        (value, secret) => {
+          expect(new ApiKeyHasher(secret).hash(value)).toBe(
+            createHmac('sha256', secret).update(value).digest('hex'),
+          );
+        },
+      ),
+    );
   });
 
   it('hashes deterministically under one secret and differently under another', () => {

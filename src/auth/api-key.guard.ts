@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { IS_PUBLIC } from '../common/decorators';
+import { RouteMetadataCache } from '../common/route-metadata';
 import { unauthorized } from '../common/problem';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator';
@@ -18,17 +19,19 @@ import type { Principal } from './principal';
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly isPublic: RouteMetadataCache<boolean>;
+
   constructor(
-    private readonly reflector: Reflector,
+    reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly accessTokens: AccessTokenAuthenticator,
     private readonly apiKeys: ApiKeyAuthenticator,
-  ) {}
+  ) {
+    this.isPublic = new RouteMetadataCache(reflector, IS_PUBLIC);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) {
-      return true;
-    }
+    if (this.isPublic.get(context)) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const credential = extractCredential(request, this.config.ALLOW_QUERY_API_KEY);
     if (!credential)

@@ -1,18 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 
-// A symbol-keyed, non-enumerable slot: serializers, loggers and JSON.stringify never see it.
-const PRESENTED_KEY = Symbol('gatehouse.presentedKey');
-
-type WithPresentedKey = IncomingMessage & { [PRESENTED_KEY]?: string };
+// Kept beside the request, not on it: serializers, loggers and JSON.stringify never see it, and it goes
+// away with the request.
+const presentedKeys = new WeakMap<IncomingMessage, string>();
 
 /** Called by ApiKeyGuard once a key is accepted. */
 export function rememberPresentedKey(request: IncomingMessage, value: string): void {
-  Object.defineProperty(request, PRESENTED_KEY, {
-    value,
-    enumerable: false,
-    configurable: false,
-    writable: false,
-  });
+  presentedKeys.set(request, value);
 }
 
 /**
@@ -22,7 +16,7 @@ export function rememberPresentedKey(request: IncomingMessage, value: string): v
  */
 export function outboundCredentialHeaders(request: IncomingMessage): Record<string, string> {
   const key = request.principal?.key;
-  const value = (request as WithPresentedKey)[PRESENTED_KEY];
+  const value = presentedKeys.get(request);
   if (!key || key.hideCredentials || !value) return {};
   return { 'X-API-Key': value };
 }

@@ -84,7 +84,17 @@ export function intersectPermissions(
   return out;
 }
 
-/** Stable, sorted wire form. */
+const sortedLists = new WeakMap<ReadonlySet<Permission>, Permission[]>();
+
+/**
+ * Stable, sorted wire form. Permission sets are shared and never mutated once built (roles, cached
+ * keys), so the sorted list is remembered per set instead of sorted on every request.
+ */
 export function permissionList(permissions: Iterable<Permission>): Permission[] {
+  if (permissions instanceof Set) {
+    let list = sortedLists.get(permissions);
+    if (!list) sortedLists.set(permissions, (list = [...permissions].sort()));
+    return [...list];
+  }
   return [...permissions].sort();
 }

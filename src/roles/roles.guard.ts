@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { AuditService } from '../audit/audit.service';
 import { originOf } from '../audit/request-origin.decorator';
 import { IS_PUBLIC } from '../common/decorators';
+import { RouteMetadataCache } from '../common/route-metadata';
 import { forbidden, unauthorized } from '../common/problem';
 import { missingPermissions, Permission } from './permissions';
 import { REQUIRED_PERMISSIONS } from './require-permissions.decorator';
@@ -14,23 +15,25 @@ import { REQUIRED_PERMISSIONS } from './require-permissions.decorator';
  */
 @Injectable()
 export class RolesGuard implements CanActivate {
+  private readonly isPublic: RouteMetadataCache<boolean>;
+  private readonly required: RouteMetadataCache<Permission[]>;
+
   constructor(
-    private readonly reflector: Reflector,
+    reflector: Reflector,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    this.isPublic = new RouteMetadataCache(reflector, IS_PUBLIC);
+    this.required = new RouteMetadataCache(reflector, REQUIRED_PERMISSIONS);
+  }
 
   canActivate(context: ExecutionContext): boolean {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    if (this.isPublic.get(context)) return true;
 
     const request = context.switchToHttp().getRequest<Request>();
     const principal = request.principal;
     if (!principal) throw unauthorized('missing_credentials', 'A credential is required.');
 
-    const required = this.reflector.getAllAndOverride<Permission[] | undefined>(
-      REQUIRED_PERMISSIONS,
-      targets,
-    );
+    const required = this.required.get(context);
     if (!required) throw forbidden('forbidden', 'This route declares no permission and is closed.');
 
     const missing = missingPermissions(principal.permissions, required);
