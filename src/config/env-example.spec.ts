@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EnvironmentVariables, validateEnvironment } from './environment';
+
+const OPTIONAL_WITHOUT_DEFAULT = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'TOKEN_SIGNING_SECRET',
+  'API_KEY_HASH_SECRET',
+  'BOOTSTRAP_ADMIN_EMAIL',
+  'BOOTSTRAP_ADMIN_PASSWORD',
+  'TRUST_PROXY',
+];
+
+describe('.env.example', () => {
+  const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');
+
+  it('lists every variable the service reads', () => {
+    const variables = [...new Set([...Object.keys(new EnvironmentVariables()), ...OPTIONAL_WITHOUT_DEFAULT])];
+    const missing = variables.filter((name) => !new RegExp(`^#? ?${name}=`, 'm').test(example));
+    expect(missing).toEqual([]);
+  });
+
+  it('holds only valid values', () => {
+    const set = Object.fromEntries(
+      example
+        .split('\n')
+        .filter((line) => /^[A-Z_]+=/.test(line))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    expect(() => validateEnvironment(set)).not.toThrow();
+    expect(Object.keys(set).length).toBeGreaterThan(20);
+  });
+});
