@@ -28,7 +28,7 @@ describe('.env.example', () => {
         .filter((line) => /^[A-Z_]+=/.test(line))
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
-    expect(() => validateEnvironment(set)).not.toThrow();
-    expect(Object.keys(set).length).toBeGreaterThan(20);
+    // The example's values are the defaults: validating them must give back the same configuration.
+    expect(validateEnvironment(set)).toEqual(validateEnvironment({}));
   });
 });
