@@ -35,8 +35,13 @@ function toProblem(error: unknown): unknown {
 }
 
 function mapErrors(parser: RequestHandler): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) =>
+  return (req: Request, res: Response, next: NextFunction) => {
+    // Most API calls (every GET, the key check) carry no body: skip the parser machinery entirely.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      return next();
+    }
     parser(req, res, (error?: unknown) => next(error ? toProblem(error) : undefined));
+  };
 }
 
 /** Replaces Nest's default parsers so a malformed or oversized body answers a precise problem+json. */

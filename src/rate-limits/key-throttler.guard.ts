@@ -1,6 +1,6 @@
 import { ExecutionContext, HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AuditService } from '../audit/audit.service';
 import { originOf } from '../audit/request-origin.decorator';
 import { ProblemException } from '../common/problem';
@@ -23,6 +23,15 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
 
   protected override async getTracker(req: Record<string, unknown>): Promise<string> {
     return (req as unknown as Request).principal!.key!.id;
+  }
+
+  /** Plain Node header writes: express's `res.header` charset handling is not needed for numbers. */
+  protected override setResponseHeader(
+    res: Record<string, unknown>,
+    name: string,
+    value: string | number,
+  ): void {
+    (res as unknown as Response).setHeader(name, String(value));
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
