@@ -14,6 +14,7 @@ import {
   uniqueEmail,
   PASSWORD,
 } from './support/factories';
+import { registeredRoutes } from './support/routes';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -40,25 +41,9 @@ function expectProblem(res: Response, status: number, code: string): void {
   );
 }
 
-interface RouteLayer {
-  route?: { path: unknown; methods: Record<string, boolean> };
-}
-
-/**
- * The routes Express actually serves, read from its router, independently of Nest's and Swagger's
- * own bookkeeping. Catch-all middleware mounts (paths with `*`) are not endpoints.
- */
-function registeredRoutes(app: INestApplication): Array<{ method: string; path: string }> {
-  const express = app.getHttpAdapter().getInstance() as { router: { stack: RouteLayer[] } };
-  const routes: Array<{ method: string; path: string }> = [];
-  for (const layer of express.router.stack) {
-    if (!layer.route || typeof layer.route.path !== 'string' || layer.route.path.includes('*')) continue;
-    for (const method of Object.keys(layer.route.methods)) {
-      if (method !== '_all') routes.push({ method: method.toLowerCase(), path: layer.route.path });
-    }
-  }
-  return routes;
-}
+/** Registered routes with lower-case methods, as OpenAPI's `paths` spells them. */
+const apiRoutes = (app: INestApplication): Array<{ method: string; path: string }> =>
+  registeredRoutes(app).map((route) => ({ ...route, method: route.method.toLowerCase() }));
 
 /** The documentation's own routes (UI, assets, the document itself) are not API operations. */
 const isDocumentationPath = (path: string): boolean =>
@@ -115,7 +100,7 @@ describe('operations endpoints', () => {
     });
 
     it('documents every route the app registers', () => {
-      const routes = registeredRoutes(t.app).filter((r) => !isDocumentationPath(r.path));
+      const routes = apiRoutes(t.app).filter((r) => !isDocumentationPath(r.path));
       // The enumeration must see the real routes, or this test would prove nothing.
       expect(routes).toEqual(
         expect.arrayContaining([
@@ -134,9 +119,7 @@ describe('operations endpoints', () => {
     });
 
     it('documents no operation the app does not serve', () => {
-      const served = new Set(
-        registeredRoutes(t.app).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
-      );
+      const served = new Set(apiRoutes(t.app).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`));
       const phantom = Object.entries(document.paths).flatMap(([path, item]) =>
         Object.keys(item)
           .filter((method) => HTTP_METHODS.includes(method))

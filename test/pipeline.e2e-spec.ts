@@ -1,8 +1,8 @@
-import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { PASSWORD, signUpOrganization, SignedUpOrganization, uniqueEmail } from './support/factories';
+import { registeredRoutes } from './support/routes';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -58,23 +58,6 @@ const PUBLIC_ROUTES = new Set([
 ]);
 const isDocumentationPath = (path: string): boolean =>
   path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);
-
-interface RouteLayer {
-  route?: { path: unknown; methods: Record<string, boolean> };
-}
-
-/** The routes Express actually serves, read from its router (catch-all middleware mounts excluded). */
-function registeredRoutes(app: INestApplication): Array<{ method: string; path: string }> {
-  const express = app.getHttpAdapter().getInstance() as { router: { stack: RouteLayer[] } };
-  const routes: Array<{ method: string; path: string }> = [];
-  for (const layer of express.router.stack) {
-    if (!layer.route || typeof layer.route.path !== 'string' || layer.route.path.includes('*')) continue;
-    for (const method of Object.keys(layer.route.methods)) {
-      if (method !== '_all') routes.push({ method: method.toUpperCase(), path: layer.route.path });
-    }
-  }
-  return routes;
-}
 
 describe('request pipeline', () => {
   let t: TestApp;
