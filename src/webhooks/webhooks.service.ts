@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../auth/principal';
 import { isIdOf, newId } from '../common/ids';
@@ -53,15 +53,7 @@ export class WebhooksService {
           disabledReason: null,
         }),
       );
-      await this.audit.append(manager, [
-        {
-          organizationId: row.organizationId,
-          action: 'webhook.created',
-          actor: actorOf(principal),
-          origin,
-          details: { webhook_id: row.id, url: row.url },
-        },
-      ]);
+      await this.recordChange(manager, row, 'webhook.created', principal, origin, { url: row.url });
       return row;
     });
     return { webhook, secret };
@@ -107,15 +99,9 @@ export class WebhooksService {
     }
     return this.dataSource.transaction(async (manager) => {
       const saved = await manager.save(webhook);
-      await this.audit.append(manager, [
-        {
-          organizationId: saved.organizationId,
-          action: 'webhook.updated',
-          actor: actorOf(principal),
-          origin,
-          details: { webhook_id: saved.id, fields: Object.keys(dto).sort() },
-        },
-      ]);
+      await this.recordChange(manager, saved, 'webhook.updated', principal, origin, {
+        fields: Object.keys(dto).sort(),
+      });
       return saved;
     });
   }
@@ -130,15 +116,7 @@ export class WebhooksService {
     webhook.sealedSecret = this.secrets.seal(secret);
     const saved = await this.dataSource.transaction(async (manager) => {
       const row = await manager.save(webhook);
-      await this.audit.append(manager, [
-        {
-          organizationId: row.organizationId,
-          action: 'webhook.secret_rotated',
-          actor: actorOf(principal),
-          origin,
-          details: { webhook_id: row.id },
-        },
-      ]);
+      await this.recordChange(manager, row, 'webhook.secret_rotated', principal, origin);
       return row;
     });
     return { webhook: saved, secret };
@@ -149,16 +127,28 @@ export class WebhooksService {
     await this.dataSource.transaction(async (manager) => {
       await manager.delete(WebhookDelivery, { webhookId: webhook.id });
       await manager.delete(Webhook, { id: webhook.id });
-      await this.audit.append(manager, [
-        {
-          organizationId: webhook.organizationId,
-          action: 'webhook.deleted',
-          actor: actorOf(principal),
-          origin,
-          details: { webhook_id: webhook.id },
-        },
-      ]);
+      await this.recordChange(manager, webhook, 'webhook.deleted', principal, origin);
     });
+  }
+
+  /** Every endpoint change is audited in its own transaction, naming the endpoint. */
+  private recordChange(
+    manager: EntityManager,
+    webhook: Webhook,
+    action: string,
+    principal: Principal,
+    origin: RequestOrigin,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    return this.audit.append(manager, [
+      {
+        organizationId: webhook.organizationId,
+        action,
+        actor: actorOf(principal),
+        origin,
+        details: { webhook_id: webhook.id, ...details },
+      },
+    ]);
   }
 
   async listDeliveries(
