@@ -28,6 +28,7 @@ import { RestrictionsGuard } from './restrictions/restrictions.guard';
 import { RestrictionsModule } from './restrictions/restrictions.module';
 import { RolesGuard } from './roles/roles.guard';
 import { RolesModule } from './roles/roles.module';
+import { RouteIndexer } from './common/route-index';
 
 /**
  * The root module. Global guards run in the order listed here, the contract's order of checks:
@@ -69,6 +70,7 @@ export class AppModule {
         { provide: APP_GUARD, useExisting: ConcurrencyGuard },
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemFilter },
+        RouteIndexer,
       ],
     };
   }

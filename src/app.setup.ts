@@ -4,7 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { bodyParsers } from './common/body-parsers';
 import { ProblemSchema } from './common/openapi';
-import { requestIdMiddleware } from './common/request-context';
+import { requestObserver } from './common/request-context';
 import { APP_CONFIG, AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/environment';
 import { REQUEST_LOGGER, requestLogger } from './logging/request-logger';
@@ -22,16 +22,19 @@ const JSON_BODY_LIMIT = '1mb';
  */
 export function configureApp(app: INestApplication): void {
   const express = app as NestExpressApplication;
-  express.use(requestIdMiddleware);
-  express.use(app.get(MetricsService).middleware);
-  express.use(requestLogger(app.get<pino.Logger>(REQUEST_LOGGER)));
+  express.use(
+    requestObserver([
+      app.get(MetricsService).recordRequest,
+      requestLogger(app.get<pino.Logger>(REQUEST_LOGGER)),
+    ]),
+  );
   express.useLogger(app.get(Logger));
   express.disable('x-powered-by');
   // API responses are not conditionally cached; an ETag would cost a hash of every body.
   express.set('etag', false);
   // Decides request.ip: which X-Forwarded-For hops to believe (none unless TRUST_PROXY says so).
   express.set('trust proxy', trustProxySetting(app.get<AppConfig>(APP_CONFIG).TRUST_PROXY));
-  express.use(...bodyParsers(JSON_BODY_LIMIT));
+  express.use(bodyParsers(JSON_BODY_LIMIT));
 
   const document = SwaggerModule.createDocument(
     app,

@@ -46,12 +46,26 @@ export class ApiKeyAuthenticator {
     this.hasher = new ApiKeyHasher(config.API_KEY_HASH_SECRET);
   }
 
-  async authenticate(credential: PresentedCredential): Promise<Principal> {
+  /**
+   * Synchronous when the key is cached (the common case: no promise on the hot path), a promise when
+   * it has to be read. Refusals are thrown either way.
+   */
+  authenticate(credential: PresentedCredential): Principal | Promise<Principal> {
     if (!this.format.isWellFormed(credential.value)) {
       throw unauthorized('malformed_key', 'The API key is malformed (wrong shape or checksum).');
     }
     const hash = this.hasher.hash(credential.value);
-    const resolved = await this.resolve(hash);
+    const cached = this.cache.get(hash);
+    if (cached !== undefined) return this.admit(cached, credential);
+    const epoch = this.cache.currentEpoch;
+    return this.load(hash).then((resolved) => {
+      this.cache.set(hash, resolved, epoch);
+      return this.admit(resolved, credential);
+    });
+  }
+
+  /** The checks that depend on the clock and the owner, then the Principal. */
+  private admit(resolved: ResolvedKey | null, credential: PresentedCredential): Principal {
     if (!resolved) throw unauthorized('invalid_credentials', 'The API key is not valid.');
 
     const { key } = resolved;
@@ -92,15 +106,6 @@ export class ApiKeyAuthenticator {
 
   hash(value: string): string {
     return this.hasher.hash(value);
-  }
-
-  private async resolve(hash: string): Promise<ResolvedKey | null> {
-    const cached = this.cache.get(hash);
-    if (cached !== undefined) return cached;
-    const epoch = this.cache.currentEpoch;
-    const resolved = await this.load(hash);
-    this.cache.set(hash, resolved, epoch);
-    return resolved;
   }
 
   private async load(hash: string): Promise<ResolvedKey | null> {

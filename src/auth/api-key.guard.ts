@@ -30,7 +30,8 @@ export class ApiKeyGuard implements CanActivate {
     this.isPublic = new RouteMetadataCache(reflector, IS_PUBLIC);
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  // Returns a plain boolean when the key was cached, so the common request creates no promise here.
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (this.isPublic.get(context)) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const credential = extractCredential(request, this.config.ALLOW_QUERY_API_KEY);
@@ -39,12 +40,20 @@ export class ApiKeyGuard implements CanActivate {
         'missing_credentials',
         'A credential is required: send "Authorization: Bearer <key or token>".',
       );
-    request.principal = await this.resolve(credential);
-    if (request.principal.key) rememberPresentedKey(request, credential.value);
+    const principal = this.resolve(credential);
+    if (principal instanceof Promise) {
+      return principal.then((resolved) => this.admit(request, credential, resolved));
+    }
+    return this.admit(request, credential, principal);
+  }
+
+  private admit(request: Request, credential: PresentedCredential, principal: Principal): true {
+    request.principal = principal;
+    if (principal.key) rememberPresentedKey(request, credential.value);
     return true;
   }
 
-  private resolve(credential: PresentedCredential): Promise<Principal> {
+  private resolve(credential: PresentedCredential): Principal | Promise<Principal> {
     // Access tokens only travel as Bearer; anything else must be an API key.
     if (credential.via === 'bearer' && AccessTokenService.looksLikeAccessToken(credential.value)) {
       return this.accessTokens.authenticate(credential.value);

@@ -2,8 +2,13 @@ import type { Request } from 'express';
 import { ProblemException } from '../common/problem';
 import { extractCredential } from './presented-credential';
 
+// The URL carries a query string exactly when `query` has entries, as Express's request would.
 const req = (headers: Record<string, string | string[]>, query: Record<string, unknown> = {}): Request =>
-  ({ headers, query }) as unknown as Request;
+  ({
+    headers,
+    query,
+    url: Object.keys(query).length ? '/v1/auth/verify?api_key=x' : '/v1/auth/verify',
+  }) as unknown as Request;
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {

@@ -7,19 +7,30 @@ export interface PresentedCredential {
   via: 'bearer' | 'x-api-key' | 'query';
 }
 
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+
 /**
  * Reads the credential in the documented order: `Authorization: Bearer`, `X-API-Key`, `?api_key`.
  * Two different credentials in one request are refused rather than guessed between.
  */
 export function extractCredential(request: Request, allowQueryKey: boolean): PresentedCredential | undefined {
-  const found: PresentedCredential[] = [];
+  let found: PresentedCredential | undefined;
+  const add = (credential: PresentedCredential): void => {
+    if (found && found.value !== credential.value) {
+      throw unauthorized(
+        'ambiguous_credentials',
+        'The request carries more than one credential; send exactly one.',
+      );
+    }
+    found ??= credential;
+  };
 
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
-    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+    const match = BEARER.exec(authorization);
     if (!match)
       throw unauthorized('malformed_credentials', 'The Authorization header must be "Bearer <credential>".');
-    found.push({ value: match[1], via: 'bearer' });
+    add({ value: match[1], via: 'bearer' });
   }
 
   const headerKey = request.headers['x-api-key'];
@@ -27,23 +38,18 @@ export function extractCredential(request: Request, allowQueryKey: boolean): Pre
     if (Array.isArray(headerKey) || !headerKey.trim()) {
       throw unauthorized('malformed_credentials', 'The X-API-Key header must hold exactly one key.');
     }
-    found.push({ value: headerKey.trim(), via: 'x-api-key' });
+    add({ value: headerKey.trim(), via: 'x-api-key' });
   }
 
-  const queryKey = request.query?.api_key;
-  if (queryKey !== undefined && allowQueryKey) {
-    if (typeof queryKey !== 'string' || !queryKey) {
-      throw unauthorized('malformed_credentials', 'The api_key query parameter must hold exactly one key.');
+  // Express parses the query string anew on every `request.query` read: only read it when there is one.
+  if (allowQueryKey && request.url.includes('?')) {
+    const queryKey = request.query?.api_key;
+    if (queryKey !== undefined) {
+      if (typeof queryKey !== 'string' || !queryKey) {
+        throw unauthorized('malformed_credentials', 'The api_key query parameter must hold exactly one key.');
+      }
+      add({ value: queryKey, via: 'query' });
     }
-    found.push({ value: queryKey, via: 'query' });
   }
-
-  const distinct = new Set(found.map((c) => c.value));
-  if (distinct.size > 1) {
-    throw unauthorized(
-      'ambiguous_credentials',
-      'The request carries more than one credential; send exactly one.',
-    );
-  }
-  return found[0];
+  return found;
 }

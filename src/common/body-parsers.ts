@@ -34,17 +34,21 @@ function toProblem(error: unknown): unknown {
   return error;
 }
 
-function mapErrors(parser: RequestHandler): RequestHandler {
+/**
+ * Replaces Nest's default parsers so a malformed or oversized body answers a precise problem+json.
+ * One middleware for both (JSON, then form): each parser passes over a body that is not its type.
+ */
+export function bodyParsers(limit: string): RequestHandler {
+  const parseJson = json({ limit });
+  const parseForm = urlencoded({ limit, extended: false });
   return (req: Request, res: Response, next: NextFunction) => {
     // Most API calls (every GET, the key check) carry no body: skip the parser machinery entirely.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
       return next();
     }
-    parser(req, res, (error?: unknown) => next(error ? toProblem(error) : undefined));
+    parseJson(req, res, (jsonError?: unknown) => {
+      if (jsonError) return next(toProblem(jsonError));
+      parseForm(req, res, (formError?: unknown) => next(formError ? toProblem(formError) : undefined));
+    });
   };
-}
-
-/** Replaces Nest's default parsers so a malformed or oversized body answers a precise problem+json. */
-export function bodyParsers(limit: string): RequestHandler[] {
-  return [mapErrors(json({ limit })), mapErrors(urlencoded({ limit, extended: false }))];
 }

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { RequestCompletionListener } from '../common/request-context';
 import type pino from 'pino';
 
 export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
@@ -13,26 +13,22 @@ export function redactUrl(url: string | undefined): string | undefined {
  * status and duration. No headers, no body. Levels: 5xx error, 4xx warn, else info; when the level is
  * off the cost is one comparison.
  */
-export function requestLogger(logger: pino.Logger) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          req: {
-            id: req.id,
-            method: req.method,
-            url: redactUrl(req.originalUrl),
-            user_agent: req.headers['user-agent'],
-          },
-          res: { status: res.statusCode },
-          response_time_ms: Number(process.hrtime.bigint() - started) / 1e6,
+export function requestLogger(logger: pino.Logger): RequestCompletionListener {
+  return (req, res, seconds) => {
+    const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      {
+        req: {
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.originalUrl),
+          user_agent: req.headers['user-agent'],
         },
-        'request completed',
-      );
-    });
-    next();
+        res: { status: res.statusCode },
+        response_time_ms: seconds * 1000,
+      },
+      'request completed',
+    );
   };
 }

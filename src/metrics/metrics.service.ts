@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { RequestCompletionListener } from '../common/request-context';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /**
@@ -27,15 +27,11 @@ export class MetricsService {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Express middleware; labels by route pattern (`/v1/users/:id`), never by raw URL, to bound cardinality. */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      const labels = { method: req.method, route, status: String(res.statusCode) };
-      this.requests.inc(labels);
-      this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    });
-    next();
+  /** Counts an answered request; labels by route pattern (`/v1/users/:id`), never by raw URL, to bound cardinality. */
+  readonly recordRequest: RequestCompletionListener = (req, res, seconds) => {
+    const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+    const labels = { method: req.method, route, status: String(res.statusCode) };
+    this.requests.inc(labels);
+    this.latency.observe(labels, seconds);
   };
 }

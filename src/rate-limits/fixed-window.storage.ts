@@ -3,9 +3,22 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { ProblemException } from '../common/problem';
 
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+/** What a storage reports for one window after counting a hit. */
+export type WindowCount = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
-function record(hits: number, limit: number, msLeft: number): ThrottlerStorageRecord {
+/**
+ * A storage that can count without a promise (an in-process one). KeyThrottlerGuard uses it to keep
+ * the rate-limit check synchronous on the hot path.
+ */
+export interface SyncThrottlerStorage extends ThrottlerStorage {
+  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount;
+}
+
+export function isSyncThrottlerStorage(storage: ThrottlerStorage): storage is SyncThrottlerStorage {
+  return typeof (storage as Partial<SyncThrottlerStorage>).incrementNow === 'function';
+}
+
+function record(hits: number, limit: number, msLeft: number): WindowCount {
   const seconds = Math.max(1, Math.ceil(msLeft / 1000));
   const isBlocked = hits > limit;
   return { totalHits: hits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
@@ -15,7 +28,7 @@ function record(hits: number, limit: number, msLeft: number): ThrottlerStorageRe
  * One counter per key and window. Unlike @nestjs/throttler's default storage (an array of hit
  * timestamps filtered on every request), the cost per request does not grow with the limit.
  */
-export class MemoryFixedWindowStorage implements ThrottlerStorage {
+export class MemoryFixedWindowStorage implements SyncThrottlerStorage {
   private readonly windows = new Map<string, { hits: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -30,7 +43,11 @@ export class MemoryFixedWindowStorage implements ThrottlerStorage {
     limit: number,
     _block: number,
     name: string,
-  ): Promise<ThrottlerStorageRecord> {
+  ): Promise<WindowCount> {
+    return this.incrementNow(key, ttl, limit, name);
+  }
+
+  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
     const now = Date.now();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);
@@ -76,7 +93,7 @@ export class RedisFixedWindowStorage implements ThrottlerStorage {
     limit: number,
     _block: number,
     name: string,
-  ): Promise<ThrottlerStorageRecord> {
+  ): Promise<WindowCount> {
     try {
       const [hits, msLeft] = (await (
         this.redis as unknown as {
@@ -90,7 +107,7 @@ export class RedisFixedWindowStorage implements ThrottlerStorage {
   }
 
   /** Redis unreachable: fail open (let the request through, warn at most every 10 s) or closed (503). */
-  private onFailure(error: Error, limit: number): ThrottlerStorageRecord {
+  private onFailure(error: Error, limit: number): WindowCount {
     if (this.failureMode === 'closed') {
       throw new ProblemException(
         HttpStatus.SERVICE_UNAVAILABLE,
