@@ -1,10 +1,13 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BASE62_ALPHABET, encodeBase62 } from '../common/ids';
 
 const SECRET_BYTES = 32;
 const SECRET_LENGTH = 43; // base62 width of 32 bytes
 const CHECKSUM_LENGTH = 6; // base62 width of a 32-bit CRC
+const HMAC_BLOCK = 64; // SHA-256 block size
+const SHA256_BYTES = 32;
+const MAX_INLINE_MESSAGE = 256;
 /** Characters of a key kept in clear for display (`start`). */
 export const KEY_START_LENGTH = 10;
 
@@ -54,15 +57,34 @@ export class ApiKeyFormat {
  * so no slow hash is needed against guessing.
  */
 export class ApiKeyHasher {
-  private readonly secret: Buffer;
+  // HMAC-SHA256 (RFC 2104) = H((K ^ opad) || H((K ^ ipad) || m)), written as two one-shot hashes over
+  // reused buffers. On a loaded server, creating an Hmac object per call (key setup, digest lookup)
+  // cost several times the hashing itself; crypto.hash keeps its digest cached.
+  private readonly inner = Buffer.alloc(HMAC_BLOCK + MAX_INLINE_MESSAGE);
+  private readonly outer = Buffer.alloc(HMAC_BLOCK + SHA256_BYTES);
 
   constructor(secret: string) {
-    this.secret = Buffer.from(secret, 'utf8');
+    let key = Buffer.from(secret, 'utf8');
+    if (key.length > HMAC_BLOCK) key = createHash('sha256').update(key).digest();
+    for (let i = 0; i < HMAC_BLOCK; i++) {
+      const byte = i < key.length ? key[i] : 0;
+      this.inner[i] = byte ^ 0x36;
+      this.outer[i] = byte ^ 0x5c;
+    }
   }
 
-  // A fresh Hmac per call measured faster here (about 2 µs) than copying pre-keyed SHA-256 states.
   hash(value: string): string {
-    return createHmac('sha256', this.secret).update(value).digest('hex');
+    // Synchronous from here to the return, so the shared buffers are never used by two calls at once.
+    let innerInput: Buffer;
+    if (value.length * 3 <= MAX_INLINE_MESSAGE) {
+      // Three bytes per UTF-16 unit is the most UTF-8 needs, so the write cannot be cut short.
+      const length = this.inner.write(value, HMAC_BLOCK, 'utf8');
+      innerInput = this.inner.subarray(0, HMAC_BLOCK + length);
+    } else {
+      innerInput = Buffer.concat([this.inner.subarray(0, HMAC_BLOCK), Buffer.from(value, 'utf8')]);
+    }
+    hash('sha256', innerInput, 'buffer').copy(this.outer, HMAC_BLOCK);
+    return hash('sha256', this.outer, 'hex');
   }
 }
 

@@ -26,6 +26,40 @@ function rolePermissions(
   return new Set(customPermissions ?? []);
 }
 
+// Principals of cached key records, per channel the key came through. A key record is replaced, not
+// changed, when the key changes, so a Principal built once serves every request of that record.
+const principals = new WeakMap<ResolvedKey, Partial<Record<PresentedCredential['via'], Principal>>>();
+
+/** The (frozen, shared) Principal of a key record presented through `via`. */
+function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): Principal {
+  let byChannel = principals.get(resolved);
+  if (!byChannel) principals.set(resolved, (byChannel = {}));
+  const known = byChannel[via];
+  if (known) return known;
+  const { key } = resolved;
+  const principal: Principal = Object.freeze({
+    kind: 'api_key',
+    organizationId: key.organizationId,
+    userId: key.type === 'personal' ? key.ownerId : null,
+    apiKeyId: key.id,
+    role: key.role,
+    permissions: resolved.permissions,
+    key: Object.freeze({
+      id: key.id,
+      name: key.name,
+      type: key.type,
+      expiresAt: key.expiration,
+      presentedVia: via,
+      hideCredentials: key.hideCredentials,
+      allowedIps: key.allowedIps,
+      allowedReferrers: key.allowedReferrers,
+      rateLimit: Object.freeze({ perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour }),
+    }),
+  });
+  byChannel[via] = principal;
+  return principal;
+}
+
 /**
  * API key to Principal. In order: shape and checksum (no database), then the cache, then one indexed
  * query that brings the key, its role and, for a personal key, its owner's state and role. Then the
@@ -83,25 +117,7 @@ export class ApiKeyAuthenticator {
     }
 
     this.usage.markUsed(key.id, resolved.matchedPrevious);
-    return {
-      kind: 'api_key',
-      organizationId: key.organizationId,
-      userId: key.type === 'personal' ? key.ownerId : null,
-      apiKeyId: key.id,
-      role: key.role,
-      permissions: resolved.permissions,
-      key: {
-        id: key.id,
-        name: key.name,
-        type: key.type,
-        expiresAt: key.expiration,
-        presentedVia: credential.via,
-        hideCredentials: key.hideCredentials,
-        allowedIps: key.allowedIps,
-        allowedReferrers: key.allowedReferrers,
-        rateLimit: { perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour },
-      },
-    };
+    return principalFor(resolved, credential.via);
   }
 
   hash(value: string): string {

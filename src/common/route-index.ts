@@ -19,8 +19,8 @@ interface IndexedDispatch extends RequestHandler {
   indexedRoutes: Layer[];
 }
 
-// A segment that can only match itself: no parameter, wildcard, group or escape.
-const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+// A path prefix made only of characters that match themselves: no parameter, wildcard, group or escape.
+const LITERAL_PREFIX = /^(\/[A-Za-z0-9._~-]*)+$/;
 const PREFIX_SEGMENTS = 2;
 
 /**
@@ -37,13 +37,17 @@ function prefixOf(path: string): string {
   return path.slice(0, end).toLowerCase();
 }
 
-/** The key a route can only ever match under, or undefined when its prefix is not literal. */
-function routeKey(layer: Layer): string | undefined {
+/**
+ * The keys of every path a route can match, or undefined when its first segments are not literal.
+ * A non-strict route matches its pattern with or without one more trailing slash, so both are keyed
+ * (they differ only for a short route that ends in a slash, such as `/docs/`).
+ */
+function routeKeys(layer: Layer): string[] | undefined {
   const path = layer.route?.path;
   if (typeof path !== 'string' || !path.startsWith('/')) return undefined;
-  const segments = path.split('/').slice(1, PREFIX_SEGMENTS + 1);
-  if (!segments.every((segment) => LITERAL_SEGMENT.test(segment))) return undefined;
-  return `/${segments.join('/')}`.toLowerCase();
+  const prefix = prefixOf(path);
+  if (!LITERAL_PREFIX.test(prefix)) return undefined;
+  return [...new Set([prefix, prefixOf(`${path}/`)])];
 }
 
 /**
@@ -76,8 +80,8 @@ function dispatchLayer(routes: Layer[]): Layer {
     const subRouter = Router() as unknown as ExpressRouter;
     // Layers are moved as they are, already compiled with the application's matching options.
     subRouter.stack = routes.filter((layer) => {
-      const own = routeKey(layer);
-      return own === undefined || own === key;
+      const own = routeKeys(layer);
+      return own === undefined || (key !== undefined && own.includes(key));
     });
     return {
       router: subRouter,
@@ -85,7 +89,7 @@ function dispatchLayer(routes: Layer[]): Layer {
       answersOptions: subRouter.stack.some((layer) => layer.route!._handlesMethod('OPTIONS')),
     };
   };
-  const keys = new Set(routes.map(routeKey).filter((key): key is string => key !== undefined));
+  const keys = new Set(routes.flatMap((layer) => routeKeys(layer) ?? []));
   const buckets = new Map([...keys].map((key) => [key, bucket(key)]));
   const unkeyed = bucket(undefined);
 
