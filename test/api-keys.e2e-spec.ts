@@ -1,7 +1,13 @@
 import { createHmac } from 'node:crypto';
 import type { Response } from 'supertest';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
-import { createUser, CreatedUser, signUpOrganization, SignedUpOrganization } from './support/factories';
+import {
+  CreatedUser,
+  createUser,
+  expectProblem,
+  SignedUpOrganization,
+  signUpOrganization,
+} from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -42,24 +48,6 @@ afterAll(() => t?.close());
 /** A response with the given status; on mismatch the failure shows the body. */
 function expectStatus(res: Response, status: number): void {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
-}
-
-/** An RFC 9457 problem answer with the contract's fields, the given status and code. */
-function expectProblem(res: Response, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json(;|$)/);
-  const requestId = res.headers['x-request-id'];
-  expect(requestId).toEqual(expect.any(String));
-  expect(res.body).toEqual(
-    expect.objectContaining({
-      type: expect.stringMatching(/\S/),
-      title: expect.stringMatching(/\S/),
-      status,
-      detail: expect.stringMatching(/\S/),
-      code,
-      request_id: requestId,
-    }),
-  );
 }
 
 /** A 400 whose `errors` has the contract's shape and names `field`. */

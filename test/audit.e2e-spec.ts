@@ -1,6 +1,12 @@
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
-import { createUser, PASSWORD, signUpOrganization, SignedUpOrganization } from './support/factories';
+import {
+  createUser,
+  expectProblem,
+  PASSWORD,
+  SignedUpOrganization,
+  signUpOrganization,
+} from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 
 type Auth = { Authorization: string } | { 'X-API-Key': string };
@@ -28,15 +34,6 @@ const AUDIT_ID = /^aud_[0-9A-Za-z]{22}$/;
 const HEX_64 = /[0-9a-f]{64}/i;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function expectProblem(res: Response, status: number, code?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body.status).toBe(status);
-  expect(typeof res.body.detail).toBe('string');
-  expect(typeof res.body.request_id).toBe('string');
-  if (code) expect(res.body.code).toBe(code);
-}
 
 /** An entry as the contract shapes it, and nothing more (in particular no hash of the chain). */
 function expectEntryShape(entry: AuditEntry): void {

@@ -5,14 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import request, { Response } from 'supertest';
+import request from 'supertest';
 import {
   createUser,
+  expectProblem,
+  PASSWORD,
+  SignedUpOrganization,
   signIn,
   signUpOrganization,
-  SignedUpOrganization,
   uniqueEmail,
-  PASSWORD,
 } from './support/factories';
 import { registeredRoutes } from './support/routes';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
@@ -25,21 +26,6 @@ import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './s
 jest.setTimeout(90_000);
 
 const PROJECT_ROOT = resolve(__dirname, '..');
-
-function expectProblem(res: Response, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json(;|$)/);
-  expect(res.body).toEqual(
-    expect.objectContaining({
-      type: expect.stringMatching(/\S/),
-      title: expect.stringMatching(/\S/),
-      status,
-      detail: expect.stringMatching(/\S/),
-      code,
-      request_id: res.headers['x-request-id'],
-    }),
-  );
-}
 
 /** Registered routes with lower-case methods, as OpenAPI's `paths` spells them. */
 const apiRoutes = (app: INestApplication): Array<{ method: string; path: string }> =>

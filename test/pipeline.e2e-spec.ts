@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
-import { PASSWORD, signUpOrganization, SignedUpOrganization, uniqueEmail } from './support/factories';
+import {
+  expectProblem,
+  PASSWORD,
+  SignedUpOrganization,
+  signUpOrganization,
+  uniqueEmail,
+} from './support/factories';
 import { registeredRoutes } from './support/routes';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -13,24 +19,6 @@ import { startTestApp, TestApp } from './support/test-app';
 jest.setTimeout(60_000);
 
 const GENERATED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** Asserts an RFC 9457 problem answer with the contract's fields and the response's own request id. */
-function expectProblem(res: Response, status: number, code: string): void {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json(;|$)/);
-  const requestId = res.headers['x-request-id'];
-  expect(requestId).toEqual(expect.any(String));
-  expect(res.body).toEqual(
-    expect.objectContaining({
-      type: expect.stringMatching(/\S/),
-      title: expect.stringMatching(/\S/),
-      status,
-      detail: expect.stringMatching(/\S/),
-      code,
-      request_id: requestId,
-    }),
-  );
-}
 
 /** Every `{field, message}` of a validation problem; asserts their shape on the way. */
 function fieldErrors(res: Response): Array<{ field: string; message: string }> {

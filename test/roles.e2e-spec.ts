@@ -1,10 +1,11 @@
 import type { Response } from 'supertest';
 import {
   createUser,
-  signUpOrganization,
-  SignedUpOrganization,
-  uniqueEmail,
+  expectProblem,
   PASSWORD,
+  SignedUpOrganization,
+  signUpOrganization,
+  uniqueEmail,
 } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -56,16 +57,6 @@ function flat(map: PermissionMap): string[] {
   return Object.entries(map)
     .flatMap(([resource, actions]) => actions.map((action) => `${resource}:${action}`))
     .sort();
-}
-
-function expectProblem(res: Response, status: number, code?: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body.status).toBe(status);
-  expect(typeof res.body.title).toBe('string');
-  expect(typeof res.body.detail).toBe('string');
-  expect(typeof res.body.request_id).toBe('string');
-  if (code) expect(res.body.code).toBe(code);
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
