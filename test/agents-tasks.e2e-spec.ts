@@ -708,8 +708,12 @@ describe('agents and tasks', () => {
       );
     });
 
-    it('cancels a running task; the agent answering afterwards does not overwrite it', async () => {
-      const path = `/${unique('slow')}`;
+    /**
+     * A task on an http agent whose answer is held until `hold` is released, once the agent has
+     * received the call (the task is running).
+     */
+    async function startHeldTask(label: string) {
+      const path = `/${unique(label)}`;
       const hold = heldGate();
       server.on(path, async () => {
         await hold.promise;
@@ -717,16 +721,20 @@ describe('agents and tasks', () => {
       });
       const agentId = await httpAgent(org.auth, path);
       const res = await createTask(org.auth, {
-        instruction: 'slow',
+        instruction: label,
         agent_type: 'http',
         agent_id: agentId,
       }).expect(202);
-
       const seen = await waitFor(
         () => server.requestsTo(path),
         (requests) => requests.length > 0,
       );
       expect(seen).toHaveLength(1);
+      return { path, hold, res, seen };
+    }
+
+    it('cancels a running task; the agent answering afterwards does not overwrite it', async () => {
+      const { path, hold, res, seen } = await startHeldTask('slow');
       expect((await t.http.get(`/v1/tasks/${res.body.id}`).set(org.auth).expect(200)).body.status).toBe(
         'running',
       );
@@ -752,23 +760,7 @@ describe('agents and tasks', () => {
     });
 
     it('cancelling a running task aborts the call to the agent', async () => {
-      const path = `/${unique('hanging')}`;
-      const hold = heldGate();
-      server.on(path, async () => {
-        await hold.promise;
-        return { status: 200, json: { too: 'late' } };
-      });
-      const agentId = await httpAgent(org.auth, path);
-      const res = await createTask(org.auth, {
-        instruction: 'hang',
-        agent_type: 'http',
-        agent_id: agentId,
-      }).expect(202);
-      const seen = await waitFor(
-        () => server.requestsTo(path),
-        (requests) => requests.length > 0,
-      );
-      expect(seen).toHaveLength(1);
+      const { path, hold, res, seen } = await startHeldTask('hanging');
       await t.http.post(`/v1/tasks/${res.body.id}/cancel`).set(org.auth).expect(200);
 
       // The worker notices at its next heartbeat (a third of the 6 s lease) and drops the connection.
