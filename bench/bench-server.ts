@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { KeyCache } from '../src/api-keys/key-cache';
+import { KeyCache } from '../src/access/credentials/key-cache';
 import { AppModule } from '../src/app.module';
 import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
         );
         await dataSource.query('ANALYZE api_keys');
         const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT count(*) FROM api_keys');
-        cache.clear();
+        cache.invalidate({ kind: 'all' });
         process.send!({ type: 'seeded', keys: Number(count) });
       }
     })();

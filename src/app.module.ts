@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AccessModule } from './access/access.module';
 import { AccountsModule } from './accounts/accounts.module';
 import { AgentsModule } from './agents/agents.module';
 import { FilesModule } from './files/files.module';
@@ -9,7 +11,6 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { CacheInvalidationModule } from './cache-invalidation/cache-invalidation.module';
-import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { ProblemFilter } from './common/problem.filter';
 import { createValidationPipe } from './common/validation';
@@ -20,20 +21,12 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
-import { ConcurrencyGuard } from './rate-limits/concurrency.guard';
-import { KeyThrottlerGuard } from './rate-limits/key-throttler.guard';
-import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { RedisModule } from './redis/redis.module';
-import { RestrictionsGuard } from './restrictions/restrictions.guard';
-import { RestrictionsModule } from './restrictions/restrictions.module';
-import { RolesGuard } from './roles/roles.guard';
 import { RolesModule } from './roles/roles.module';
-import { RouteIndexer } from './common/route-index';
 
 /**
- * The root module. Global guards run in the order listed here, the contract's order of checks:
- * credential (ApiKeyGuard) -> restrictions (RestrictionsGuard) -> permission (RolesGuard)
- * -> rate limit (KeyThrottlerGuard) -> concurrency (ConcurrencyGuard).
+ * The root module: platform modules, features, and the key check (AccessModule, which registers the
+ * global guards in the order src/access/access-check.ts declares).
  */
 @Module({})
 export class AppModule {
@@ -43,6 +36,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule,
+        ScheduleModule.forRoot(),
         DatabaseModule.forRoot(),
         RedisModule,
         CacheInvalidationModule,
@@ -52,8 +46,6 @@ export class AppModule {
         AccountsModule,
         ApiKeysModule,
         AuthModule,
-        RestrictionsModule,
-        RateLimitsModule,
         OutboundModule,
         FilesModule,
         AgentsModule,
@@ -61,16 +53,11 @@ export class AppModule {
         WebhooksModule,
         HealthModule,
         MetricsModule,
+        AccessModule,
       ],
       providers: [
-        { provide: APP_GUARD, useExisting: ApiKeyGuard },
-        { provide: APP_GUARD, useExisting: RestrictionsGuard },
-        { provide: APP_GUARD, useExisting: RolesGuard },
-        { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
-        { provide: APP_GUARD, useExisting: ConcurrencyGuard },
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemFilter },
-        RouteIndexer,
       ],
     };
   }

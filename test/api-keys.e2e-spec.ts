@@ -887,7 +887,7 @@ describe('refusing a key', () => {
     expectProblem(
       await t.http.post(`/v1/api-keys/${created.id}/rotate`).set(org.auth).send({}),
       409,
-      'key_expired',
+      'key_not_active',
     );
   });
 
@@ -997,7 +997,7 @@ describe('refusing a key', () => {
     expectProblem(
       await t.http.post(`/v1/api-keys/${personal.id}/rotate`).set(org.auth).send({}),
       409,
-      'key_revoked',
+      'key_not_active',
     );
 
     expectStatus(await t.http.post(`/v1/users/${owner.id}/activate`).set(org.auth), 200);
@@ -1196,7 +1196,7 @@ describe('rotating a key', () => {
     const key = await createKey(owner.auth, { name: 'to revoke', role: 'viewer' });
     expectStatus(await t.http.post(`/v1/users/${owner.id}/deactivate`).set(org.auth), 200);
     const res = await t.http.post(`/v1/api-keys/${key.id}/rotate`).set(org.auth).send({});
-    expectProblem(res, 409, 'key_revoked');
+    expectProblem(res, 409, 'key_not_active');
     expectProblem(await verify(key.key), 401, 'key_revoked');
   });
 });

@@ -15,6 +15,7 @@ import {
   signUpOrganization,
   uniqueEmail,
 } from './support/factories';
+import { createKey } from './support/keys';
 import { registeredRoutes } from './support/routes';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
@@ -146,6 +147,30 @@ describe('operations endpoints', () => {
   });
 
   describe('GET /metrics', () => {
+    it('counts key checks by outcome (allowed or the refusal code), with no label per key', async () => {
+      const key = await createKey(t.http, admin.auth, { role: 'viewer', type: 'service' });
+      const counts = async (): Promise<Record<string, number>> => {
+        const text = (await t.http.get('/metrics').set(admin.auth).expect(200)).text;
+        expect(text).toMatch(/^# TYPE gatehouse_key_checks_total counter$/m);
+        expect(text).not.toContain(key.id);
+        return Object.fromEntries(
+          [...text.matchAll(/^gatehouse_key_checks_total\{outcome="([a-z_]+)"\} (\d+)$/gm)].map((m) => [
+            m[1],
+            Number(m[2]),
+          ]),
+        );
+      };
+      const before = await counts();
+      await t.http.get('/v1/auth/verify').set(key.auth).expect(200);
+      await t.http.get('/v1/auth/verify').expect(401);
+      await t.http.get('/v1/users').set(key.auth).expect(403);
+      const after = await counts();
+      // The scrapes themselves are allowed checks too (one between the two readings).
+      expect((after.allowed ?? 0) - (before.allowed ?? 0)).toBe(2);
+      expect((after.missing_credentials ?? 0) - (before.missing_credentials ?? 0)).toBe(1);
+      expect((after.forbidden ?? 0) - (before.forbidden ?? 0)).toBe(1);
+    });
+
     it('refuses a request without a credential (401)', async () => {
       expectProblem(await t.http.get('/metrics'), 401, 'missing_credentials');
     });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Response, Test } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
-import { ConcurrencyGuard } from '../src/rate-limits/concurrency.guard';
+import { ConcurrencyStep } from '../src/access/steps/concurrency.step';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { Auth, createKey, pollUntil } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
@@ -294,9 +294,7 @@ describe('concurrent requests of one key (MAX_CONCURRENT_REQUESTS_PER_KEY=2)', (
    * How many requests of the key the guard counts as in flight. Read only to know when the held
    * uploads have been admitted before probing; every assertion is on HTTP answers.
    */
-  const inFlight = (keyId: string): number =>
-    (tuned.app.get(ConcurrencyGuard) as unknown as { inFlight: Map<string, number> }).inFlight.get(keyId) ??
-    0;
+  const inFlight = (keyId: string): number => tuned.app.get(ConcurrencyStep).inFlightOf(keyId);
   const waitForInFlight = async (keyId: string, count: number): Promise<void> => {
     const { value } = await pollUntil(
       async () => inFlight(keyId),

@@ -1,8 +1,7 @@
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, NestContainer, Reflector } from '@nestjs/core';
-import { IS_PUBLIC } from '../src/common/decorators';
-import { REQUIRED_PERMISSIONS } from '../src/roles/require-permissions.decorator';
+import { IS_PUBLIC, REQUIRED_PERMISSIONS } from '../src/access/route-access.decorators';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**

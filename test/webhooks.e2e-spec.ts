@@ -11,6 +11,7 @@ import {
 } from './support/factories';
 import { dropTestDatabase, startTestApp, type TestApp } from './support/test-app';
 import { verifyStandardWebhook, WebhookReceiver, type ReceivedWebhook } from './support/webhook-receiver';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 
 type Auth = { Authorization: string };
 
@@ -109,6 +110,14 @@ describe('webhooks', () => {
     expect(Number.isInteger(timestamp)).toBe(true);
     expect(Math.abs(request.receivedAt / 1000 - timestamp)).toBeLessThanOrEqual(5);
     expect(verifyStandardWebhook(secret, request)).toBe(true);
+    // And as a receiver using the official Standard Webhooks library would check it.
+    expect(
+      new StandardWebhook(secret).verify(request.raw, {
+        'webhook-id': request.headers['webhook-id'] as string,
+        'webhook-timestamp': request.headers['webhook-timestamp'] as string,
+        'webhook-signature': request.headers['webhook-signature'] as string,
+      }),
+    ).toEqual(request.json);
 
     expect(request.json).toEqual({
       type: expect.any(String),

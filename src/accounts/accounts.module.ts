@@ -26,6 +26,6 @@ import { UsersService } from './users.service';
     UserLifecycle,
     BootstrapAdmin,
   ],
-  exports: [UsersService, OrganizationsService, PasswordHasher, UserLifecycle, TypeOrmModule],
+  exports: [UsersService, TeamsService, OrganizationsService, PasswordHasher, UserLifecycle],
 })
 export class AccountsModule {}

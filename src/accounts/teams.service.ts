@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
 import { ListQueryDto } from '../common/pagination';
-import { conflict, notFound } from '../common/problem';
 import { isUniqueViolation } from '../database/database-errors';
 import { CreateTeamDto } from './dto/team.dto';
 import { TeamMember } from './team-member.entity';
 import { Team } from './team.entity';
 import { User } from './user.entity';
+import { AccountError, AccountErrorCode } from './accounts.errors';
 
 @Injectable()
 export class TeamsService {
@@ -19,6 +19,13 @@ export class TeamsService {
     @InjectRepository(TeamMember) private readonly members: Repository<TeamMember>,
     @InjectRepository(User) private readonly users: Repository<User>,
   ) {}
+
+  /** Whether the team exists in the organization (team keys name one). */
+  exists(organizationId: string, teamId: string): Promise<boolean> {
+    return isIdOf('team', teamId)
+      ? this.teams.existsBy({ id: teamId, organizationId })
+      : Promise.resolve(false);
+  }
 
   async create(principal: Principal, dto: CreateTeamDto): Promise<Team> {
     try {
@@ -29,7 +36,7 @@ export class TeamsService {
       return team;
     } catch (error) {
       if (isUniqueViolation(error, 'teams_organization_name_key')) {
-        throw conflict('team_name_taken', `A team named "${dto.name}" already exists.`);
+        throw new AccountError(AccountErrorCode.TeamNameTaken, `A team named "${dto.name}" already exists.`);
       }
       throw error;
     }
@@ -53,14 +60,14 @@ export class TeamsService {
           relations: { members: true },
         })
       : null;
-    if (!team) throw notFound('The team');
+    if (!team) throw new AccountError(AccountErrorCode.NotFound, 'The team was not found.');
     return team;
   }
 
   async addMember(principal: Principal, teamId: string, userId: string): Promise<Team> {
     const team = await this.get(principal, teamId);
     const user = await this.users.findOneBy({ id: userId, organizationId: principal.organizationId });
-    if (!user) throw notFound('The user');
+    if (!user) throw new AccountError(AccountErrorCode.NotFound, 'The user was not found.');
     // Adding an existing member is a no-op, so a retried request is safe.
     await this.members.createQueryBuilder().insert().values({ teamId: team.id, userId }).orIgnore().execute();
     return this.get(principal, teamId);
@@ -69,7 +76,7 @@ export class TeamsService {
   async removeMember(principal: Principal, teamId: string, userId: string): Promise<void> {
     const team = await this.get(principal, teamId);
     const result = await this.members.delete({ teamId: team.id, userId });
-    if (!result.affected) throw notFound('The team member');
+    if (!result.affected) throw new AccountError(AccountErrorCode.NotFound, 'The team member was not found.');
   }
 
   private async loadMembers(teams: Team[]): Promise<void> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 
 export type UserDeactivatedListener = (
   event: { organizationId: string; userId: string; actor: Principal },

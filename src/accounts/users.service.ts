@@ -1,30 +1,58 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import { In, Repository } from 'typeorm';
+import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
-import { conflict, notFound, ProblemException } from '../common/problem';
 import { assertWithinPrincipal } from '../roles/escalation';
 import type { Permission } from '../roles/permissions';
+import { RoleHolders } from '../roles/role-holders';
 import { RolesService } from '../roles/roles.service';
 import { CreateUserDto, ListUsersQueryDto, UpdateUserDto } from './dto/user.dto';
 import { PasswordHasher } from './password-hasher';
 import { UserLifecycle } from './user-lifecycle';
 import { User } from './user.entity';
+import { AccountError, AccountErrorCode } from './accounts.errors';
 
 @Injectable()
 export class UsersService {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
-    private readonly dataSource: DataSource,
     private readonly roles: RolesService,
     private readonly passwords: PasswordHasher,
     private readonly lifecycle: UserLifecycle,
     private readonly invalidations: InvalidationBus,
-  ) {}
+    holders: RoleHolders,
+  ) {
+    holders.register((manager, organizationId, role) =>
+      manager.exists(User, { where: { organizationId, role } }),
+    );
+  }
+
+  /** The user with this email, in any organization (sign-in: emails are unique across the service). */
+  findByEmail(email: string): Promise<User | null> {
+    return this.users.findOneBy({ email });
+  }
+
+  /** A user of the organization, for credential checks outside a request's principal. */
+  findMember(organizationId: string, id: string): Promise<User | null> {
+    return this.users.findOneBy({ id, organizationId });
+  }
+
+  /** The owners of personal keys as the key check needs them: active, and their role. */
+  async ownerStates(
+    ids: string[],
+  ): Promise<Map<string, { active: boolean; role: string; organizationId: string }>> {
+    const owners = ids.length ? await this.users.findBy({ id: In([...new Set(ids)]) }) : [];
+    return new Map(
+      owners.map((owner) => [
+        owner.id,
+        { active: owner.active, role: owner.role, organizationId: owner.organizationId },
+      ]),
+    );
+  }
 
   async create(principal: Principal, dto: CreateUserDto): Promise<User> {
     assertWithinPrincipal(
@@ -62,7 +90,7 @@ export class UsersService {
     const user = isIdOf('user', id)
       ? await this.users.findOneBy({ id, organizationId: principal.organizationId })
       : null;
-    if (!user) throw notFound('The user');
+    if (!user) throw new AccountError(AccountErrorCode.NotFound, 'The user was not found.');
     return user;
   }
 
@@ -88,10 +116,13 @@ export class UsersService {
   async deactivate(principal: Principal, id: string): Promise<User> {
     const user = await this.getManageable(principal, id);
     if (user.id === principal.userId) {
-      throw conflict('cannot_deactivate_self', 'A user cannot deactivate their own account.');
+      throw new AccountError(
+        AccountErrorCode.CannotDeactivateSelf,
+        'A user cannot deactivate their own account.',
+      );
     }
     if (!user.active) return user;
-    const saved = await this.dataSource.transaction(async (manager) => {
+    const saved = await this.users.manager.transaction(async (manager) => {
       user.active = false;
       user.deactivatedAt = new Date();
       const row = await manager.save(user);
@@ -122,5 +153,5 @@ export class UsersService {
   }
 }
 
-export const emailTaken = (): ProblemException =>
-  conflict('email_taken', 'A user with this email already exists.');
+export const emailTaken = (): AccountError =>
+  new AccountError(AccountErrorCode.EmailTaken, 'A user with this email already exists.');

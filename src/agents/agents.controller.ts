@@ -7,10 +7,10 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto } from '../common/pagination';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { AgentsService, ECHO_AGENT } from './agents.service';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 

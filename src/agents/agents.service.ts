@@ -1,13 +1,13 @@
-import { HttpStatus, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { notFound, ProblemException } from '../common/problem';
 import { Agent } from './agent.entity';
 import { AgentRunner, AgentRunners } from './agent-runner';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
+import { AgentError, AgentErrorCode } from './agents.errors';
 
 /** The built-in echo agent, listed for every organization; it has no row. */
 export const ECHO_AGENT: AgentResponse = {
@@ -27,7 +27,7 @@ export class AgentsService {
   ) {}
 
   async create(principal: Principal, dto: CreateAgentDto): Promise<Agent> {
-    const runner = this.runnerOrFail(dto.type, HttpStatus.BAD_REQUEST);
+    const runner = this.runnerOrFail(dto.type);
     const config = dto.config ?? {};
     await runner.validateConfig(config);
     return this.agents.save(
@@ -57,14 +57,19 @@ export class AgentsService {
     const agent = isIdOf('agent', id)
       ? await this.agents.findOneBy({ id, organizationId: principal.organizationId })
       : null;
-    if (!agent) throw notFound('The agent');
+    if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
     return agent;
+  }
+
+  /** An agent by id within an organization, for work done outside a request (task workers). */
+  findInOrganization(organizationId: string, id: string): Promise<Agent | null> {
+    return this.agents.findOneBy({ id, organizationId });
   }
 
   async update(principal: Principal, id: string, dto: UpdateAgentDto): Promise<Agent> {
     const agent = await this.get(principal, id);
     if (dto.config !== undefined) {
-      await this.runnerOrFail(agent.type, HttpStatus.CONFLICT).validateConfig(dto.config);
+      await this.runnerOrFail(agent.type).validateConfig(dto.config);
       agent.config = dto.config;
     }
     if (dto.name !== undefined) agent.name = dto.name;
@@ -77,22 +82,23 @@ export class AgentsService {
     await this.agents.delete({ id: agent.id });
   }
 
-  /** The runner of a type; 400 (agent definitions) or 422 (tasks) when no such type is registered. */
-  runnerOrFail(type: string, status: HttpStatus = HttpStatus.UNPROCESSABLE_ENTITY): AgentRunner {
+  /** The runner of an agent type, if one is registered. */
+  runnerOf(type: string): AgentRunner | undefined {
+    return this.runners.get(type);
+  }
+
+  agentTypes(): string[] {
+    return this.runners.types();
+  }
+
+  /** The runner of an agent definition's type; refused when no such type is registered. */
+  private runnerOrFail(type: string): AgentRunner {
     const runner = this.runners.get(type);
     if (!runner) {
-      throw new ProblemException(
-        status,
-        'unknown_agent_type',
+      throw new AgentError(
+        AgentErrorCode.UnknownAgentType,
         `There is no agent type "${type}"; known types: ${this.runners.types().join(', ')}.`,
-        {
-          errors: [
-            {
-              field: status === HttpStatus.BAD_REQUEST ? 'type' : 'agent_type',
-              message: `unknown agent type "${type}"`,
-            },
-          ],
-        },
+        { errors: [{ field: 'type', message: `unknown agent type "${type}"` }] },
       );
     }
     return runner;

@@ -1,13 +1,12 @@
-import { createHash, hash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { createHmac, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BASE62_ALPHABET, encodeBase62 } from '../common/ids';
 
 const SECRET_BYTES = 32;
 const SECRET_LENGTH = 43; // base62 width of 32 bytes
 const CHECKSUM_LENGTH = 6; // base62 width of a 32-bit CRC
-const HMAC_BLOCK = 64; // SHA-256 block size
-const SHA256_BYTES = 32;
-const MAX_INLINE_MESSAGE = 256;
 /** Characters of a key kept in clear for display (`start`). */
 export const KEY_START_LENGTH = 10;
 
@@ -53,41 +52,44 @@ export class ApiKeyFormat {
 
 /**
  * Keys are stored only as HMAC-SHA256 under a server secret: a leaked table cannot be replayed, and
- * unlike bcrypt it costs about a microsecond, so it can sit on every request. Keys are 256-bit random,
+ * unlike bcrypt it costs a few microseconds, so it can sit on every request. Keys are 256-bit random,
  * so no slow hash is needed against guessing.
  */
 export class ApiKeyHasher {
-  // HMAC-SHA256 (RFC 2104) = H((K ^ opad) || H((K ^ ipad) || m)), written as two one-shot hashes over
-  // reused buffers. On a loaded server, creating an Hmac object per call (key setup, digest lookup)
-  // cost several times the hashing itself; crypto.hash keeps its digest cached.
-  private readonly inner = Buffer.alloc(HMAC_BLOCK + MAX_INLINE_MESSAGE);
-  private readonly outer = Buffer.alloc(HMAC_BLOCK + SHA256_BYTES);
-
-  constructor(secret: string) {
-    let key = Buffer.from(secret, 'utf8');
-    if (key.length > HMAC_BLOCK) key = createHash('sha256').update(key).digest();
-    for (let i = 0; i < HMAC_BLOCK; i++) {
-      const byte = i < key.length ? key[i] : 0;
-      this.inner[i] = byte ^ 0x36;
-      this.outer[i] = byte ^ 0x5c;
-    }
-  }
+  constructor(private readonly secret: string) {}
 
   hash(value: string): string {
-    // Synchronous from here to the return, so the shared buffers are never used by two calls at once.
-    let innerInput: Buffer;
-    if (value.length * 3 <= MAX_INLINE_MESSAGE) {
-      // Three bytes per UTF-16 unit is the most UTF-8 needs, so the write cannot be cut short.
-      const length = this.inner.write(value, HMAC_BLOCK, 'utf8');
-      innerInput = this.inner.subarray(0, HMAC_BLOCK + length);
-    } else {
-      innerInput = Buffer.concat([this.inner.subarray(0, HMAC_BLOCK), Buffer.from(value, 'utf8')]);
-    }
-    hash('sha256', innerInput, 'buffer').copy(this.outer, HMAC_BLOCK);
-    return hash('sha256', this.outer, 'hex');
+    return createHmac('sha256', this.secret).update(value, 'utf8').digest('hex');
   }
 }
 
 export function keyStart(value: string): string {
   return value.slice(0, KEY_START_LENGTH);
+}
+
+/**
+ * The service's key values: their format under the configured prefix and their hash under the server
+ * secret. Key creation and the key check use this one instance.
+ */
+@Injectable()
+export class ApiKeyValues {
+  private readonly format: ApiKeyFormat;
+  private readonly hasher: ApiKeyHasher;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.format = new ApiKeyFormat(config.API_KEY_PREFIX);
+    this.hasher = new ApiKeyHasher(config.API_KEY_HASH_SECRET);
+  }
+
+  generate(): string {
+    return this.format.generate();
+  }
+
+  isWellFormed(value: string): boolean {
+    return this.format.isWellFormed(value);
+  }
+
+  hash(value: string): string {
+    return this.hasher.hash(value);
+  }
 }

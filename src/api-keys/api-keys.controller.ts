@@ -10,10 +10,10 @@ import {
 import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { AuditEntryResponse, AuditPage } from '../audit/dto/audit.dto';
 import { Origin } from '../audit/request-origin.decorator';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyPage, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';

@@ -3,29 +3,31 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
 import { RolesModule } from '../roles/roles.module';
 import { ApiKey } from './api-key.entity';
-import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { ApiKeyValues } from './api-key-format';
+import { ApiKeysRepository } from './api-keys.repository';
+import { KeyPermissions } from './key-permissions';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
-import { KeyCache } from './key-cache';
 import { KeyChangeRecorder } from './key-change-recorder';
 import { KeyExpiryJob } from './key-expiry.job';
 import { KeyRotationJob } from './key-rotation.job';
 import { KeyUsageRecorder } from './key-usage-recorder';
 import { VerifyController } from './verify.controller';
 
-/** API keys: lifecycle endpoints, verification, and the authenticator ApiKeyGuard delegates to. */
+/** API keys: lifecycle endpoints, verification, key values and their last use. */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule],
   controllers: [ApiKeysController, VerifyController],
   providers: [
     ApiKeysService,
-    ApiKeyAuthenticator,
-    KeyCache,
+    ApiKeyValues,
+    ApiKeysRepository,
+    KeyPermissions,
     KeyUsageRecorder,
     KeyChangeRecorder,
     KeyExpiryJob,
     KeyRotationJob,
   ],
-  exports: [ApiKeyAuthenticator, ApiKeysService],
+  exports: [ApiKeyValues, ApiKeysService, ApiKeysRepository, KeyPermissions, KeyUsageRecorder],
 })
 export class ApiKeysModule {}

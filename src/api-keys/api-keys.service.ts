@@ -1,24 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
-import { Team } from '../accounts/team.entity';
-import { User } from '../accounts/user.entity';
+import { EntityManager } from 'typeorm';
+import { TeamsService } from '../accounts/teams.service';
 import { UserLifecycle } from '../accounts/user-lifecycle';
 import { actorOf, RequestOrigin } from '../audit/audit.service';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isIdOf, newId } from '../common/ids';
-import { Page, paginate } from '../common/pagination';
-import { badRequest, conflict, notFound } from '../common/problem';
+import { Page } from '../common/pagination';
 import { assertWithinPrincipal } from '../roles/escalation';
-import { intersectPermissions, Permission } from '../roles/permissions';
+import type { Permission } from '../roles/permissions';
+import { RoleHolders } from '../roles/role-holders';
 import { RolesService } from '../roles/roles.service';
-import { keyStart } from './api-key-format';
-import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { ApiKeyValues, keyStart } from './api-key-format';
 import { ApiKey, keyStatus } from './api-key.entity';
+import { ApiKeysRepository } from './api-keys.repository';
 import { KeyChangeRecorder } from './key-change-recorder';
+import { KeyPermissions } from './key-permissions';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
+import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
 
 const DAY_MS = 86_400_000;
 
@@ -29,19 +29,20 @@ const DAY_MS = 86_400_000;
 @Injectable()
 export class ApiKeysService {
   constructor(
-    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
-    @InjectRepository(User) private readonly users: Repository<User>,
-    @InjectRepository(Team) private readonly teams: Repository<Team>,
-    private readonly dataSource: DataSource,
+    private readonly keys: ApiKeysRepository,
+    private readonly grants: KeyPermissions,
+    private readonly teams: TeamsService,
     private readonly roles: RolesService,
     private readonly changes: KeyChangeRecorder,
     private readonly invalidations: InvalidationBus,
-    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly values: ApiKeyValues,
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
+    holders: RoleHolders,
   ) {
     lifecycle.onDeactivated((event, manager) =>
       this.revokePersonalKeys(manager, event.organizationId, event.userId, actorOf(event.actor)),
     );
+    holders.register((manager, organizationId, role) => this.keys.holdsRole(manager, organizationId, role));
   }
 
   async create(
@@ -53,17 +54,21 @@ export class ApiKeysService {
     const rolePermissions = await this.roles.requireRole(principal.organizationId, dto.role);
     assertWithinPrincipal(principal, rolePermissions, 'The key');
     if (type === 'personal' && !principal.userId) {
-      throw badRequest(
-        'owner_required',
+      throw new ApiKeyError(
+        ApiKeyErrorCode.OwnerRequired,
         'A personal key needs a user to act for; use a team or service key.',
-        [{ field: 'type', message: 'personal keys can only be created by a user or a personal key' }],
+        {
+          errors: [
+            { field: 'type', message: 'personal keys can only be created by a user or a personal key' },
+          ],
+        },
       );
     }
     const teamId = await this.checkTeam(principal, type, dto.team_id);
 
-    const value = this.authenticator.format.generate();
+    const value = this.values.generate();
     const now = new Date();
-    const key = this.keys.create({
+    const key = this.keys.newKey({
       id: newId('apiKey'),
       organizationId: principal.organizationId,
       name: dto.name,
@@ -72,7 +77,7 @@ export class ApiKeysService {
       type,
       ownerId: principal.userId,
       teamId,
-      keyHash: this.authenticator.hash(value),
+      keyHash: this.values.hash(value),
       start: keyStart(value),
       previousKeyHash: null,
       previousKeyExpiresAt: null,
@@ -92,8 +97,8 @@ export class ApiKeysService {
     applyRotationPolicy(key, dto.rotation_policy, now);
     applyRateLimit(key, dto.rate_limit);
 
-    const saved = await this.dataSource.transaction(async (manager) => {
-      const row = await manager.save(key);
+    const saved = await this.keys.transaction(async (manager) => {
+      const row = await this.keys.save(manager, key);
       await this.changes.record(manager, [
         {
           key: row,
@@ -110,21 +115,11 @@ export class ApiKeysService {
   }
 
   async list(principal: Principal, query: ListApiKeysQueryDto): Promise<Page<ApiKeyResponse>> {
-    const builder = this.keys
-      .createQueryBuilder('key')
-      .where('key.organization_id = :organizationId', { organizationId: principal.organizationId })
-      .andWhere('key.deleted_at IS NULL');
-    if (query.type) builder.andWhere('key.type = :type', { type: query.type });
-    if (query.owner_id) builder.andWhere('key.owner_id = :ownerId', { ownerId: query.owner_id });
-    if (query.team_id) builder.andWhere('key.team_id = :teamId', { teamId: query.team_id });
-    if (query.status === 'revoked') builder.andWhere('key.revoked_at IS NOT NULL');
-    if (query.status === 'expired') {
-      builder.andWhere('key.revoked_at IS NULL AND key.expiration <= now()');
-    }
-    if (query.status === 'active') {
-      builder.andWhere('key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now())');
-    }
-    const page = await paginate(builder, query);
+    const page = await this.keys.page(
+      principal.organizationId,
+      { type: query.type, status: query.status, ownerId: query.owner_id, teamId: query.team_id },
+      query,
+    );
     const permissions = await this.effectivePermissions(page.data);
     return {
       data: page.data.map((key, i) => ApiKeyResponse.of(key, permissions[i])),
@@ -145,7 +140,8 @@ export class ApiKeysService {
     origin: RequestOrigin,
   ): Promise<ApiKeyResponse> {
     const key = await this.findManageable(principal, id);
-    if (key.revokedAt) throw conflict('key_revoked', 'A revoked key cannot be changed.');
+    if (key.revokedAt)
+      throw new ApiKeyError(ApiKeyErrorCode.KeyNotActive, 'A revoked key cannot be changed.');
     const changed: string[] = Object.keys(dto).filter(
       (field) => (dto as Record<string, unknown>)[field] !== undefined,
     );
@@ -172,8 +168,8 @@ export class ApiKeysService {
     if (dto.allowed_ips !== undefined) key.allowedIps = dto.allowed_ips;
     if (dto.hide_credentials !== undefined) key.hideCredentials = dto.hide_credentials;
 
-    const saved = await this.dataSource.transaction(async (manager) => {
-      const row = await manager.save(key);
+    const saved = await this.keys.transaction(async (manager) => {
+      const row = await this.keys.save(manager, key);
       await this.changes.record(manager, [
         {
           key: row,
@@ -199,8 +195,10 @@ export class ApiKeysService {
   ): Promise<CreatedApiKeyResponse> {
     const key = await this.findManageable(principal, id);
     const status = keyStatus(key);
-    if (status !== 'active') throw conflict(`key_${status}`, `A ${status} key cannot be rotated.`);
-    const { key: saved, value } = await this.dataSource.transaction((manager) =>
+    if (status !== 'active') {
+      throw new ApiKeyError(ApiKeyErrorCode.KeyNotActive, `A ${status} key cannot be rotated.`);
+    }
+    const { key: saved, value } = await this.keys.transaction((manager) =>
       this.rotateInTransaction(manager, key, dto.grace_period_seconds ?? 0, actorOf(principal), origin),
     );
     this.invalidations.publish({ kind: 'key', keyId: saved.id });
@@ -217,9 +215,9 @@ export class ApiKeysService {
     origin?: RequestOrigin,
   ): Promise<{ key: ApiKey; value: string }> {
     const now = new Date();
-    const value = this.authenticator.format.generate();
+    const value = this.values.generate();
     const previousHash = key.keyHash;
-    key.keyHash = this.authenticator.hash(value);
+    key.keyHash = this.values.hash(value);
     key.start = keyStart(value);
     // The replaced value stays recognizable, so it is refused as revoked (not as unknown) once its
     // grace period ends; with no grace period that is now.
@@ -230,7 +228,7 @@ export class ApiKeysService {
     if (key.rotationEnabled && key.rotationDays) {
       key.nextRotationAt = new Date(now.getTime() + key.rotationDays * DAY_MS);
     }
-    const saved = await manager.save(key);
+    const saved = await this.keys.save(manager, key);
     await this.changes.record(manager, [
       {
         key: saved,
@@ -252,8 +250,8 @@ export class ApiKeysService {
 
   async delete(principal: Principal, id: string, origin: RequestOrigin): Promise<void> {
     const key = await this.findManageable(principal, id);
-    await this.dataSource.transaction(async (manager) => {
-      await manager.update(ApiKey, { id: key.id }, { deletedAt: new Date() });
+    await this.keys.transaction(async (manager) => {
+      await this.keys.markDeleted(manager, key.id);
       await this.changes.record(manager, [
         { key, action: 'key.deleted', actor: actorOf(principal), origin, details: { name: key.name } },
       ]);
@@ -264,9 +262,9 @@ export class ApiKeysService {
   /** The key must exist in the caller's organization (404 otherwise, never 403). */
   async find(principal: Principal, id: string): Promise<ApiKey> {
     const key = isIdOf('apiKey', id)
-      ? await this.keys.findOneBy({ id, organizationId: principal.organizationId, deletedAt: IsNull() })
+      ? await this.keys.findInOrganization(principal.organizationId, id)
       : null;
-    if (!key) throw notFound('The API key');
+    if (!key) throw new ApiKeyError(ApiKeyErrorCode.NotFound, 'The API key was not found.');
     return key;
   }
 
@@ -277,18 +275,12 @@ export class ApiKeysService {
     userId: string,
     actor: ReturnType<typeof actorOf>,
   ): Promise<void> {
-    const revoked = await manager.find(ApiKey, {
-      where: { organizationId, ownerId: userId, type: 'personal', revokedAt: IsNull(), deletedAt: IsNull() },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const revoked = await this.keys.lockLivePersonalKeys(manager, organizationId, userId);
     if (!revoked.length) return;
-    await manager.update(
-      ApiKey,
-      { id: In(revoked.map((key) => key.id)) },
-      {
-        revokedAt: new Date(),
-        revokedReason: 'owner_deactivated',
-      },
+    await this.keys.revoke(
+      manager,
+      revoked.map((key) => key.id),
+      'owner_deactivated',
     );
     await this.changes.record(
       manager,
@@ -316,52 +308,27 @@ export class ApiKeysService {
   ): Promise<string | null> {
     if (type !== 'team') {
       if (teamId)
-        throw badRequest('validation_failed', 'team_id applies to team keys only.', [
-          { field: 'team_id', message: 'team_id is only allowed for team keys' },
-        ]);
+        throw new ApiKeyError(ApiKeyErrorCode.ValidationFailed, 'team_id applies to team keys only.', {
+          errors: [{ field: 'team_id', message: 'team_id is only allowed for team keys' }],
+        });
       return null;
     }
     if (!teamId) {
-      throw badRequest('validation_failed', 'A team key needs team_id.', [
-        { field: 'team_id', message: 'team_id is required for team keys' },
-      ]);
+      throw new ApiKeyError(ApiKeyErrorCode.ValidationFailed, 'A team key needs team_id.', {
+        errors: [{ field: 'team_id', message: 'team_id is required for team keys' }],
+      });
     }
-    const team = await this.teams.findOneBy({ id: teamId, organizationId: principal.organizationId });
-    if (!team) {
-      throw badRequest('unknown_team', 'The team does not exist.', [
-        { field: 'team_id', message: 'team not found' },
-      ]);
+    if (!(await this.teams.exists(principal.organizationId, teamId))) {
+      throw new ApiKeyError(ApiKeyErrorCode.UnknownTeam, 'The team does not exist.', {
+        errors: [{ field: 'team_id', message: 'team not found' }],
+      });
     }
-    return team.id;
+    return teamId;
   }
 
-  /** Effective permissions of each key, as the guard computes them: role, narrowed by the owner for personal keys. */
+  /** Effective permissions of each key, as the key check computes them (one rule: KeyPermissions). */
   private async effectivePermissions(keys: ApiKey[]): Promise<ReadonlySet<Permission>[]> {
-    const roleCache = new Map<string, Promise<ReadonlySet<Permission>>>();
-    const roleOf = (organizationId: string, role: string): Promise<ReadonlySet<Permission>> => {
-      const id = `${organizationId}:${role}`;
-      if (!roleCache.has(id)) {
-        roleCache.set(
-          id,
-          this.roles.permissionsOf(organizationId, role).then((p) => p ?? new Set<Permission>()),
-        );
-      }
-      return roleCache.get(id)!;
-    };
-    const ownerIds = [
-      ...new Set(keys.filter((k) => k.type === 'personal' && k.ownerId).map((k) => k.ownerId!)),
-    ];
-    const owners = ownerIds.length ? await this.users.findBy({ id: In(ownerIds) }) : [];
-    const ownerById = new Map(owners.map((owner) => [owner.id, owner]));
-    return Promise.all(
-      keys.map(async (key) => {
-        const granted = await roleOf(key.organizationId, key.role);
-        if (key.type !== 'personal') return granted;
-        const owner = key.ownerId ? ownerById.get(key.ownerId) : undefined;
-        if (!owner || !owner.active) return new Set<Permission>();
-        return intersectPermissions(granted, await roleOf(owner.organizationId, owner.role));
-      }),
-    );
+    return (await this.grants.of(keys)).map((grant) => grant.permissions);
   }
 }
 

@@ -1,8 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
+import { PeriodicJob } from '../scheduling/periodic-job';
+import { EntityManager } from 'typeorm';
 import { SYSTEM_ACTOR } from '../audit/audit.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { ApiKey } from './api-key.entity';
+import type { ApiKey } from './api-key.entity';
+import { ApiKeysRepository } from './api-keys.repository';
 import { KeyChangeRecorder } from './key-change-recorder';
 
 /**
@@ -12,100 +14,49 @@ import { KeyChangeRecorder } from './key-change-recorder';
  * instances never record one twice, and the scan at start catches up on what passed while down.
  */
 @Injectable()
-export class KeyExpiryJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('KeyExpiry');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+export class KeyExpiryJob extends PeriodicJob {
+  protected readonly jobName = 'key-expiry';
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    private readonly keys: ApiKeysRepository,
     private readonly changes: KeyChangeRecorder,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.runOnce(), this.config.KEY_EXPIRY_SCAN_SECONDS * 1000);
-    this.timer.unref();
-    void this.runOnce();
+  protected intervalMs(): number {
+    return this.config.KEY_EXPIRY_SCAN_SECONDS * 1000;
   }
 
   /** Returns how many entries were recorded. */
-  runOnce(): Promise<number> {
-    this.running ??= this.dataSource
-      .transaction(
-        async (manager) => (await this.warnExpiring(manager)) + (await this.recordExpired(manager)),
-      )
-      .catch((error: unknown) => {
-        this.logger.warn(`expiry scan failed: ${(error as Error).message}`);
-        return 0;
-      })
-      .finally(() => (this.running = undefined));
-    return this.running;
+  protected run(): Promise<number> {
+    return this.keys.transaction(
+      async (manager) => (await this.warnExpiring(manager)) + (await this.recordExpired(manager)),
+    );
   }
 
   private async warnExpiring(manager: EntityManager): Promise<number> {
-    const keys = await this.claim(
-      manager,
-      `key.expiry_warned_at IS NULL AND key.expiration > now()
-       AND key.expiration <= now() + make_interval(days => :days)`,
-      { days: this.config.EXPIRY_WARNING_DAYS },
-    );
-    if (!keys.length) return 0;
-    await manager.update(
-      ApiKey,
-      keys.map((k) => k.id),
-      { expiryWarnedAt: new Date() },
-    );
-    await this.changes.record(
-      manager,
-      keys.map((key) => ({
-        key,
-        action: 'key.expiring',
-        actor: SYSTEM_ACTOR,
-        details: { expiration: key.expiration!.toISOString() },
-      })),
-    );
+    const keys = await this.keys.claimExpiryWarnings(manager, this.config.EXPIRY_WARNING_DAYS);
+    await this.recordAll(manager, keys, 'key.expiring');
     return keys.length;
   }
 
   private async recordExpired(manager: EntityManager): Promise<number> {
-    const keys = await this.claim(manager, 'key.expiry_recorded_at IS NULL AND key.expiration <= now()', {});
-    if (!keys.length) return 0;
-    await manager.update(
-      ApiKey,
-      keys.map((k) => k.id),
-      { expiryRecordedAt: new Date() },
-    );
-    await this.changes.record(
+    const keys = await this.keys.claimExpired(manager);
+    await this.recordAll(manager, keys, 'key.expired');
+    return keys.length;
+  }
+
+  private recordAll(manager: EntityManager, keys: ApiKey[], action: 'key.expiring' | 'key.expired') {
+    return this.changes.record(
       manager,
       keys.map((key) => ({
         key,
-        action: 'key.expired',
+        action,
         actor: SYSTEM_ACTOR,
         details: { expiration: key.expiration!.toISOString() },
       })),
     );
-    return keys.length;
-  }
-
-  private claim(
-    manager: EntityManager,
-    condition: string,
-    parameters: Record<string, unknown>,
-  ): Promise<ApiKey[]> {
-    return manager
-      .createQueryBuilder(ApiKey, 'key')
-      .where(condition, parameters)
-      .andWhere('key.revoked_at IS NULL AND key.deleted_at IS NULL')
-      .orderBy('key.expiration', 'ASC')
-      .limit(500)
-      .setLock('pessimistic_write')
-      .setOnLocked('skip_locked')
-      .getMany();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { ApiKeysRepository } from './api-keys.repository';
 
 const WRITE_INTERVAL_MS = 60_000;
 const FLUSH_DELAY_MS = 1_000;
@@ -15,7 +15,7 @@ export class KeyUsageRecorder implements OnApplicationShutdown {
   private pending = new Map<string, { at: Date; previous: boolean }>();
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly keys: ApiKeysRepository) {}
 
   markUsed(keyId: string, previous: boolean, now = Date.now()): void {
     const slot = `${keyId}:${previous ? 'previous' : 'current'}`;
@@ -36,13 +36,9 @@ export class KeyUsageRecorder implements OnApplicationShutdown {
     const batch = this.pending;
     this.pending = new Map();
     for (const [slot, { at, previous }] of batch) {
-      const column = previous ? 'previous_key_last_used_at' : 'last_used_at';
       const keyId = slot.slice(0, slot.lastIndexOf(':'));
       try {
-        await this.dataSource.query(
-          `UPDATE api_keys SET ${column} = GREATEST(COALESCE(${column}, $2), $2) WHERE id = $1`,
-          [keyId, at],
-        );
+        await this.keys.recordUse(keyId, previous, at);
       } catch (error) {
         this.logger.warn(`could not record use of ${keyId}: ${(error as Error).message}`);
       }
@@ -50,6 +46,6 @@ export class KeyUsageRecorder implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.dataSource.isInitialized) await this.flush();
+    await this.flush();
   }
 }

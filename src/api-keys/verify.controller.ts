@@ -1,11 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
-import { unauthorized } from '../common/problem';
 import { permissionList } from '../roles/permissions';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { VerifyResponse } from './dto/api-key-response.dto';
+import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
 
 @ApiTags('api-keys')
 @ApiBearerAuth()
@@ -19,7 +19,7 @@ export class VerifyController {
   @ApiProblems(401, 403, 429)
   verify(@Principal() principal: Principal): VerifyResponse {
     if (!principal.key)
-      throw unauthorized('api_key_required', 'Verify takes an API key, not an access token.');
+      throw new ApiKeyError(ApiKeyErrorCode.ApiKeyRequired, 'Verify takes an API key, not an access token.');
     return {
       valid: true,
       key_id: principal.key.id,

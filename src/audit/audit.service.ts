@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { newId } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
 import { APP_CONFIG, AppConfig } from '../config/app-config';

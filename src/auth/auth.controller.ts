@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Public } from '../common/decorators';
+import { Public } from '../access/route-access.decorators';
 import { ApiProblems } from '../common/openapi';
 import { AuthService } from './auth.service';
 import { AccessTokenResponse, SignupDto, SignupResponse, TokenRequestDto } from './dto/auth.dto';

@@ -1,12 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { OrganizationResponse } from '../accounts/dto/organization.dto';
 import { UserResponse } from '../accounts/dto/user.dto';
 import { OrganizationsService } from '../accounts/organizations.service';
 import { PasswordHasher } from '../accounts/password-hasher';
-import { User } from '../accounts/user.entity';
-import { notFound, unauthorized } from '../common/problem';
+import { UsersService } from '../accounts/users.service';
+import { AuthError, AuthErrorCode } from './auth.errors';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AccessTokenService, IssuedAccessToken } from './access-token.service';
 import { SignupDto, SignupResponse, TokenRequestDto } from './dto/auth.dto';
@@ -16,7 +14,7 @@ import { LoginAttemptLimiter } from './login-attempt-limiter';
 export class AuthService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly users: UsersService,
     private readonly passwords: PasswordHasher,
     private readonly tokens: AccessTokenService,
     private readonly organizations: OrganizationsService,
@@ -26,11 +24,11 @@ export class AuthService {
   /** Email + password to an access token. One answer for every failure, so emails cannot be probed. */
   async issueToken(dto: TokenRequestDto, clientAddress: string): Promise<IssuedAccessToken> {
     this.limiter.assertAllowed(dto.email, clientAddress);
-    const user = await this.users.findOneBy({ email: dto.email });
+    const user = await this.users.findByEmail(dto.email);
     const valid = await this.passwords.verify(dto.password, user?.passwordHash);
     if (!user || !valid || !user.active) {
       this.limiter.recordFailure(dto.email, clientAddress);
-      throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
+      throw new AuthError(AuthErrorCode.InvalidCredentials, 'The email or password is incorrect.');
     }
     this.limiter.recordSuccess(dto.email);
     return this.tokens.issue(user);
@@ -38,7 +36,8 @@ export class AuthService {
 
   async signup(dto: SignupDto): Promise<SignupResponse> {
     // Closed signup answers like a route that does not exist.
-    if (!this.config.ALLOW_SIGNUP) throw notFound('The resource');
+    if (!this.config.ALLOW_SIGNUP)
+      throw new AuthError(AuthErrorCode.SignupDisabled, 'The resource was not found.');
     const { organization, user } = await this.organizations.createWithAdministrator({
       organizationName: dto.organization_name,
       email: dto.email,

@@ -1,6 +1,6 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { ProblemException } from '../common/problem';
+import { AuthError, AuthErrorCode } from './auth.errors';
 
 interface Window {
   failures: number;
@@ -29,12 +29,10 @@ export class LoginAttemptLimiter {
       this.blockedFor(`ip:${address}`, this.config.LOGIN_MAX_FAILURES * PER_ADDRESS_MULTIPLIER, now),
     );
     if (retryAfter > 0) {
-      throw new ProblemException(
-        HttpStatus.TOO_MANY_REQUESTS,
-        'too_many_login_attempts',
+      throw new AuthError(
+        AuthErrorCode.TooManyLoginAttempts,
         'Too many failed sign-in attempts; try again later.',
-        {},
-        { 'Retry-After': String(retryAfter) },
+        { retryAfterSeconds: retryAfter },
       );
     }
   }

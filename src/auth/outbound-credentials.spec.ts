@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { KeyContext, Principal } from './principal';
+import type { KeyContext, Principal } from '../access/principal';
 import { outboundCredentialHeaders, rememberPresentedKey } from './outbound-credentials';
 
 function requestWith(hideCredentials: boolean | undefined, presented?: string): IncomingMessage {

@@ -18,8 +18,9 @@ interface Envelope {
 /**
  * Carries invalidations between instances so a revocation holds everywhere within a second:
  * Redis pub/sub when REDIS_URL is set, otherwise PostgreSQL LISTEN/NOTIFY. The embedded database
- * serves a single process, so it needs none. After a reconnect every cache is cleared, since
- * messages sent meanwhile are lost.
+ * serves a single process, so it needs none. The transport tells the bus whether it hears the
+ * others: while it does not, caches read through (see KeyCache), and once it hears again every cache
+ * is cleared, since messages sent meanwhile are lost.
  */
 @Injectable()
 export class InvalidationTransport implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -44,28 +45,27 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   private async viaRedis(client: Redis): Promise<void> {
     const subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.subscriber = subscriber;
-    let connectedBefore = false;
-    subscriber.on('ready', () => {
-      if (connectedBefore) this.bus.deliverLocally({ kind: 'all' });
-      connectedBefore = true;
-    });
-    subscriber.on('error', (error: Error) => this.logger.warn(`subscriber: ${error.message}`));
-    subscriber.on('message', (_channel: string, message: string) => this.receive(message));
-    await subscriber.subscribe(CHANNEL);
     this.bus.attachTransport((invalidation) => {
       client.publish(CHANNEL, this.envelope(invalidation)).catch((error: Error) => {
         this.logger.warn(`could not publish invalidation: ${error.message}`);
       });
     });
+    // ioredis resubscribes by itself after a reconnect; 'ready' comes once the subscription is back.
+    subscriber.on('ready', () => this.bus.reportHearing(true));
+    subscriber.on('close', () => this.bus.reportHearing(false));
+    subscriber.on('error', (error: Error) => this.logger.warn(`subscriber: ${error.message}`));
+    subscriber.on('message', (_channel: string, message: string) => this.receive(message));
+    await subscriber.subscribe(CHANNEL);
+    this.bus.reportHearing(true);
   }
 
   private async viaPostgres(url: string): Promise<void> {
-    await this.listen(url, false);
     this.bus.attachTransport((invalidation) => {
       this.dataSource
         .query('SELECT pg_notify($1, $2)', [CHANNEL, this.envelope(invalidation)])
         .catch((error: Error) => this.logger.warn(`could not publish invalidation: ${error.message}`));
     });
+    await this.listen(url, false);
   }
 
   private async listen(url: string, reconnecting: boolean): Promise<void> {
@@ -80,16 +80,20 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
       this.listener = client;
-      if (reconnecting) this.bus.deliverLocally({ kind: 'all' });
+      this.bus.reportHearing(true);
     } catch (error) {
       if (!reconnecting) throw error;
-      this.scheduleReconnect(url, client);
+      // Not yet the listener, so scheduleReconnect would ignore it: retry from here.
+      client.removeAllListeners();
+      client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen(url, true), RECONNECT_MS).unref();
     }
   }
 
   private scheduleReconnect(url: string, client: Client): void {
     if (this.stopped || this.listener !== client) return;
     this.listener = undefined;
+    this.bus.reportHearing(false);
     client.removeAllListeners();
     client.end().catch(() => undefined);
     setTimeout(() => void this.listen(url, true), RECONNECT_MS).unref();

@@ -1,35 +1,24 @@
-import { HttpStatus } from '@nestjs/common';
 import { json, urlencoded } from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ProblemException } from './problem';
+import { CommonError, CommonErrorCode } from './common.errors';
 
-const BY_TYPE: Record<string, [HttpStatus, string, string]> = {
-  'entity.parse.failed': [HttpStatus.BAD_REQUEST, 'malformed_json', 'The request body is not valid JSON.'],
-  'entity.too.large': [HttpStatus.PAYLOAD_TOO_LARGE, 'payload_too_large', 'The request body is too large.'],
-  'encoding.unsupported': [
-    HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-    'unsupported_encoding',
-    'The body encoding is not supported.',
-  ],
-  'charset.unsupported': [
-    HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-    'unsupported_charset',
-    'The body charset is not supported.',
-  ],
-  'request.aborted': [
-    HttpStatus.BAD_REQUEST,
-    'request_aborted',
-    'The request body was not received completely.',
-  ],
+const BY_TYPE: Record<string, [CommonErrorCode, string]> = {
+  'entity.parse.failed': [CommonErrorCode.MalformedJson, 'The request body is not valid JSON.'],
+  'entity.too.large': [CommonErrorCode.PayloadTooLarge, 'The request body is too large.'],
+  'encoding.unsupported': [CommonErrorCode.UnsupportedEncoding, 'The body encoding is not supported.'],
+  'charset.unsupported': [CommonErrorCode.UnsupportedCharset, 'The body charset is not supported.'],
+  'request.aborted': [CommonErrorCode.RequestAborted, 'The request body was not received completely.'],
 };
 
 /** body-parser's errors (http-errors with a `type`) become problems with a specific code. */
 function toProblem(error: unknown): unknown {
   const parserError = error as { type?: string; status?: number };
   const known = parserError?.type ? BY_TYPE[parserError.type] : undefined;
-  if (known) return new ProblemException(known[0], known[1], known[2]);
+  if (known) return new CommonError(known[0], known[1], { cause: error });
   if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-    return new ProblemException(parserError.status, 'bad_request', 'The request body could not be read.');
+    return new CommonError(CommonErrorCode.BadRequest, 'The request body could not be read.', {
+      cause: error,
+    });
   }
   return error;
 }

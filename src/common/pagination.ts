@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { badRequest } from './problem';
+import { CommonError, CommonErrorCode } from './common.errors';
 
 export class ListQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
@@ -55,9 +55,9 @@ function decodeCursor(cursor: string): CursorPosition {
     }
     return { createdAt: date, id };
   } catch {
-    throw badRequest('invalid_cursor', 'The cursor is not one this service issued.', [
-      { field: 'cursor', message: 'cursor is invalid' },
-    ]);
+    throw new CommonError(CommonErrorCode.InvalidCursor, 'The cursor is not one this service issued.', {
+      errors: [{ field: 'cursor', message: 'cursor is invalid' }],
+    });
   }
 }
 

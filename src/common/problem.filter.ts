@@ -1,8 +1,28 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { isDatabaseUnavailable, isUnstorableText } from '../database/database-errors';
+import { DomainError, ErrorKind, translateError } from './domain-error';
 import { PROBLEM_CONTENT_TYPE, ProblemDocument, ProblemException, problemType } from './problem';
+
+/** The one table from a domain error's kind to its HTTP status. */
+export const STATUS_OF_KIND: Readonly<Record<ErrorKind, HttpStatus>> = {
+  [ErrorKind.InvalidInput]: HttpStatus.BAD_REQUEST,
+  [ErrorKind.Unauthenticated]: HttpStatus.UNAUTHORIZED,
+  [ErrorKind.Forbidden]: HttpStatus.FORBIDDEN,
+  [ErrorKind.NotFound]: HttpStatus.NOT_FOUND,
+  [ErrorKind.Conflict]: HttpStatus.CONFLICT,
+  [ErrorKind.TooLarge]: HttpStatus.PAYLOAD_TOO_LARGE,
+  [ErrorKind.UnsupportedMediaType]: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+  [ErrorKind.Unprocessable]: HttpStatus.UNPROCESSABLE_ENTITY,
+  [ErrorKind.TooManyRequests]: HttpStatus.TOO_MANY_REQUESTS,
+  [ErrorKind.Unavailable]: HttpStatus.SERVICE_UNAVAILABLE,
+};
+
+/** Headers a kind always carries: a 401 names the scheme; a 503 says when to retry. */
+const HEADERS_OF_KIND: Partial<Record<ErrorKind, Record<string, string>>> = {
+  [ErrorKind.Unauthenticated]: { 'WWW-Authenticate': 'Bearer' },
+  [ErrorKind.Unavailable]: { 'Retry-After': '5' },
+};
 
 const DEFAULT_CODES: Record<number, string> = {
   400: 'bad_request',
@@ -81,24 +101,8 @@ export class ProblemFilter implements ExceptionFilter {
         headers: {},
       };
     }
-    if (isUnstorableText(exception)) {
-      return {
-        status: HttpStatus.BAD_REQUEST,
-        code: 'invalid_characters',
-        detail: 'The request contains characters that cannot be stored, such as NUL.',
-        extensions: {},
-        headers: {},
-      };
-    }
-    if (isDatabaseUnavailable(exception)) {
-      return {
-        status: HttpStatus.SERVICE_UNAVAILABLE,
-        code: 'database_unavailable',
-        detail: 'The database is unreachable; retry shortly.',
-        extensions: {},
-        headers: { 'Retry-After': '5' },
-      };
-    }
+    const domain = translateError(exception);
+    if (domain) return shapeDomainError(domain);
     return {
       status: HttpStatus.INTERNAL_SERVER_ERROR,
       code: 'internal_error',
@@ -107,6 +111,19 @@ export class ProblemFilter implements ExceptionFilter {
       headers: {},
     };
   }
+}
+
+function shapeDomainError(error: DomainError): Shaped {
+  return {
+    status: STATUS_OF_KIND[error.kind],
+    code: error.code,
+    detail: error.detail,
+    extensions: error.errors ? { ...error.extensions, errors: error.errors } : error.extensions,
+    headers:
+      error.retryAfterSeconds === undefined
+        ? (HEADERS_OF_KIND[error.kind] ?? {})
+        : { ...HEADERS_OF_KIND[error.kind], 'Retry-After': String(error.retryAfterSeconds) },
+  };
 }
 
 function messageOf(response: string | object): string | undefined {

@@ -1,10 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-
-/** One field-level complaint of a 400 validation failure. */
-export interface FieldError {
-  field: string;
-  message: string;
-}
+import type { FieldError } from './domain-error';
 
 /** RFC 9457 problem details as this service writes them. */
 export interface ProblemDocument {
@@ -25,8 +20,8 @@ export function problemType(code: string): string {
 }
 
 /**
- * The one exception modules throw for an expected failure: an HTTP status, a stable machine-readable
- * `code` that clients branch on, and a human `detail`. The global filter turns it into problem+json.
+ * An HTTP answer decided at the HTTP layer itself (the key check's refusals, with their headers).
+ * Services never throw it: they throw domain errors (domain-error.ts), which the filter maps.
  */
 export class ProblemException extends HttpException {
   constructor(
@@ -39,18 +34,3 @@ export class ProblemException extends HttpException {
     super({ code, detail }, status);
   }
 }
-
-export const notFound = (what: string): ProblemException =>
-  new ProblemException(HttpStatus.NOT_FOUND, 'not_found', `${what} was not found.`);
-
-export const conflict = (code: string, detail: string): ProblemException =>
-  new ProblemException(HttpStatus.CONFLICT, code, detail);
-
-export const forbidden = (code: string, detail: string): ProblemException =>
-  new ProblemException(HttpStatus.FORBIDDEN, code, detail);
-
-export const unauthorized = (code: string, detail: string): ProblemException =>
-  new ProblemException(HttpStatus.UNAUTHORIZED, code, detail, {}, { 'WWW-Authenticate': 'Bearer' });
-
-export const badRequest = (code: string, detail: string, errors?: FieldError[]): ProblemException =>
-  new ProblemException(HttpStatus.BAD_REQUEST, code, detail, errors ? { errors } : {});

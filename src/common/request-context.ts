@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 
 declare module 'http' {
   interface IncomingMessage {

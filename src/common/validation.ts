@@ -1,5 +1,6 @@
-import { HttpStatus, ValidationError, ValidationPipe } from '@nestjs/common';
-import { FieldError, ProblemException } from './problem';
+import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { CommonError, CommonErrorCode } from './common.errors';
+import type { FieldError } from './domain-error';
 
 /** Flattens class-validator's tree into `{field: "rate_limit.requests_per_minute", message}` pairs. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
@@ -27,9 +28,8 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {
       const fieldErrors = flattenValidationErrors(errors);
-      return new ProblemException(
-        HttpStatus.BAD_REQUEST,
-        'validation_failed',
+      return new CommonError(
+        CommonErrorCode.ValidationFailed,
         fieldErrors.map((e) => e.message).join('; ') || 'The request is invalid.',
         { errors: fieldErrors },
       );

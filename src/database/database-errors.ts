@@ -1,3 +1,6 @@
+import { registerErrorTranslator } from '../common/domain-error';
+import { DatabaseError, DatabaseErrorCode } from './database.errors';
+
 /**
  * Errors that mean "the database cannot be reached right now" rather than "this query is wrong".
  * They answer 503 so clients retry, instead of a 500 that looks like a bug.
@@ -48,3 +51,26 @@ export function isUnstorableText(error: unknown): boolean {
   const code = e?.driverError?.code ?? e?.code;
   return code === '22021' || code === '22P05';
 }
+
+/** Driver errors that are not bugs: the database being unreachable, or text it cannot store. */
+export function translateDatabaseError(error: unknown): DatabaseError | undefined {
+  if (isUnstorableText(error)) {
+    return new DatabaseError(
+      DatabaseErrorCode.InvalidCharacters,
+      'The request contains characters that cannot be stored, such as NUL.',
+      { cause: error },
+    );
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new DatabaseError(
+      DatabaseErrorCode.DatabaseUnavailable,
+      'The database is unreachable; retry shortly.',
+      {
+        cause: error,
+      },
+    );
+  }
+  return undefined;
+}
+
+registerErrorTranslator(translateDatabaseError);

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
+// Registers the translation of driver errors (unreachable database, unstorable text) into domain errors.
+import './database-errors';
 import { DatabaseEndpoint } from './database-endpoint';
 
 @Module({

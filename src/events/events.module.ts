@@ -1,6 +1,12 @@
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DomainEvent } from './event.entity';
 import { Global, Module } from '@nestjs/common';
 import { EventsService } from './events.service';
 
 @Global()
-@Module({ providers: [EventsService], exports: [EventsService] })
+@Module({
+  imports: [TypeOrmModule.forFeature([DomainEvent])],
+  providers: [EventsService],
+  exports: [EventsService],
+})
 export class EventsModule {}

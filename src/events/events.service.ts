@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -14,12 +15,15 @@ export interface NewEvent {
   secret?: string;
 }
 
-/** Writes events to the outbox inside the caller's transaction. */
+/** The outbox: writes events inside the caller's transaction; dispatchers claim them from here. */
 @Injectable()
 export class EventsService {
   private readonly box: SecretBox;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectRepository(DomainEvent) private readonly events: Repository<DomainEvent>,
+  ) {
     this.box = new SecretBox(config.API_KEY_HASH_SECRET, 'event-secrets');
   }
 
@@ -40,5 +44,39 @@ export class EventsService {
   /** For the delivery side: the secret an event carries, decrypted. */
   openSecret(event: DomainEvent): string | undefined {
     return event.sealedSecret ? this.box.open(event.sealedSecret) : undefined;
+  }
+
+  /** Undispatched events, oldest first, locked for the caller's transaction (other dispatchers skip them). */
+  claimUndispatched(manager: EntityManager, limit: number): Promise<DomainEvent[]> {
+    return manager
+      .createQueryBuilder(DomainEvent, 'event')
+      .where('event.dispatched_at IS NULL')
+      .orderBy('event.created_at', 'ASC')
+      .limit(limit)
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .getMany();
+  }
+
+  async markDispatched(manager: EntityManager, ids: string[]): Promise<void> {
+    if (ids.length) await manager.update(DomainEvent, { id: In(ids) }, { dispatchedAt: new Date() });
+  }
+
+  /** An event addressed to one receiver only (a ping): recorded as already dispatched. */
+  recordDirect(manager: EntityManager, event: Omit<NewEvent, 'secret'>): Promise<DomainEvent> {
+    return manager.save(
+      manager.create(DomainEvent, {
+        id: newId('event'),
+        organizationId: event.organizationId,
+        type: event.type,
+        data: event.data,
+        sealedSecret: null,
+        dispatchedAt: new Date(),
+      }),
+    );
+  }
+
+  find(id: string): Promise<DomainEvent | null> {
+    return this.events.findOneBy({ id });
   }
 }

@@ -25,10 +25,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { FilePage, FileResponse, UploadFileDto, UploadFileForm } from './dto/file.dto';
 import { contentDisposition } from './filename';
 import { FilesService } from './files.service';

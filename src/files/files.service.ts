@@ -2,14 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { In, Repository } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { isIdOf } from '../common/ids';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { badRequest, notFound } from '../common/problem';
 import { FileRecord } from './file.entity';
 import { sanitizeFilename } from './filename';
 import { FILE_STORAGE, FileStorage } from './storage/file-storage';
 import type { StoredUpload } from './streaming-storage-engine';
+import { FileError, FileErrorCode } from './files.errors';
 
 @Injectable()
 export class FilesService {
@@ -25,9 +25,13 @@ export class FilesService {
     purpose?: string,
   ): Promise<FileRecord> {
     if (!upload) {
-      throw badRequest('file_required', 'Send the file as multipart/form-data in the field "file".', [
-        { field: 'file', message: 'file is required' },
-      ]);
+      throw new FileError(
+        FileErrorCode.FileRequired,
+        'Send the file as multipart/form-data in the field "file".',
+        {
+          errors: [{ field: 'file', message: 'file is required' }],
+        },
+      );
     }
     try {
       return await this.files.save(
@@ -62,7 +66,7 @@ export class FilesService {
     const file = isIdOf('file', id)
       ? await this.files.findOneBy({ id, organizationId: principal.organizationId })
       : null;
-    if (!file) throw notFound('The file');
+    if (!file) throw new FileError(FileErrorCode.NotFound, 'The file was not found.');
     return file;
   }
 

@@ -8,7 +8,7 @@ import {
   HealthIndicatorService,
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
-import { Public } from '../common/decorators';
+import { Public } from '../access/route-access.decorators';
 import { ApiProblems } from '../common/openapi';
 import { RedisConnection } from '../redis/redis.connection';
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { MetricsService } from './metrics.service';
 
 @ApiTags('operations')

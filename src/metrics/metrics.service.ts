@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { RequestCompletionListener } from '../common/request-context';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { RequestMetrics } from './request-metrics';
 
 /**
@@ -10,11 +10,17 @@ import { RequestMetrics } from './request-metrics';
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
-  private readonly requests = new RequestMetrics();
+  private readonly requests = new RequestMetrics(this.registry);
+
+  private readonly keyChecks = new Counter({
+    name: 'gatehouse_key_checks_total',
+    help: 'Key checks of requests to protected routes, by outcome: allowed, or the refusal code.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-    this.requests.registerWith(this.registry);
   }
 
   /** Counts an answered request; labels by route pattern (`/v1/users/:id`), never by raw URL, to bound cardinality. */
@@ -22,4 +28,9 @@ export class MetricsService {
     const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
     this.requests.record(req.method, route, res.statusCode, seconds);
   };
+
+  /** Outcomes are a closed set (allowed and the refusal codes): no label per key or route. */
+  recordKeyCheck(outcome: string): void {
+    this.keyChecks.inc({ outcome });
+  }
 }

@@ -1,11 +1,11 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { ProblemException } from '../common/problem';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isPublicAddress } from './address-policy';
+import { OutboundErrorCode, OutboundTargetError } from './outbound.errors';
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
@@ -48,7 +48,7 @@ export class SafeHttpClient {
       await this.resolveTarget(new URL(url));
     } catch (error) {
       if (error instanceof OutboundError || (error as { code?: string }).code === 'ERR_INVALID_URL') {
-        throw new ProblemException(HttpStatus.BAD_REQUEST, 'target_not_allowed', (error as Error).message, {
+        throw new OutboundTargetError(OutboundErrorCode.TargetNotAllowed, (error as Error).message, {
           errors: [{ field: 'url', message: (error as Error).message }],
         });
       }

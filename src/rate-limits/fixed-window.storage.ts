@@ -1,22 +1,10 @@
-import { HttpStatus, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { ProblemException } from '../common/problem';
+import { RateLimitError, RateLimitErrorCode } from './rate-limits.errors';
 
 /** What a storage reports for one window after counting a hit. */
 export type WindowCount = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-
-/**
- * A storage that can count without a promise (an in-process one). KeyThrottlerGuard uses it to keep
- * the rate-limit check synchronous on the hot path.
- */
-export interface SyncThrottlerStorage extends ThrottlerStorage {
-  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount;
-}
-
-export function isSyncThrottlerStorage(storage: ThrottlerStorage): storage is SyncThrottlerStorage {
-  return typeof (storage as Partial<SyncThrottlerStorage>).incrementNow === 'function';
-}
 
 function record(hits: number, limit: number, msLeft: number): WindowCount {
   const seconds = Math.max(1, Math.ceil(msLeft / 1000));
@@ -28,7 +16,7 @@ function record(hits: number, limit: number, msLeft: number): WindowCount {
  * One counter per key and window. Unlike @nestjs/throttler's default storage (an array of hit
  * timestamps filtered on every request), the cost per request does not grow with the limit.
  */
-export class MemoryFixedWindowStorage implements SyncThrottlerStorage {
+export class MemoryFixedWindowStorage implements ThrottlerStorage {
   private readonly windows = new Map<string, { hits: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -44,10 +32,6 @@ export class MemoryFixedWindowStorage implements SyncThrottlerStorage {
     _block: number,
     name: string,
   ): Promise<WindowCount> {
-    return this.incrementNow(key, ttl, limit, name);
-  }
-
-  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
     const now = Date.now();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);
@@ -109,12 +93,10 @@ export class RedisFixedWindowStorage implements ThrottlerStorage {
   /** Redis unreachable: fail open (let the request through, warn at most every 10 s) or closed (503). */
   private onFailure(error: Error, limit: number): WindowCount {
     if (this.failureMode === 'closed') {
-      throw new ProblemException(
-        HttpStatus.SERVICE_UNAVAILABLE,
-        'rate_limiter_unavailable',
+      throw new RateLimitError(
+        RateLimitErrorCode.RateLimiterUnavailable,
         'Rate limits cannot be checked right now; retry shortly.',
-        {},
-        { 'Retry-After': '5' },
+        { cause: error },
       );
     }
     if (Date.now() - this.lastWarning > 10_000) {

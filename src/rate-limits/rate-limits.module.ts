@@ -3,9 +3,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RedisConnection } from '../redis/redis.connection';
-import { ConcurrencyGuard } from './concurrency.guard';
 import { MemoryFixedWindowStorage, RedisFixedWindowStorage } from './fixed-window.storage';
-import { KeyThrottlerGuard } from './key-throttler.guard';
 
 const keyOf = (context: ExecutionContext) => context.switchToHttp().getRequest<Request>().principal?.key;
 
@@ -34,7 +32,5 @@ const keyOf = (context: ExecutionContext) => context.switchToHttp().getRequest<R
       }),
     }),
   ],
-  providers: [KeyThrottlerGuard, ConcurrencyGuard],
-  exports: [KeyThrottlerGuard, ConcurrencyGuard],
 })
 export class RateLimitsModule {}

@@ -1,5 +1,5 @@
-import { compileIpAllowList, ipAllowed } from './ip-allow-list';
-import { compileReferrerRules, referrerAllowed } from './referrer-allow-list';
+import { compileIpAllowList, ipAllowed } from './ip-rules';
+import { compileReferrerRules, referrerAllowed } from './referrer-rules';
 
 describe('ip allow list', () => {
   const list = compileIpAllowList(['203.0.113.7', '10.0.0.0/8', '2001:db8::/32', '::1']);

@@ -1,6 +1,6 @@
-import type { Principal } from '../auth/principal';
-import { forbidden } from '../common/problem';
+import type { Principal } from '../access/principal';
 import { missingPermissions, Permission } from './permissions';
+import { RoleError, RoleErrorCode } from './roles.errors';
 
 /**
  * The no-escalation rule in one place: a credential may only grant, or act upon, permissions it holds
@@ -13,8 +13,8 @@ export function assertWithinPrincipal(
 ): void {
   const missing = missingPermissions(principal.permissions, wanted);
   if (missing.length) {
-    throw forbidden(
-      'privilege_escalation',
+    throw new RoleError(
+      RoleErrorCode.PrivilegeEscalation,
       `${subject} would hold permissions the caller lacks: ${missing.sort().join(', ')}.`,
     );
   }

@@ -7,11 +7,11 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto } from '../common/pagination';
 import { CreateRoleDto, RolePage, RoleResponse, UpdateRoleDto } from './dto/role.dto';
-import { RequirePermissions } from './require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { RolesService } from './roles.service';
 
 @ApiTags('roles')

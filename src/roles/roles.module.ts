@@ -2,14 +2,14 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CustomRole } from './custom-role.entity';
 import { RolesController } from './roles.controller';
-import { RolesGuard } from './roles.guard';
+import { RoleHolders } from './role-holders';
 import { RolesService } from './roles.service';
 
-/** Built-in and custom roles, and the global permission guard. */
+/** Built-in and custom roles. */
 @Module({
   imports: [TypeOrmModule.forFeature([CustomRole])],
   controllers: [RolesController],
-  providers: [RolesService, RolesGuard],
-  exports: [RolesService, RolesGuard],
+  providers: [RolesService, RoleHolders],
+  exports: [RolesService, RoleHolders],
 })
 export class RolesModule {}

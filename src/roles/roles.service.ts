@@ -1,11 +1,10 @@
-import { HttpStatus, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import { Repository } from 'typeorm';
+import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { newId } from '../common/ids';
 import { ListQueryDto, paginate } from '../common/pagination';
-import { conflict, notFound, ProblemException } from '../common/problem';
 import { isUniqueViolation } from '../database/database-errors';
 import { CustomRole } from './custom-role.entity';
 import {
@@ -18,6 +17,8 @@ import {
 } from './dto/role.dto';
 import { assertWithinPrincipal } from './escalation';
 import { BUILT_IN_ROLE_NAMES, BUILT_IN_ROLES, isBuiltInRole, Permission } from './permissions';
+import { RoleError, RoleErrorCode } from './roles.errors';
+import { RoleHolders } from './role-holders';
 
 /**
  * Roles by name within an organization: the four built-in ones (constants) and the organization's
@@ -27,7 +28,7 @@ import { BUILT_IN_ROLE_NAMES, BUILT_IN_ROLES, isBuiltInRole, Permission } from '
 export class RolesService {
   constructor(
     @InjectRepository(CustomRole) private readonly customRoles: Repository<CustomRole>,
-    private readonly dataSource: DataSource,
+    private readonly holders: RoleHolders,
     private readonly invalidations: InvalidationBus,
   ) {}
 
@@ -44,21 +45,16 @@ export class RolesService {
   async requireRole(organizationId: string, roleName: string): Promise<ReadonlySet<Permission>> {
     const permissions = await this.permissionsOf(organizationId, roleName);
     if (!permissions) {
-      throw new ProblemException(
-        HttpStatus.BAD_REQUEST,
-        'unknown_role',
-        `The role "${roleName}" does not exist.`,
-        {
-          errors: [{ field: 'role', message: `role "${roleName}" does not exist` }],
-        },
-      );
+      throw new RoleError(RoleErrorCode.UnknownRole, `The role "${roleName}" does not exist.`, {
+        errors: [{ field: 'role', message: `role "${roleName}" does not exist` }],
+      });
     }
     return permissions;
   }
 
   async create(principal: Principal, dto: CreateRoleDto): Promise<RoleResponse> {
     if (isBuiltInRole(dto.role_name)) {
-      throw conflict('role_name_taken', `"${dto.role_name}" is a built-in role.`);
+      throw new RoleError(RoleErrorCode.RoleNameTaken, `"${dto.role_name}" is a built-in role.`);
     }
     const permissions = permissionsFromMap(dto.permissions);
     assertWithinPrincipal(principal, permissions, 'The role');
@@ -74,7 +70,7 @@ export class RolesService {
       return customRoleResponse(role);
     } catch (error) {
       if (isUniqueViolation(error, 'custom_roles_organization_name_key')) {
-        throw conflict('role_name_taken', `A role named "${dto.role_name}" already exists.`);
+        throw new RoleError(RoleErrorCode.RoleNameTaken, `A role named "${dto.role_name}" already exists.`);
       }
       throw error;
     }
@@ -112,27 +108,25 @@ export class RolesService {
   async delete(principal: Principal, roleName: string): Promise<void> {
     const role = await this.getCustom(principal, roleName);
     assertWithinPrincipal(principal, role.permissions, 'The role');
-    await this.dataSource.transaction(async (manager) => {
-      // Holders are counted inside the transaction, under a lock on the role row, so a concurrent
+    await this.customRoles.manager.transaction(async (manager) => {
+      // Holders are asked inside the transaction, under a lock on the role row, so a concurrent
       // assignment cannot slip in between the check and the delete.
-      await manager.query(`SELECT 1 FROM custom_roles WHERE id = $1 FOR UPDATE`, [role.id]);
-      const [{ held }] = await manager.query<{ held: boolean }[]>(
-        `SELECT EXISTS (SELECT 1 FROM users WHERE organization_id = $1 AND role = $2)
-             OR EXISTS (SELECT 1 FROM api_keys WHERE organization_id = $1 AND role = $2
-                          AND deleted_at IS NULL AND revoked_at IS NULL) AS held`,
-        [principal.organizationId, role.roleName],
-      );
-      if (held)
-        throw conflict('role_in_use', `The role "${role.roleName}" is still held by a user or a key.`);
+      await manager.findOne(CustomRole, { where: { id: role.id }, lock: { mode: 'pessimistic_write' } });
+      if (await this.holders.anyHolds(manager, principal.organizationId, role.roleName))
+        throw new RoleError(
+          RoleErrorCode.RoleInUse,
+          `The role "${role.roleName}" is still held by a user or a key.`,
+        );
       await manager.delete(CustomRole, { id: role.id });
     });
     this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
   }
 
   private async getCustom(principal: Principal, roleName: string): Promise<CustomRole> {
-    if (isBuiltInRole(roleName)) throw conflict('built_in_role', 'Built-in roles cannot be changed.');
+    if (isBuiltInRole(roleName))
+      throw new RoleError(RoleErrorCode.BuiltInRole, 'Built-in roles cannot be changed.');
     const role = await this.customRoles.findOneBy({ organizationId: principal.organizationId, roleName });
-    if (!role) throw notFound('The role');
+    if (!role) throw new RoleError(RoleErrorCode.NotFound, 'The role was not found.');
     return role;
   }
 }

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
-import { Agent } from '../agents/agent.entity';
+import { AgentsService } from '../agents/agents.service';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
+import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
 
@@ -30,8 +30,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    private readonly queue: TaskQueueRepository,
     private readonly runners: AgentRunners,
+    private readonly agents: AgentsService,
     private readonly files: FilesService,
     private readonly tasks: TasksService,
     private readonly events: EventsService,
@@ -59,23 +60,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     }
   }
 
-  /** Claims the oldest due task, or one whose lease expired; returns undefined when there is none. */
-  async claim(): Promise<Task | undefined> {
-    const [rows] = await this.dataSource.query<[Record<string, unknown>[], number]>(
-      `UPDATE tasks SET status = 'running', lease_owner = $1,
-              lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
-              attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()
-        WHERE id = (SELECT id FROM tasks
-                     WHERE (status = 'queued' AND run_after <= now())
-                        OR (status = 'running' AND lease_expires_at < now())
-                     ORDER BY run_after
-                     LIMIT 1
-                     FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
-      [this.workerId, this.config.TASK_LEASE_MS],
-    );
-    if (!rows.length) return undefined;
-    return (await this.dataSource.getRepository(Task).findOneBy({ id: rows[0].id as string })) ?? undefined;
+  /** Claims the oldest due task, or one whose lease expired; undefined when there is none. */
+  claim(): Promise<Task | undefined> {
+    return this.queue.claim(this.workerId, this.config.TASK_LEASE_MS);
   }
 
   private async execute(task: Task): Promise<void> {
@@ -110,7 +97,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     const runner = this.runners.get(task.agentType);
     if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
     const agent = task.agentId
-      ? await this.dataSource.getRepository(Agent).findOneBy({ id: task.agentId })
+      ? await this.agents.findInOrganization(task.organizationId, task.agentId)
       : null;
     if (runner.needsAgent && !agent)
       throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
@@ -127,12 +114,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   /** Extends the lease; when the task was cancelled or taken over, aborts the agent. */
   private async renewLease(taskId: string, controller: AbortController): Promise<void> {
     try {
-      const [rows] = await this.dataSource.query<[unknown[], number]>(
-        `UPDATE tasks SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
-          WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-        [taskId, this.workerId, this.config.TASK_LEASE_MS],
-      );
-      if (!rows.length) controller.abort();
+      if (!(await this.queue.renew(taskId, this.workerId, this.config.TASK_LEASE_MS))) controller.abort();
     } catch (error) {
       this.logger.warn(`lease renewal of ${taskId} failed: ${(error as Error).message}`);
     }
@@ -140,36 +122,16 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
 
   private async retryLater(task: Task, failure: AgentFailure): Promise<void> {
     const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (task.attempts - 1)) * (0.5 + Math.random() / 2);
-    await this.dataSource.query(
-      `UPDATE tasks SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
-              run_after = now() + make_interval(secs => $3::double precision / 1000), error = $4
-        WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
-      [task.id, this.workerId, backoff, JSON.stringify({ code: failure.code, message: failure.message })],
-    );
+    await this.queue.retry(task.id, this.workerId, backoff, {
+      status: 'failed',
+      error: { code: failure.code, message: failure.message },
+    });
   }
 
   /** Records the outcome and its event together, only if this worker still owns the task. */
-  private async finish(
-    task: Task,
-    outcome:
-      | { status: 'succeeded'; result: unknown }
-      | { status: 'failed'; error: { code: string; message: string } },
-  ): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const [rows] = await manager.query<[unknown[], number]>(
-        `UPDATE tasks SET status = $3, result = $4, error = $5, completed_at = now(), updated_at = now(),
-                lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
-          WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-        [
-          task.id,
-          this.workerId,
-          outcome.status,
-          outcome.status === 'succeeded' ? JSON.stringify(outcome.result ?? null) : null,
-          outcome.status === 'failed' ? JSON.stringify(outcome.error) : null,
-        ],
-      );
-      if (!rows.length) return;
-      await this.events.record(manager, [
+  private async finish(task: Task, outcome: TaskOutcome): Promise<void> {
+    await this.queue.finish(task.id, this.workerId, outcome, (manager) =>
+      this.events.record(manager, [
         {
           organizationId: task.organizationId,
           type: `task.${outcome.status}`,
@@ -179,8 +141,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
             ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
           },
         },
-      ]);
-    });
+      ]),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -192,14 +154,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
       for (const [taskId, controller] of this.running) {
         controller.abort();
         // Hand back: another worker takes it up at once, without counting this attempt.
-        await this.dataSource
-          .query(
-            `UPDATE tasks SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL,
-                    attempts = GREATEST(attempts - 1, 0), run_after = now(), updated_at = now()
-              WHERE id = $1 AND lease_owner = $2 AND status = 'running'`,
-            [taskId, this.workerId],
-          )
-          .catch(() => undefined);
+        await this.queue.handBack(taskId, this.workerId).catch(() => undefined);
       }
     }
   }

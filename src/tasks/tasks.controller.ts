@@ -9,10 +9,10 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { outboundCredentialHeaders } from '../auth/outbound-credentials';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { mapPage } from '../common/pagination';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import { CreateTaskDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/task.dto';
 import { TasksService } from './tasks.service';
 

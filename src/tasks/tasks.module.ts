@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
 import { FilesModule } from '../files/files.module';
+import { TaskQueueRepository } from './task-queue.repository';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
 import { TasksController } from './tasks.controller';
@@ -11,7 +12,7 @@ import { TasksService } from './tasks.service';
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
   controllers: [TasksController],
-  providers: [TasksService, TaskWorker],
+  providers: [TaskQueueRepository, TasksService, TaskWorker],
   exports: [TasksService, TaskWorker],
 })
 export class TasksModule {}

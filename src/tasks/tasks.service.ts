@@ -1,18 +1,17 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
 import { AgentsService } from '../agents/agents.service';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
-import { Page, paginate } from '../common/pagination';
-import { badRequest, conflict, notFound, ProblemException } from '../common/problem';
+import { Page } from '../common/pagination';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isUniqueViolation } from '../database/database-errors';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../events/secret-box';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
+import { TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
+import { TaskError, TaskErrorCode } from './tasks.errors';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -21,8 +20,7 @@ export class TasksService {
   readonly credentials: SecretBox;
 
   constructor(
-    @InjectRepository(Task) private readonly tasks: Repository<Task>,
-    private readonly dataSource: DataSource,
+    private readonly queue: TaskQueueRepository,
     private readonly agents: AgentsService,
     private readonly files: FilesService,
     private readonly events: EventsService,
@@ -42,23 +40,30 @@ export class TasksService {
     forwardKey: string | undefined,
   ): Promise<Task> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1-200 visible ASCII characters.');
+      throw new TaskError(
+        TaskErrorCode.InvalidIdempotencyKey,
+        'Idempotency-Key must be 1-200 visible ASCII characters.',
+      );
     }
     if (idempotencyKey) {
-      const existing = await this.tasks.findOneBy({
-        organizationId: principal.organizationId,
-        idempotencyKey,
-      });
+      const existing = await this.queue.findByIdempotencyKey(principal.organizationId, idempotencyKey);
       if (existing) return this.sameRequestOrConflict(existing, dto);
     }
 
-    const runner = this.agents.runnerOrFail(dto.agent_type);
+    const runner = this.agents.runnerOf(dto.agent_type);
+    if (!runner) {
+      throw unprocessable(
+        TaskErrorCode.UnknownAgentType,
+        `There is no agent type "${dto.agent_type}"; known types: ${this.agents.agentTypes().join(', ')}.`,
+        'agent_type',
+      );
+    }
     let agentId: string | null = null;
     if (dto.agent_id) {
       const agent = await this.agents.get(principal, dto.agent_id).catch(() => undefined);
       if (!agent || agent.type !== dto.agent_type) {
         throw unprocessable(
-          'agent_not_found',
+          TaskErrorCode.AgentNotFound,
           `No agent ${dto.agent_id} of type "${dto.agent_type}" exists.`,
           'agent_id',
         );
@@ -66,7 +71,7 @@ export class TasksService {
       agentId = agent.id;
     } else if (runner.needsAgent) {
       throw unprocessable(
-        'agent_required',
+        TaskErrorCode.AgentRequired,
         `Tasks of type "${dto.agent_type}" need an agent_id.`,
         'agent_id',
       );
@@ -76,13 +81,13 @@ export class TasksService {
     if (owned.length !== attachments.length) {
       const missing = attachments.find((id) => !owned.some((file) => file.id === id));
       throw unprocessable(
-        'attachment_not_found',
+        TaskErrorCode.AttachmentNotFound,
         `The attachment ${missing} is not a file of this organization.`,
         'attachments',
       );
     }
 
-    const task = this.tasks.create({
+    const task = this.queue.newTask({
       id: newId('task'),
       organizationId: principal.organizationId,
       instruction: dto.instruction,
@@ -103,57 +108,41 @@ export class TasksService {
       completedAt: null,
     });
     try {
-      return await this.tasks.save(task);
+      return await this.queue.insert(task);
     } catch (error) {
       if (idempotencyKey && isUniqueViolation(error, 'tasks_idempotency_key')) {
-        const first = await this.tasks.findOneByOrFail({
-          organizationId: principal.organizationId,
-          idempotencyKey,
-        });
-        return this.sameRequestOrConflict(first, dto);
+        const first = await this.queue.findByIdempotencyKey(principal.organizationId, idempotencyKey);
+        if (first) return this.sameRequestOrConflict(first, dto);
       }
       throw error;
     }
   }
 
   list(principal: Principal, query: ListTasksQueryDto): Promise<Page<Task>> {
-    const builder = this.tasks
-      .createQueryBuilder('task')
-      .where('task.organization_id = :organizationId', { organizationId: principal.organizationId });
-    if (query.status) builder.andWhere('task.status = :status', { status: query.status });
-    return paginate(builder, query);
+    return this.queue.page(principal.organizationId, query.status, query);
   }
 
   async get(principal: Principal, id: string): Promise<Task> {
     const task = isIdOf('task', id)
-      ? await this.tasks.findOneBy({ id, organizationId: principal.organizationId })
+      ? await this.queue.findInOrganization(principal.organizationId, id)
       : null;
-    if (!task) throw notFound('The task');
+    if (!task) throw new TaskError(TaskErrorCode.NotFound, 'The task was not found.');
     return task;
   }
 
   /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */
   async cancel(principal: Principal, id: string): Promise<Task> {
     const task = await this.get(principal, id);
-    const cancelled = await this.dataSource.transaction(async (manager) => {
-      const rows = await manager.query<[Task[], number]>(
-        `UPDATE tasks SET status = 'cancelled', completed_at = now(), updated_at = now(),
-                lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
-          WHERE id = $1 AND status IN ('queued', 'running')
-          RETURNING id`,
-        [task.id],
-      );
-      if (!rows[0].length) return false;
-      await this.events.record(manager, [
+    const cancelled = await this.queue.cancel(task.id, (manager) =>
+      this.events.record(manager, [
         {
           organizationId: task.organizationId,
           type: 'task.cancelled',
           data: { task_id: task.id, agent_type: task.agentType },
         },
-      ]);
-      return true;
-    });
-    if (!cancelled) throw conflict('task_finished', `The task is already ${task.status}.`);
+      ]),
+    );
+    if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
     return this.get(principal, id);
   }
 
@@ -164,14 +153,16 @@ export class TasksService {
       (existing.agentId ?? undefined) === dto.agent_id &&
       JSON.stringify(existing.attachments) === JSON.stringify([...new Set(dto.attachments ?? [])]);
     if (!same) {
-      throw conflict('idempotency_key_reused', 'This Idempotency-Key was used for a different request.');
+      throw new TaskError(
+        TaskErrorCode.IdempotencyKeyReused,
+        'This Idempotency-Key was used for a different request.',
+      );
     }
     return existing;
   }
 }
 
-function unprocessable(code: string, detail: string, field: string): ProblemException {
-  return new ProblemException(HttpStatus.UNPROCESSABLE_ENTITY, code, detail, {
-    errors: [{ field, message: detail }],
-  });
+/** A task request naming something that does not exist (or not in this organization). */
+function unprocessable(code: TaskErrorCode, detail: string, field: string): TaskError {
+  return new TaskError(code, detail, { errors: [{ field, message: detail }] });
 }

@@ -1,18 +1,19 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataSource, EntityManager, In } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import { newId } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { DomainEvent } from '../events/event.entity';
 import { EventsService } from '../events/events.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
-import { WebhookDelivery } from './webhook-delivery.entity';
+import type { WebhookDelivery } from './webhook-delivery.entity';
 import { signWebhook } from './webhook-signature';
-import { Webhook } from './webhook.entity';
+import type { Webhook } from './webhook.entity';
+import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
-const BATCH = 20;
+const FAN_OUT_BATCH = 100;
+const DELIVERY_BATCH = 20;
 
 /**
  * Turns outbox events into signed HTTP deliveries. Two steps, both safe with many instances:
@@ -31,7 +32,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    private readonly repository: WebhooksRepository,
     private readonly webhooks: WebhooksService,
     private readonly events: EventsService,
     private readonly http: SafeHttpClient,
@@ -58,20 +59,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
 
   /** One delivery per (event, subscribed enabled endpoint); returns how many events were dispatched. */
   async fanOut(): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      const events = await manager
-        .createQueryBuilder(DomainEvent, 'event')
-        .where('event.dispatched_at IS NULL')
-        .orderBy('event.created_at', 'ASC')
-        .limit(100)
-        .setLock('pessimistic_write')
-        .setOnLocked('skip_locked')
-        .getMany();
+    return this.repository.transaction(async (manager) => {
+      const events = await this.events.claimUndispatched(manager, FAN_OUT_BATCH);
       if (!events.length) return 0;
       const organizations = [...new Set(events.map((e) => e.organizationId))];
-      const endpoints = await manager.find(Webhook, {
-        where: { organizationId: In(organizations), enabled: true },
-      });
+      const endpoints = await this.repository.enabledWebhooksOf(manager, organizations);
       const rows = events.flatMap((event) =>
         endpoints
           .filter((w) => w.organizationId === event.organizationId && w.events.includes(event.type))
@@ -86,10 +78,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
             nextAttemptAt: new Date(),
           })),
       );
-      if (rows.length) {
-        await manager.createQueryBuilder().insert().into(WebhookDelivery).values(rows).orIgnore().execute();
-      }
-      await manager.update(DomainEvent, { id: In(events.map((e) => e.id)) }, { dispatchedAt: new Date() });
+      await this.repository.insertDeliveries(manager, rows);
+      await this.events.markDispatched(
+        manager,
+        events.map((e) => e.id),
+      );
       return events.length;
     });
   }
@@ -97,27 +90,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   /** Attempts due deliveries; returns how many were attempted. */
   async deliverDue(): Promise<number> {
     const visibilityMs = this.config.OUTBOUND_TIMEOUT_MS * 2 + 5000;
-    const [claimed] = await this.dataSource.query<[{ id: string }[], number]>(
-      `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = now(),
-              next_attempt_at = now() + make_interval(secs => $1::double precision / 1000)
-        WHERE id IN (SELECT id FROM webhook_deliveries
-                      WHERE status = 'pending' AND next_attempt_at <= now()
-                      ORDER BY next_attempt_at LIMIT ${BATCH}
-                      FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
-      [visibilityMs],
-    );
-    if (!claimed.length) return 0;
-    const deliveries = await this.dataSource
-      .getRepository(WebhookDelivery)
-      .findBy({ id: In(claimed.map((c) => c.id)) });
+    const deliveries = await this.repository.claimDue(visibilityMs, DELIVERY_BATCH);
+    if (!deliveries.length) return 0;
     await Promise.all(deliveries.map((delivery) => this.attempt(delivery)));
     return deliveries.length;
   }
 
   private async attempt(delivery: WebhookDelivery): Promise<void> {
-    const webhook = await this.dataSource.getRepository(Webhook).findOneBy({ id: delivery.webhookId });
-    const event = await this.dataSource.getRepository(DomainEvent).findOneBy({ id: delivery.eventId });
+    const webhook = await this.repository.findWebhook(delivery.webhookId);
+    const event = await this.events.find(delivery.eventId);
     if (!webhook || !event)
       return this.record(delivery, null, { failed: true, error: 'endpoint_or_event_gone' });
     if (!webhook.enabled) return this.record(delivery, webhook, { failed: true, error: 'endpoint_disabled' });
@@ -156,27 +137,23 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     webhook: Webhook | null,
     outcome: { failed: boolean; status?: number; error: string | null },
   ): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.repository.transaction(async (manager) => {
       const retryIn = this.schedule[delivery.attempts - 1];
       const giveUp =
         outcome.failed && (retryIn === undefined || outcome.error === 'endpoint_disabled' || !webhook);
-      await manager.update(
-        WebhookDelivery,
-        { id: delivery.id },
-        {
-          status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
-          lastResponseStatus: outcome.status ?? null,
-          lastError: outcome.error,
-          deliveredAt: outcome.failed ? null : new Date(),
-          nextAttemptAt:
-            outcome.failed && !giveUp
-              ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
-              : null,
-        },
-      );
+      await this.repository.settle(manager, delivery.id, {
+        status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
+        lastResponseStatus: outcome.status ?? null,
+        lastError: outcome.error,
+        deliveredAt: outcome.failed ? null : new Date(),
+        nextAttemptAt:
+          outcome.failed && !giveUp
+            ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
+            : null,
+      });
       if (!webhook || outcome.error === 'endpoint_disabled') return;
       if (!outcome.failed) {
-        await manager.update(Webhook, { id: webhook.id }, { consecutiveFailures: 0 });
+        await this.repository.resetFailures(manager, webhook.id);
         return;
       }
       await this.countFailure(manager, webhook);
@@ -184,27 +161,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   }
 
   private async countFailure(manager: EntityManager, webhook: Webhook): Promise<void> {
-    const [rows] = await manager.query<[{ consecutive_failures: number }[], number]>(
-      `UPDATE webhooks SET consecutive_failures = consecutive_failures + 1 WHERE id = $1 RETURNING consecutive_failures`,
-      [webhook.id],
-    );
-    if (
-      !rows.length ||
-      rows[0].consecutive_failures < this.config.WEBHOOK_DISABLE_AFTER_FAILURES ||
-      !webhook.enabled
-    )
+    const failures = await this.repository.countFailure(manager, webhook.id);
+    if (failures === undefined || failures < this.config.WEBHOOK_DISABLE_AFTER_FAILURES || !webhook.enabled)
       return;
-    const reason = `${rows[0].consecutive_failures} consecutive failed deliveries`;
-    await manager.update(
-      Webhook,
-      { id: webhook.id },
-      { enabled: false, disabledAt: new Date(), disabledReason: reason },
-    );
-    await manager.query(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint_disabled', next_attempt_at = NULL
-        WHERE webhook_id = $1 AND status = 'pending'`,
-      [webhook.id],
-    );
+    const reason = `${failures} consecutive failed deliveries`;
+    await this.repository.disable(manager, webhook.id, reason);
     await this.audit.append(manager, [
       {
         organizationId: webhook.organizationId,

@@ -10,10 +10,10 @@ import {
 } from '@nestjs/swagger';
 import { RequestOrigin } from '../audit/audit.service';
 import { Origin } from '../audit/request-origin.decorator';
-import { Principal } from '../auth/principal';
+import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { RequirePermissions } from '../roles/require-permissions.decorator';
+import { RequirePermissions } from '../access/route-access.decorators';
 import {
   CreateWebhookDto,
   DeliveryPage,

@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
-import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { conflict, notFound } from '../common/problem';
+import { ListQueryDto, Page } from '../common/pagination';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { DomainEvent } from '../events/event.entity';
+import { EventsService } from '../events/events.service';
 import { SecretBox } from '../events/secret-box';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
-import { WebhookDelivery } from './webhook-delivery.entity';
+import type { WebhookDelivery } from './webhook-delivery.entity';
 import { newWebhookSecret } from './webhook-signature';
-import { Webhook } from './webhook.entity';
+import type { Webhook } from './webhook.entity';
+import { WebhooksRepository } from './webhooks.repository';
+import { WebhookError, WebhookErrorCode } from './webhooks.errors';
 
 /** Webhook endpoints of an organization, their secrets and their deliveries. */
 @Injectable()
@@ -21,9 +21,8 @@ export class WebhooksService {
   readonly secrets: SecretBox;
 
   constructor(
-    @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
-    @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
-    private readonly dataSource: DataSource,
+    private readonly repository: WebhooksRepository,
+    private readonly events: EventsService,
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -38,9 +37,10 @@ export class WebhooksService {
   ): Promise<{ webhook: Webhook; secret: string }> {
     await this.http.assertAllowedTarget(dto.url);
     const secret = newWebhookSecret();
-    const webhook = await this.dataSource.transaction(async (manager) => {
-      const row = await manager.save(
-        manager.create(Webhook, {
+    const webhook = await this.repository.transaction(async (manager) => {
+      const row = await this.repository.saveWebhook(
+        manager,
+        this.repository.newWebhook(manager, {
           id: newId('webhook'),
           organizationId: principal.organizationId,
           url: dto.url,
@@ -60,19 +60,14 @@ export class WebhooksService {
   }
 
   list(principal: Principal, query: ListQueryDto): Promise<Page<Webhook>> {
-    return paginate(
-      this.webhooks
-        .createQueryBuilder('webhook')
-        .where('webhook.organization_id = :organizationId', { organizationId: principal.organizationId }),
-      query,
-    );
+    return this.repository.pageWebhooks(principal.organizationId, query);
   }
 
   async get(principal: Principal, id: string): Promise<Webhook> {
     const webhook = isIdOf('webhook', id)
-      ? await this.webhooks.findOneBy({ id, organizationId: principal.organizationId })
+      ? await this.repository.findWebhookInOrganization(principal.organizationId, id)
       : null;
-    if (!webhook) throw notFound('The webhook');
+    if (!webhook) throw new WebhookError(WebhookErrorCode.NotFound, 'The webhook was not found.');
     return webhook;
   }
 
@@ -97,8 +92,8 @@ export class WebhooksService {
       }
       webhook.enabled = dto.enabled;
     }
-    return this.dataSource.transaction(async (manager) => {
-      const saved = await manager.save(webhook);
+    return this.repository.transaction(async (manager) => {
+      const saved = await this.repository.saveWebhook(manager, webhook);
       await this.recordChange(manager, saved, 'webhook.updated', principal, origin, {
         fields: Object.keys(dto).sort(),
       });
@@ -114,8 +109,8 @@ export class WebhooksService {
     const webhook = await this.get(principal, id);
     const secret = newWebhookSecret();
     webhook.sealedSecret = this.secrets.seal(secret);
-    const saved = await this.dataSource.transaction(async (manager) => {
-      const row = await manager.save(webhook);
+    const saved = await this.repository.transaction(async (manager) => {
+      const row = await this.repository.saveWebhook(manager, webhook);
       await this.recordChange(manager, row, 'webhook.secret_rotated', principal, origin);
       return row;
     });
@@ -124,9 +119,8 @@ export class WebhooksService {
 
   async delete(principal: Principal, id: string, origin: RequestOrigin): Promise<void> {
     const webhook = await this.get(principal, id);
-    await this.dataSource.transaction(async (manager) => {
-      await manager.delete(WebhookDelivery, { webhookId: webhook.id });
-      await manager.delete(Webhook, { id: webhook.id });
+    await this.repository.transaction(async (manager) => {
+      await this.repository.deleteWebhook(manager, webhook.id);
       await this.recordChange(manager, webhook, 'webhook.deleted', principal, origin);
     });
   }
@@ -157,46 +151,36 @@ export class WebhooksService {
     query: ListQueryDto,
   ): Promise<Page<WebhookDelivery>> {
     const webhook = await this.get(principal, id);
-    return paginate(
-      this.deliveries
-        .createQueryBuilder('delivery')
-        .where('delivery.webhook_id = :webhookId', { webhookId: webhook.id }),
-      query,
-    );
+    return this.repository.pageDeliveries(webhook.id, query);
   }
 
   /** Sends a delivery again now, whatever its state; its event and webhook-id stay the same. */
   async retryDelivery(principal: Principal, id: string, deliveryId: string): Promise<WebhookDelivery> {
     const webhook = await this.get(principal, id);
     const delivery = isIdOf('delivery', deliveryId)
-      ? await this.deliveries.findOneBy({ id: deliveryId, webhookId: webhook.id })
+      ? await this.repository.findDelivery(webhook.id, deliveryId)
       : null;
-    if (!delivery) throw notFound('The delivery');
+    if (!delivery) throw new WebhookError(WebhookErrorCode.NotFound, 'The delivery was not found.');
     if (delivery.status === 'pending' && delivery.attempts === 0) {
-      throw conflict('delivery_pending', 'The delivery has not been attempted yet.');
+      throw new WebhookError(WebhookErrorCode.DeliveryPending, 'The delivery has not been attempted yet.');
     }
     delivery.status = 'pending';
     delivery.nextAttemptAt = new Date();
     delivery.attempts = 0;
-    return this.deliveries.save(delivery);
+    return this.repository.saveDelivery(delivery);
   }
 
   /** A `ping` to this endpoint only, through the normal delivery path. */
   async ping(principal: Principal, id: string): Promise<WebhookDelivery> {
     const webhook = await this.get(principal, id);
-    return this.dataSource.transaction(async (manager) => {
-      const event = await manager.save(
-        manager.create(DomainEvent, {
-          id: newId('event'),
-          organizationId: webhook.organizationId,
-          type: 'ping',
-          data: { webhook_id: webhook.id },
-          sealedSecret: null,
-          dispatchedAt: new Date(),
-        }),
-      );
-      return manager.save(
-        manager.create(WebhookDelivery, {
+    return this.repository.transaction(async (manager) => {
+      const event = await this.events.recordDirect(manager, {
+        organizationId: webhook.organizationId,
+        type: 'ping',
+        data: { webhook_id: webhook.id },
+      });
+      return this.repository.saveDelivery(
+        this.repository.newDelivery(manager, {
           id: newId('delivery'),
           organizationId: webhook.organizationId,
           webhookId: webhook.id,

@@ -1,5 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import type { INestApplication, ModuleMetadata } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ export interface TestAppOptions {
   /** Reuse a database (PostgreSQL URL) or data directory instead of a fresh one; the caller owns it. */
   databaseUrl?: string;
   dataDir?: string;
+  /** Extra modules booted beside AppModule, as a platform team's own modules would be. */
+  imports?: ModuleMetadata['imports'];
 }
 
 export interface TestApp {
@@ -50,11 +52,8 @@ export async function dropTestDatabase(url: string): Promise<void> {
   await withServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
-/**
- * Boots the real AppModule, configured exactly as main.ts configures it, on its own fresh database
- * (PostgreSQL when the run has one, PGlite otherwise).
- */
-export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+/** The configuration of one test instance: its own database and data directory, quiet, fast hashing. */
+async function prepareInstance(options: TestAppOptions) {
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const ownsDatabase = !options.databaseUrl && !options.embedded;
@@ -73,8 +72,23 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     REDIS_URL: process.env.REDIS_URL,
     ...options.env,
   });
+  const cleanUp = async (keepData: boolean): Promise<void> => {
+    if (keepData) return;
+    if (ownsDatabase && databaseUrl) await dropTestDatabase(databaseUrl);
+    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { config, databaseUrl, dataDir, cleanUp };
+}
 
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+/**
+ * Boots the real AppModule, configured exactly as main.ts configures it, on its own fresh database
+ * (PostgreSQL when the run has one, PGlite otherwise).
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const { config, databaseUrl, dataDir, cleanUp } = await prepareInstance(options);
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot(config), ...(options.imports ?? [])],
+  }).compile();
   const app = moduleRef.createNestApplication(APP_OPTIONS);
   configureApp(app);
   await app.init();
@@ -87,9 +101,34 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     dataDir,
     async close({ keepData = false } = {}) {
       await app.close();
-      if (keepData) return;
-      if (ownsDatabase && databaseUrl) await dropTestDatabase(databaseUrl);
-      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+      await cleanUp(keepData);
+    },
+  };
+}
+
+export interface ServiceContext {
+  /** Resolve any provider: `context.get(ApiKeysService)`. */
+  get: TestingModule['get'];
+  config: AppConfig;
+  databaseUrl?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Service-level tests (test/medium): the real modules on a real, fresh database, without HTTP.
+ * Services are called directly, as immich's medium tests do.
+ */
+export async function startServiceContext(options: TestAppOptions = {}): Promise<ServiceContext> {
+  const { config, databaseUrl, cleanUp } = await prepareInstance(options);
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  await moduleRef.init();
+  return {
+    get: moduleRef.get.bind(moduleRef) as TestingModule['get'],
+    config,
+    databaseUrl,
+    async close() {
+      await moduleRef.close();
+      await cleanUp(false);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { badRequest } from '../../common/problem';
 import { AgentRunContext, AgentRunner, AgentRunners } from '../agent-runner';
+import { AgentError, AgentErrorCode } from '../agents.errors';
 
 /** The built-in agent: answers with the instruction and a summary of the attachments. */
 @Injectable()
@@ -15,7 +15,11 @@ export class EchoRunner implements AgentRunner, OnModuleInit {
   }
 
   async validateConfig(config: Record<string, unknown>): Promise<void> {
-    if (Object.keys(config).length) throw badRequest('invalid_config', 'The echo agent takes no config.');
+    if (Object.keys(config).length) {
+      throw new AgentError(AgentErrorCode.InvalidConfig, 'The echo agent takes no config.', {
+        errors: [{ field: 'config', message: 'the echo agent takes no config' }],
+      });
+    }
   }
 
   async run({ task }: AgentRunContext): Promise<unknown> {

@@ -1,17 +1,15 @@
-import { HttpStatus, Injectable, OnModuleInit } from '@nestjs/common';
-import { ProblemException } from '../../common/problem';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { OutboundError, SafeHttpClient } from '../../outbound/safe-http-client';
 import { AgentFailure, AgentRunContext, AgentRunner, AgentRunners } from '../agent-runner';
+import { AgentError, AgentErrorCode } from '../agents.errors';
 
 interface HttpAgentConfig {
   url: string;
   timeout_ms?: number;
 }
 
-const invalidConfig = (message: string): ProblemException =>
-  new ProblemException(HttpStatus.BAD_REQUEST, 'invalid_config', message, {
-    errors: [{ field: 'config', message }],
-  });
+const invalidConfig = (message: string): AgentError =>
+  new AgentError(AgentErrorCode.InvalidConfig, message, { errors: [{ field: 'config', message }] });
 
 /**
  * `http` agents: the task is POSTed as JSON to `config.url` through the outbound-safety client, and

@@ -20,14 +20,15 @@ import {
 import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
 import { ListQueryDto } from '../../common/pagination';
 import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
-import { isIpOrCidr, isReferrerPattern } from '../restriction-rules';
+import { isIpRule } from '../../restrictions/ip-rules';
+import { isReferrerRule } from '../../restrictions/referrer-rules';
 
 const EachIpOrCidr = (): PropertyDecorator =>
   ValidateBy({
     name: 'eachIpOrCidr',
     validator: {
       validate: (value: unknown) =>
-        Array.isArray(value) && value.every((v) => typeof v === 'string' && isIpOrCidr(v)),
+        Array.isArray(value) && value.every((v) => typeof v === 'string' && isIpRule(v)),
       defaultMessage: () => 'each allowed_ips entry must be an IPv4/IPv6 address or CIDR range',
     },
   });
@@ -38,7 +39,7 @@ const EachReferrerPattern = (): PropertyDecorator =>
     validator: {
       validate: (value: unknown) =>
         Array.isArray(value) &&
-        value.every((v) => typeof v === 'string' && v.length <= 500 && isReferrerPattern(v)),
+        value.every((v) => typeof v === 'string' && v.length <= 500 && isReferrerRule(v)),
       defaultMessage: () =>
         'each allowed_referrers entry must be an http(s) URL of at most 500 characters, optionally ending in /*',
     },

@@ -1,0 +1,16 @@
+import { ACCESS_STEPS, GLOBAL_GUARDS } from './access-check';
+
+describe('the key check order', () => {
+  it('is credential, restrictions, permission, policies, rate limit, concurrency across the guards', () => {
+    // Nest runs global guards in registration order; AccessModule registers GLOBAL_GUARDS as listed.
+    expect(GLOBAL_GUARDS.flatMap((guard) => guard.steps)).toEqual([...ACCESS_STEPS]);
+    expect(ACCESS_STEPS).toEqual([
+      'credential',
+      'restrictions',
+      'permission',
+      'policies',
+      'rate_limit',
+      'concurrency',
+    ]);
+  });
+});

@@ -1,0 +1,96 @@
+import { HttpStatus } from '@nestjs/common';
+import { ProblemException } from '../common/problem';
+
+/** Every way the key check can refuse a request. */
+export enum AccessDenialCode {
+  MissingCredentials = 'missing_credentials',
+  MalformedCredentials = 'malformed_credentials',
+  AmbiguousCredentials = 'ambiguous_credentials',
+  MalformedKey = 'malformed_key',
+  InvalidCredentials = 'invalid_credentials',
+  KeyExpired = 'key_expired',
+  KeyRevoked = 'key_revoked',
+  TokenExpired = 'token_expired',
+  UserDeactivated = 'user_deactivated',
+  IpNotAllowed = 'ip_not_allowed',
+  ReferrerNotAllowed = 'referrer_not_allowed',
+  Forbidden = 'forbidden',
+  RateLimited = 'rate_limited',
+  TooManyConcurrentRequests = 'too_many_concurrent_requests',
+}
+
+/**
+ * A code of the key check: a built-in one, or one an extension declared with defineAccessDenial.
+ * (`string & {}` keeps editors suggesting the built-in names.)
+ */
+export type DenialCode = AccessDenialCode | (string & {});
+
+/** A step's refusal: which rule, a human detail, and what the response and the audit entry add. */
+export class AccessDenial {
+  constructor(
+    readonly code: DenialCode,
+    readonly detail: string,
+    /** Response headers beyond the ones the code always carries (rate-limit budgets, Retry-After). */
+    readonly headers: Readonly<Record<string, string>> = {},
+    /** Extra audit details of a `key.denied` entry (public data only). */
+    readonly auditDetails: Readonly<Record<string, unknown>> = {},
+  ) {}
+}
+
+export interface DenialResponse {
+  status: HttpStatus;
+  /** Denials of a resolved key that are written to its audit log as `key.denied`. */
+  audited: boolean;
+}
+
+/** The one table from a refusal to its HTTP answer. */
+export const DENIAL_RESPONSES: Readonly<Record<AccessDenialCode, DenialResponse>> = {
+  [AccessDenialCode.MissingCredentials]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.MalformedCredentials]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.AmbiguousCredentials]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.MalformedKey]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.InvalidCredentials]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.KeyExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.KeyRevoked]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.TokenExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.UserDeactivated]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.IpNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
+  [AccessDenialCode.ReferrerNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
+  [AccessDenialCode.Forbidden]: { status: HttpStatus.FORBIDDEN, audited: true },
+  [AccessDenialCode.RateLimited]: { status: HttpStatus.TOO_MANY_REQUESTS, audited: true },
+  [AccessDenialCode.TooManyConcurrentRequests]: { status: HttpStatus.TOO_MANY_REQUESTS, audited: false },
+};
+
+const extensionResponses = new Map<string, DenialResponse>();
+
+/**
+ * Declares the answer to a refusal code of an extension's access policy (see access-policy.ts), so
+ * the one table covers it too.
+ */
+export function defineAccessDenial(code: string, response: DenialResponse): void {
+  if (code in DENIAL_RESPONSES) throw new Error(`"${code}" is a built-in refusal of the key check`);
+  extensionResponses.set(code, response);
+}
+
+export function denialResponseOf(code: DenialCode): DenialResponse {
+  const response = DENIAL_RESPONSES[code as AccessDenialCode] ?? extensionResponses.get(code);
+  // A step returning an undeclared code is a wiring bug; refusing is still the safe answer.
+  return response ?? { status: HttpStatus.FORBIDDEN, audited: false };
+}
+
+/** Headers every refusal with that status carries. */
+const HEADERS_BY_STATUS: Partial<Record<HttpStatus, Record<string, string>>> = {
+  [HttpStatus.UNAUTHORIZED]: { 'WWW-Authenticate': 'Bearer' },
+};
+
+/** The HTTP answer to a denial, as the problem filter will write it. */
+export function denialException(denial: AccessDenial): ProblemException {
+  const { status } = denialResponseOf(denial.code);
+  return new ProblemException(
+    status,
+    denial.code,
+    denial.detail,
+    {},
+    { ...HEADERS_BY_STATUS[status], ...denial.headers },
+  );
+}

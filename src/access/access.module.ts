@@ -1,0 +1,50 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
+import { AccountsModule } from '../accounts/accounts.module';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { AuditModule } from '../audit/audit.module';
+import { AuthModule } from '../auth/auth.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { RateLimitsModule } from '../rate-limits/rate-limits.module';
+import { RolesModule } from '../roles/roles.module';
+import { GLOBAL_GUARDS } from './access-check';
+import { AccessPolicies } from './access-policy';
+import { AccessTokenResolver } from './credentials/access-token.resolver';
+import { ApiKeyResolver } from './credentials/api-key.resolver';
+import { KeyCache } from './credentials/key-cache';
+import { DenialRecorder } from './denial-recorder';
+import { ConcurrencyStep } from './steps/concurrency.step';
+import { CredentialStep } from './steps/credential.step';
+import { PermissionStep } from './steps/permission.step';
+import { RestrictionsStep } from './steps/restrictions.step';
+
+/**
+ * The key check (see access-check.ts): its steps, the credential resolvers behind the first one, the
+ * one denial path, and the global guards, registered in the declared order.
+ */
+@Module({
+  imports: [
+    DiscoveryModule,
+    AccountsModule,
+    ApiKeysModule,
+    AuthModule,
+    RolesModule,
+    AuditModule,
+    MetricsModule,
+    RateLimitsModule,
+  ],
+  providers: [
+    KeyCache,
+    ApiKeyResolver,
+    AccessTokenResolver,
+    CredentialStep,
+    RestrictionsStep,
+    PermissionStep,
+    AccessPolicies,
+    ConcurrencyStep,
+    DenialRecorder,
+    ...GLOBAL_GUARDS,
+    ...GLOBAL_GUARDS.map((guard) => ({ provide: APP_GUARD, useExisting: guard })),
+  ],
+})
+export class AccessModule {}

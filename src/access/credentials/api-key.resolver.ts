@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyValues } from '../../api-keys/api-key-format';
+import { keyStatus } from '../../api-keys/api-key.entity';
+import { ApiKeysRepository } from '../../api-keys/api-keys.repository';
+import { KeyPermissions } from '../../api-keys/key-permissions';
+import { KeyUsageRecorder } from '../../api-keys/key-usage-recorder';
+import { AccessDenial, AccessDenialCode } from '../access-denial';
+import type { Principal } from '../principal';
+import { KeyCache, ResolvedKey } from './key-cache';
+import type { PresentedCredential } from './presented-credential';
+
+// Principals of cached key records, per channel the key came through. A key record is replaced, not
+// changed, when the key changes, so a Principal built once serves every request of that record.
+const principals = new WeakMap<ResolvedKey, Partial<Record<PresentedCredential['via'], Principal>>>();
+
+function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): Principal {
+  let byChannel = principals.get(resolved);
+  if (!byChannel) principals.set(resolved, (byChannel = {}));
+  const known = byChannel[via];
+  if (known) return known;
+  const { key } = resolved;
+  const principal: Principal = Object.freeze({
+    kind: 'api_key',
+    organizationId: key.organizationId,
+    userId: key.type === 'personal' ? key.ownerId : null,
+    apiKeyId: key.id,
+    role: key.role,
+    permissions: resolved.permissions,
+    key: Object.freeze({
+      id: key.id,
+      name: key.name,
+      type: key.type,
+      expiresAt: key.expiration,
+      presentedVia: via,
+      hideCredentials: key.hideCredentials,
+      allowedIps: key.allowedIps,
+      allowedReferrers: key.allowedReferrers,
+      rateLimit: Object.freeze({ perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour }),
+    }),
+  });
+  byChannel[via] = principal;
+  return principal;
+}
+
+/**
+ * An API key to a Principal, or the reason it is refused. In order: shape and checksum (no database),
+ * then the cache or one indexed query, then what depends on the clock: expiry and the end of a
+ * rotation's grace period.
+ */
+@Injectable()
+export class ApiKeyResolver {
+  private readonly load = (hash: string) => this.loadByHash(hash);
+
+  constructor(
+    private readonly values: ApiKeyValues,
+    private readonly keys: ApiKeysRepository,
+    private readonly grants: KeyPermissions,
+    private readonly cache: KeyCache,
+    private readonly usage: KeyUsageRecorder,
+  ) {}
+
+  async resolve(credential: PresentedCredential): Promise<Principal | AccessDenial> {
+    if (!this.values.isWellFormed(credential.value)) {
+      return new AccessDenial(
+        AccessDenialCode.MalformedKey,
+        'The API key is malformed (wrong shape or checksum).',
+      );
+    }
+    const resolved = await this.cache.resolve(this.values.hash(credential.value), this.load);
+    if (!resolved) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The API key is not valid.');
+
+    const { key } = resolved;
+    const now = new Date();
+    const status = keyStatus(key, now);
+    if (status === 'revoked' || resolved.ownerActive === false) {
+      return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been revoked.');
+    }
+    if (status === 'expired')
+      return new AccessDenial(AccessDenialCode.KeyExpired, 'The API key has expired.');
+    if (resolved.matchedPrevious && !(key.previousKeyExpiresAt && key.previousKeyExpiresAt > now)) {
+      return new AccessDenial(
+        AccessDenialCode.KeyRevoked,
+        'This key value was replaced by a rotation and its grace period has ended.',
+      );
+    }
+
+    this.usage.markUsed(key.id, resolved.matchedPrevious);
+    return principalFor(resolved, credential.via);
+  }
+
+  /** On a cache miss: the key row, then its effective permissions through the key permissions service. */
+  private async loadByHash(hash: string): Promise<ResolvedKey | null> {
+    const found = await this.keys.findByValueHash(hash);
+    if (!found) return null;
+    const [grant] = await this.grants.of([found.key]);
+    return { key: found.key, matchedPrevious: found.matchedPrevious, ...grant };
+  }
+}

@@ -1,0 +1,59 @@
+import type { Request } from 'express';
+import { AccessDenial, AccessDenialCode } from '../access-denial';
+
+export interface PresentedCredential {
+  value: string;
+  /** How the caller sent it; later policies (hide_credentials, logging) depend on it. */
+  via: 'bearer' | 'x-api-key' | 'query';
+}
+
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+
+const malformed = (detail: string): AccessDenial =>
+  new AccessDenial(AccessDenialCode.MalformedCredentials, detail);
+
+/**
+ * Reads the credential in the documented order: `Authorization: Bearer`, `X-API-Key`, `?api_key`.
+ * Two different credentials in one request are refused rather than guessed between. Answers
+ * undefined when there is none.
+ */
+export function extractCredential(
+  request: Request,
+  allowQueryKey: boolean,
+): PresentedCredential | AccessDenial | undefined {
+  const found: PresentedCredential[] = [];
+
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = BEARER.exec(authorization);
+    if (!match) return malformed('The Authorization header must be "Bearer <credential>".');
+    found.push({ value: match[1], via: 'bearer' });
+  }
+
+  const headerKey = request.headers['x-api-key'];
+  if (headerKey !== undefined) {
+    if (Array.isArray(headerKey) || !headerKey.trim()) {
+      return malformed('The X-API-Key header must hold exactly one key.');
+    }
+    found.push({ value: headerKey.trim(), via: 'x-api-key' });
+  }
+
+  // Express parses the query string anew on every `request.query` read: only read it when there is one.
+  if (allowQueryKey && request.url.includes('?')) {
+    const queryKey = request.query?.api_key;
+    if (queryKey !== undefined) {
+      if (typeof queryKey !== 'string' || !queryKey) {
+        return malformed('The api_key query parameter must hold exactly one key.');
+      }
+      found.push({ value: queryKey, via: 'query' });
+    }
+  }
+
+  if (found.some((credential) => credential.value !== found[0].value)) {
+    return new AccessDenial(
+      AccessDenialCode.AmbiguousCredentials,
+      'The request carries more than one credential; send exactly one.',
+    );
+  }
+  return found[0];
+}

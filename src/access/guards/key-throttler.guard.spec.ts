@@ -1,0 +1,133 @@
+import { Controller, Get, INestApplication, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { SkipThrottle, Throttle, ThrottlerModule } from '@nestjs/throttler';
+import type { NextFunction, Request, Response } from 'express';
+import request from 'supertest';
+import { ProblemFilter } from '../../common/problem.filter';
+import { MemoryFixedWindowStorage } from '../../rate-limits/fixed-window.storage';
+import type { KeyContext } from '../principal';
+import { DenialRecorder } from '../denial-recorder';
+import { ConcurrencyStep } from '../steps/concurrency.step';
+import { KeyThrottlerGuard } from './key-throttler.guard';
+import { APP_CONFIG } from '../../config/app-config';
+import { AccessDenial } from '../access-denial';
+import { denialException } from '../access-denial';
+
+@Controller()
+class LimitedController {
+  @Get('plain')
+  plain(): string {
+    return 'plain';
+  }
+
+  @Get('strict')
+  @Throttle({ default: { limit: 1, ttl: 60_000 } })
+  strict(): string {
+    return 'strict';
+  }
+
+  @Get('free')
+  @SkipThrottle()
+  free(): string {
+    return 'free';
+  }
+}
+
+/**
+ * Nothing but the throttler face: each request carries key `key_<x-key header>` (3 per minute, 100 per
+ * hour), or no key at all without the header; refusals are collected instead of audited.
+ */
+async function startApp(): Promise<{ app: INestApplication; denials: AccessDenial[] }> {
+  const denials: AccessDenial[] = [];
+  @Module({
+    imports: [
+      ThrottlerModule.forRoot({
+        throttlers: [
+          { name: 'default', ttl: 60_000, limit: 3 },
+          { name: 'hour', ttl: 3_600_000, limit: 100 },
+        ],
+        storage: new MemoryFixedWindowStorage(),
+      }),
+    ],
+    controllers: [LimitedController],
+    providers: [
+      { provide: APP_CONFIG, useValue: { MAX_CONCURRENT_REQUESTS_PER_KEY: 10 } },
+      ConcurrencyStep,
+      {
+        provide: DenialRecorder,
+        useValue: {
+          refuse: (_attempt: unknown, denial: AccessDenial) => (
+            denials.push(denial),
+            denialException(denial)
+          ),
+          allow: () => undefined,
+        },
+      },
+      KeyThrottlerGuard,
+      { provide: APP_GUARD, useExisting: KeyThrottlerGuard },
+      { provide: APP_FILTER, useClass: ProblemFilter },
+    ],
+  })
+  class ThrottledModule {}
+
+  const moduleRef = await Test.createTestingModule({ imports: [ThrottledModule] }).compile();
+  const app = moduleRef.createNestApplication();
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const keyId = req.headers['x-key'];
+    if (typeof keyId === 'string') {
+      req.principal = {
+        kind: 'api_key',
+        organizationId: 'org_test',
+        userId: null,
+        apiKeyId: `key_${keyId}`,
+        role: 'developer',
+        permissions: new Set(),
+        key: { id: `key_${keyId}`, rateLimit: { perMinute: null, perHour: null } } as unknown as KeyContext,
+      };
+    }
+    next();
+  });
+  await app.init();
+  return { app, denials };
+}
+
+describe('KeyThrottlerGuard', () => {
+  let app: INestApplication;
+  let denials: AccessDenial[];
+  beforeEach(async () => ({ app, denials } = await startApp()));
+  afterEach(() => app.close());
+
+  const get = (path: string, key?: string) => {
+    const req = request(app.getHttpServer()).get(path);
+    return key ? req.set('x-key', key) : req;
+  };
+
+  it('counts per key across routes, with budget headers, and refuses with rate_limited', async () => {
+    const first = await get('/plain', 'a');
+    expect(first.status).toBe(200);
+    expect(first.headers['x-ratelimit-limit']).toBe('3');
+    expect(first.headers['x-ratelimit-remaining']).toBe('2');
+    expect(first.headers['x-ratelimit-limit-hour']).toBe('100');
+    expect((await get('/plain', 'a')).status).toBe(200);
+    expect((await get('/plain', 'b')).status).toBe(200);
+    expect((await get('/plain', 'a')).status).toBe(200);
+    const refused = await get('/plain', 'a');
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(denials.map((d) => d.code)).toEqual(['rate_limited']);
+  });
+
+  it('keeps the documented meaning of @Throttle and @SkipThrottle', async () => {
+    expect((await get('/strict', 'c')).status).toBe(200);
+    expect((await get('/strict', 'c')).status).toBe(429);
+    for (let i = 0; i < 5; i++) expect((await get('/free', 'c')).status).toBe(200);
+  });
+
+  it('does not limit requests without a key', async () => {
+    for (let i = 0; i < 5; i++) expect((await get('/plain')).status).toBe(200);
+    expect(denials).toEqual([]);
+  });
+});

@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { rememberPresentedKey } from '../../auth/outbound-credentials';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
+import { AccessDenial, AccessDenialCode } from '../access-denial';
+import { AccessTokenResolver } from '../credentials/access-token.resolver';
+import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import { extractCredential } from '../credentials/presented-credential';
+
+/**
+ * Step 1, credential: exactly one credential (an access token or an API key, as a Bearer token, in
+ * `X-API-Key`, or unless switched off in `?api_key`) resolved to `request.principal`.
+ */
+@Injectable()
+export class CredentialStep implements AccessStep {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly accessTokens: AccessTokenResolver,
+    private readonly apiKeys: ApiKeyResolver,
+  ) {}
+
+  async check({ request }: AccessAttempt): Promise<StepOutcome> {
+    const credential = extractCredential(request, this.config.ALLOW_QUERY_API_KEY);
+    if (credential === undefined) {
+      return new AccessDenial(
+        AccessDenialCode.MissingCredentials,
+        'A credential is required: send "Authorization: Bearer <key or token>".',
+      );
+    }
+    if (credential instanceof AccessDenial) return credential;
+
+    // Access tokens only travel as Bearer; anything else must be an API key.
+    const resolved =
+      credential.via === 'bearer' && this.accessTokens.looksLikeAccessToken(credential.value)
+        ? await this.accessTokens.resolve(credential.value)
+        : await this.apiKeys.resolve(credential);
+    if (resolved instanceof AccessDenial) return resolved;
+    request.principal = resolved;
+    if (resolved.key) rememberPresentedKey(request, credential.value);
+    return undefined;
+  }
+}

@@ -1,0 +1,152 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, In, IsNull, Repository } from 'typeorm';
+import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { ApiKey, KeyStatus } from './api-key.entity';
+
+export interface KeyListFilters {
+  type?: ApiKey['type'];
+  status?: KeyStatus;
+  ownerId?: string;
+  teamId?: string;
+}
+
+/** How many keys one scheduled scan claims at most; the next scan takes the rest. */
+const EXPIRY_BATCH = 500;
+const ROTATION_BATCH = 100;
+
+/**
+ * The api_keys table: every query on it. Scans claim rows with FOR UPDATE SKIP LOCKED inside the
+ * caller's transaction, so several instances never act on one key twice.
+ */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(@InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>) {}
+
+  /** Runs `work` in one transaction: a key change, its audit entry and its events commit together. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.keys.manager.transaction(work);
+  }
+
+  newKey(fields: Partial<ApiKey>): ApiKey {
+    return this.keys.create(fields);
+  }
+
+  save(manager: EntityManager, key: ApiKey): Promise<ApiKey> {
+    return manager.save(key);
+  }
+
+  /** A key of the organization that is not deleted. */
+  findInOrganization(organizationId: string, id: string): Promise<ApiKey | null> {
+    return this.keys.findOneBy({ id, organizationId, deletedAt: IsNull() });
+  }
+
+  /** The key whose current or previous (rotated-out) value has this hash, unless deleted. */
+  async findByValueHash(hash: string): Promise<{ key: ApiKey; matchedPrevious: boolean } | null> {
+    const key = await this.keys
+      .createQueryBuilder('key')
+      .where('(key.key_hash = :hash OR key.previous_key_hash = :hash)', { hash })
+      .andWhere('key.deleted_at IS NULL')
+      .limit(1)
+      .getOne();
+    return key ? { key, matchedPrevious: key.keyHash !== hash } : null;
+  }
+
+  page(organizationId: string, filters: KeyListFilters, query: ListQueryDto): Promise<Page<ApiKey>> {
+    const builder = this.keys
+      .createQueryBuilder('key')
+      .where('key.organization_id = :organizationId', { organizationId })
+      .andWhere('key.deleted_at IS NULL');
+    if (filters.type) builder.andWhere('key.type = :type', { type: filters.type });
+    if (filters.ownerId) builder.andWhere('key.owner_id = :ownerId', { ownerId: filters.ownerId });
+    if (filters.teamId) builder.andWhere('key.team_id = :teamId', { teamId: filters.teamId });
+    if (filters.status === 'revoked') builder.andWhere('key.revoked_at IS NOT NULL');
+    if (filters.status === 'expired') builder.andWhere('key.revoked_at IS NULL AND key.expiration <= now()');
+    if (filters.status === 'active') {
+      builder.andWhere('key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now())');
+    }
+    return paginate(builder, query);
+  }
+
+  markDeleted(manager: EntityManager, id: string): Promise<unknown> {
+    return manager.update(ApiKey, { id }, { deletedAt: new Date() });
+  }
+
+  /** A user's live personal keys, locked for revocation in the caller's transaction. */
+  lockLivePersonalKeys(manager: EntityManager, organizationId: string, ownerId: string): Promise<ApiKey[]> {
+    return manager.find(ApiKey, {
+      where: { organizationId, ownerId, type: 'personal', revokedAt: IsNull(), deletedAt: IsNull() },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  revoke(manager: EntityManager, ids: string[], reason: string): Promise<unknown> {
+    return manager.update(ApiKey, { id: In(ids) }, { revokedAt: new Date(), revokedReason: reason });
+  }
+
+  /** Whether a live key of the organization holds the role (a role still held cannot be deleted). */
+  holdsRole(manager: EntityManager, organizationId: string, role: string): Promise<boolean> {
+    return manager.exists(ApiKey, {
+      where: { organizationId, role, deletedAt: IsNull(), revokedAt: IsNull() },
+    });
+  }
+
+  /** Moves `last_used_at` (or the previous value's) forward, never back. */
+  async recordUse(keyId: string, previousValue: boolean, at: Date): Promise<void> {
+    const column = previousValue ? 'previous_key_last_used_at' : 'last_used_at';
+    await this.keys.query(
+      `UPDATE api_keys SET ${column} = GREATEST(COALESCE(${column}, $2), $2) WHERE id = $1`,
+      [keyId, at],
+    );
+  }
+
+  /** Live keys expiring within `days` not yet warned about, now marked warned. */
+  async claimExpiryWarnings(manager: EntityManager, days: number): Promise<ApiKey[]> {
+    const keys = await this.claimLive(
+      manager,
+      `key.expiry_warned_at IS NULL AND key.expiration > now() AND key.expiration <= now() + make_interval(days => :days)`,
+      { days },
+    );
+    if (keys.length)
+      await manager.update(ApiKey, { id: In(keys.map((k) => k.id)) }, { expiryWarnedAt: new Date() });
+    return keys;
+  }
+
+  /** Live keys past their expiration not yet recorded as expired, now marked recorded. */
+  async claimExpired(manager: EntityManager): Promise<ApiKey[]> {
+    const keys = await this.claimLive(
+      manager,
+      'key.expiry_recorded_at IS NULL AND key.expiration <= now()',
+      {},
+    );
+    if (keys.length)
+      await manager.update(ApiKey, { id: In(keys.map((k) => k.id)) }, { expiryRecordedAt: new Date() });
+    return keys;
+  }
+
+  /** Live, unexpired keys whose rotation policy is due. */
+  claimDueRotations(manager: EntityManager): Promise<ApiKey[]> {
+    return manager
+      .createQueryBuilder(ApiKey, 'key')
+      .where('key.rotation_enabled AND key.next_rotation_at <= now()')
+      .andWhere('key.revoked_at IS NULL AND key.deleted_at IS NULL')
+      .andWhere('(key.expiration IS NULL OR key.expiration > now())')
+      .orderBy('key.next_rotation_at', 'ASC')
+      .limit(ROTATION_BATCH)
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .getMany();
+  }
+
+  private claimLive(manager: EntityManager, condition: string, parameters: Record<string, unknown>) {
+    return manager
+      .createQueryBuilder(ApiKey, 'key')
+      .where(condition, parameters)
+      .andWhere('key.revoked_at IS NULL AND key.deleted_at IS NULL')
+      .orderBy('key.expiration', 'ASC')
+      .limit(EXPIRY_BATCH)
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .getMany();
+  }
+}

@@ -1,0 +1,26 @@
+import { defineDomainErrors, ErrorKind } from './domain-error';
+
+/** Codes of the request pipeline itself: body parsing, validation, pagination, routing. */
+export enum CommonErrorCode {
+  ValidationFailed = 'validation_failed',
+  MalformedJson = 'malformed_json',
+  PayloadTooLarge = 'payload_too_large',
+  UnsupportedEncoding = 'unsupported_encoding',
+  UnsupportedCharset = 'unsupported_charset',
+  RequestAborted = 'request_aborted',
+  BadRequest = 'bad_request',
+  InvalidCursor = 'invalid_cursor',
+  NotFound = 'not_found',
+}
+
+export class CommonError extends defineDomainErrors('common', {
+  [CommonErrorCode.ValidationFailed]: ErrorKind.InvalidInput,
+  [CommonErrorCode.MalformedJson]: ErrorKind.InvalidInput,
+  [CommonErrorCode.PayloadTooLarge]: ErrorKind.TooLarge,
+  [CommonErrorCode.UnsupportedEncoding]: ErrorKind.UnsupportedMediaType,
+  [CommonErrorCode.UnsupportedCharset]: ErrorKind.UnsupportedMediaType,
+  [CommonErrorCode.RequestAborted]: ErrorKind.InvalidInput,
+  [CommonErrorCode.BadRequest]: ErrorKind.InvalidInput,
+  [CommonErrorCode.InvalidCursor]: ErrorKind.InvalidInput,
+  [CommonErrorCode.NotFound]: ErrorKind.NotFound,
+}) {}

@@ -1,0 +1,121 @@
+import type { Principal } from '../../src/access/principal';
+import { OrganizationsService } from '../../src/accounts/organizations.service';
+import { UsersService } from '../../src/accounts/users.service';
+import { ApiKeyValues } from '../../src/api-keys/api-key-format';
+import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
+import { ApiKeysService } from '../../src/api-keys/api-keys.service';
+import { KeyPermissions } from '../../src/api-keys/key-permissions';
+import { BUILT_IN_ROLES, Permission } from '../../src/roles/permissions';
+import { RolesService } from '../../src/roles/roles.service';
+import { startServiceContext, ServiceContext } from '../support/test-app';
+
+/** Keys, roles and their holders through the real services and a real database, without HTTP. */
+describe('API keys and roles (service level)', () => {
+  let context: ServiceContext;
+  let keys: ApiKeysService;
+  const origin = { ip: '127.0.0.1', userAgent: 'medium-spec' };
+
+  const administratorOf = async (label: string): Promise<Principal> => {
+    const { organization, user } = await context.get(OrganizationsService).createWithAdministrator({
+      organizationName: label,
+      email: `${label.toLowerCase()}-${Date.now()}@example.test`,
+      password: 'a-long-enough-password',
+      name: 'Admin',
+    });
+    return {
+      kind: 'user',
+      organizationId: organization.id,
+      userId: user.id,
+      apiKeyId: null,
+      role: 'administrator',
+      permissions: BUILT_IN_ROLES.administrator,
+    };
+  };
+
+  beforeAll(async () => {
+    context = await startServiceContext();
+    keys = context.get(ApiKeysService);
+  });
+  afterAll(() => context.close());
+
+  it('scopes every read and change by organization', async () => {
+    const a = await administratorOf('Alpha');
+    const b = await administratorOf('Beta');
+    const created = await keys.create(a, { name: 'alpha key', role: 'viewer', type: 'service' }, origin);
+
+    expect((await keys.get(a, created.id)).name).toBe('alpha key');
+    expect(await context.get(ApiKeysRepository).findInOrganization(b.organizationId, created.id)).toBeNull();
+    await expect(keys.get(b, created.id)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(keys.update(b, created.id, { name: 'stolen' }, origin)).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(keys.delete(b, created.id, origin)).rejects.toMatchObject({ code: 'not_found' });
+    expect((await keys.list(b, {})).data).toEqual([]);
+    expect((await keys.list(a, { type: 'service' })).data.map((k) => k.id)).toEqual([created.id]);
+    expect((await keys.list(a, { type: 'team' })).data).toEqual([]);
+  });
+
+  it('finds a key by the hash of its current value, and of its previous one after a rotation', async () => {
+    const a = await administratorOf('Gamma');
+    const repository = context.get(ApiKeysRepository);
+    const created = await keys.create(a, { name: 'rotating', role: 'viewer', type: 'service' }, origin);
+    const rotated = await keys.rotate(a, created.id, { grace_period_seconds: 60 }, origin);
+    const hash = (value: string): string => context.get(ApiKeyValues).hash(value);
+    expect(await repository.findByValueHash(hash(rotated.key))).toMatchObject({ matchedPrevious: false });
+    expect(await repository.findByValueHash(hash(created.key))).toMatchObject({ matchedPrevious: true });
+    await keys.delete(a, created.id, origin);
+    expect(await repository.findByValueHash(hash(rotated.key))).toBeNull();
+  });
+
+  it('refuses to delete a role a user or a live key holds, and deletes it once nothing does', async () => {
+    const a = await administratorOf('Delta');
+    const roles = context.get(RolesService);
+    await roles.create(a, { role_name: 'reader', permissions: { agents: ['read'] } });
+    const key = await keys.create(a, { name: 'reader key', role: 'reader', type: 'service' }, origin);
+    await expect(roles.delete(a, 'reader')).rejects.toMatchObject({ code: 'role_in_use' });
+    await keys.delete(a, key.id, origin);
+
+    const users = context.get(UsersService);
+    const user = await users.create(a, {
+      email: `reader-${Date.now()}@example.test`,
+      password: 'a-long-enough-password',
+      name: 'Reader',
+      role: 'reader',
+    });
+    await expect(roles.delete(a, 'reader')).rejects.toMatchObject({ code: 'role_in_use' });
+    await users.update(a, user.id, { role: 'viewer' });
+    await roles.delete(a, 'reader');
+    expect(await roles.permissionsOf(a.organizationId, 'reader')).toBeUndefined();
+  });
+
+  it("narrows a personal key to its owner's permissions, and empties it when the owner is deactivated", async () => {
+    const a = await administratorOf('Epsilon');
+    const users = context.get(UsersService);
+    const owner = await users.create(a, {
+      email: `owner-${Date.now()}@example.test`,
+      password: 'a-long-enough-password',
+      name: 'Owner',
+      role: 'developer',
+    });
+    const ownerPrincipal: Principal = {
+      kind: 'user',
+      organizationId: a.organizationId,
+      userId: owner.id,
+      apiKeyId: null,
+      role: 'developer',
+      permissions: BUILT_IN_ROLES.developer,
+    };
+    const personal = await keys.create(ownerPrincipal, { name: 'mine', role: 'developer' }, origin);
+    const row = (await context.get(ApiKeysRepository).findInOrganization(a.organizationId, personal.id))!;
+    const grants = context.get(KeyPermissions);
+
+    expect([...(await grants.of([row]))[0].permissions].sort()).toEqual([...BUILT_IN_ROLES.developer].sort());
+    await users.update(a, owner.id, { role: 'viewer' });
+    const narrowed = (await grants.of([row]))[0];
+    expect([...narrowed.permissions].sort()).toEqual([...BUILT_IN_ROLES.viewer].sort());
+    expect(narrowed.permissions.has('agents:create' as Permission)).toBe(false);
+
+    await users.deactivate(a, owner.id);
+    expect((await grants.of([row]))[0]).toEqual({ permissions: new Set(), ownerActive: false });
+  });
+});

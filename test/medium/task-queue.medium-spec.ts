@@ -1,0 +1,121 @@
+import { OrganizationsService } from '../../src/accounts/organizations.service';
+import { newId } from '../../src/common/ids';
+import { TaskQueueRepository } from '../../src/tasks/task-queue.repository';
+import type { Task } from '../../src/tasks/task.entity';
+import { startServiceContext, ServiceContext } from '../support/test-app';
+
+/** The queue's state changes on a real database, without HTTP or workers (WORKER_CONCURRENCY=0). */
+describe('TaskQueueRepository', () => {
+  let context: ServiceContext;
+  let queue: TaskQueueRepository;
+  let organizationId: string;
+  const LEASE_MS = 30_000;
+
+  beforeAll(async () => {
+    context = await startServiceContext();
+    queue = context.get(TaskQueueRepository);
+    const { organization } = await context.get(OrganizationsService).createWithAdministrator({
+      organizationName: 'Queue',
+      email: 'queue-admin@example.test',
+      password: 'a-long-enough-password',
+      name: 'Admin',
+    });
+    organizationId = organization.id;
+  });
+  afterAll(() => context.close());
+
+  async function enqueue(): Promise<Task> {
+    return queue.insert(
+      queue.newTask({
+        id: newId('task'),
+        organizationId,
+        instruction: 'x',
+        agentType: 'echo',
+        agentId: null,
+        attachments: [],
+        status: 'queued',
+        result: null,
+        error: null,
+        attempts: 0,
+        maxAttempts: 3,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        idempotencyKey: null,
+        sealedCredential: null,
+        createdBy: null,
+        startedAt: null,
+        completedAt: null,
+      }),
+    );
+  }
+
+  const read = async (id: string): Promise<Task> => (await queue.findInOrganization(organizationId, id))!;
+  const drain = async (): Promise<void> => {
+    while (await queue.claim('drain', LEASE_MS)) {
+      /* claim everything older so each test sees only its own tasks */
+    }
+  };
+
+  beforeEach(drain);
+
+  it('claims a queued task once, running under the claiming worker', async () => {
+    const task = await enqueue();
+    const [first, second] = await Promise.all([queue.claim('w1', LEASE_MS), queue.claim('w2', LEASE_MS)]);
+    const claimed = [first, second].filter(Boolean);
+    expect(claimed.map((t) => t!.id)).toEqual([task.id]);
+    const row = await read(task.id);
+    expect(row).toMatchObject({ status: 'running', attempts: 1 });
+    expect(['w1', 'w2']).toContain(row.leaseOwner);
+  });
+
+  it('records an outcome only for the worker that owns the lease, and only once', async () => {
+    const task = await enqueue();
+    await queue.claim('owner', LEASE_MS);
+    const along = jest.fn(async () => undefined);
+    expect(await queue.finish(task.id, 'stranger', { status: 'succeeded', result: 1 }, along)).toBe(false);
+    expect(await queue.renew(task.id, 'stranger', LEASE_MS)).toBe(false);
+    expect(await queue.finish(task.id, 'owner', { status: 'succeeded', result: { ok: true } }, along)).toBe(
+      true,
+    );
+    expect(await queue.finish(task.id, 'owner', { status: 'succeeded', result: 2 }, along)).toBe(false);
+    expect(along).toHaveBeenCalledTimes(1);
+    expect(await read(task.id)).toMatchObject({
+      status: 'succeeded',
+      result: { ok: true },
+      leaseOwner: null,
+    });
+  });
+
+  it('retries later, hands back without counting the attempt, and takes up an expired lease', async () => {
+    const task = await enqueue();
+    await queue.claim('w', LEASE_MS);
+    const failure = { status: 'failed' as const, error: { code: 'boom', message: 'x' } };
+    expect(await queue.retry(task.id, 'w', 60_000, failure)).toBe(true);
+    expect(await read(task.id)).toMatchObject({ status: 'queued', attempts: 1, error: failure.error });
+    expect(await queue.claim('w', LEASE_MS)).toBeUndefined(); // not due for a minute
+
+    const other = await enqueue();
+    await queue.claim('w', LEASE_MS);
+    expect(await queue.handBack(other.id, 'w')).toBe(true);
+    expect(await read(other.id)).toMatchObject({ status: 'queued', attempts: 0 });
+
+    // A lease of 1 ms expires at once: another worker takes the task up, the first one lost it.
+    expect((await queue.claim('dying', 1))?.id).toBe(other.id);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await queue.claim('rescuer', LEASE_MS))?.id).toBe(other.id);
+    expect(await queue.renew(other.id, 'dying', LEASE_MS)).toBe(false);
+  });
+
+  it('cancels queued and running tasks, and refuses to cancel a finished one', async () => {
+    const queued = await enqueue();
+    const along = jest.fn(async () => undefined);
+    expect(await queue.cancel(queued.id, along)).toBe(true);
+    const running = await enqueue();
+    await queue.claim('w', LEASE_MS);
+    expect(await queue.cancel(running.id, along)).toBe(true);
+    expect(await queue.renew(running.id, 'w', LEASE_MS)).toBe(false);
+    expect(await queue.cancel(running.id, along)).toBe(false);
+    expect(along).toHaveBeenCalledTimes(2);
+    expect((await read(running.id)).status).toBe('cancelled');
+  });
+});
