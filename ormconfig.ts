@@ -12,5 +12,7 @@ export default new DataSource({
     url: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/gatehouse_dev',
     poolSize: 2,
   }),
+  // The app registers entities per module (autoLoadEntities); the CLI reads every entity file.
+  entities: [`${__dirname}/src/**/*.entity.{ts,js}`],
   migrationsRun: false,
 });

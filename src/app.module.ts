@@ -15,7 +15,7 @@ import { AuthModule } from './auth/auth.module';
 import { ProblemFilter } from './common/problem.filter';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
-import { ConfigModule } from './config/config.module';
+import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
@@ -23,6 +23,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { RedisModule } from './redis/redis.module';
 import { RolesModule } from './roles/roles.module';
+import { SecretsModule } from './secrets/secrets.module';
 
 /**
  * The root module: platform modules, features, and the key check (AccessModule, which registers the
@@ -34,7 +35,8 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
+        AppConfigModule.forRoot(config),
+        SecretsModule,
         LoggingModule,
         ScheduleModule.forRoot(),
         DatabaseModule.forRoot(),

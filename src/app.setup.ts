@@ -5,8 +5,8 @@ import { Logger } from 'nestjs-pino';
 import { bodyParsers } from './common/body-parsers';
 import { ProblemSchema } from './common/openapi';
 import { requestObserver } from './common/request-context';
-import { APP_CONFIG, AppConfig } from './config/app-config';
-import { trustProxySetting } from './config/environment';
+import { ConfigOf } from './config/config-namespace';
+import { httpConfig } from './config/namespaces';
 import { REQUEST_LOGGER, requestLogger } from './logging/request-logger';
 import { MetricsService } from './metrics/metrics.service';
 import type pino from 'pino';
@@ -33,7 +33,7 @@ export function configureApp(app: INestApplication): void {
   // API responses are not conditionally cached; an ETag would cost a hash of every body.
   express.set('etag', false);
   // Decides request.ip: which X-Forwarded-For hops to believe (none unless TRUST_PROXY says so).
-  express.set('trust proxy', trustProxySetting(app.get<AppConfig>(APP_CONFIG).TRUST_PROXY));
+  express.set('trust proxy', app.get<ConfigOf<typeof httpConfig>>(httpConfig.KEY).trustProxy);
   express.use(bodyParsers(JSON_BODY_LIMIT));
 
   const document = SwaggerModule.createDocument(

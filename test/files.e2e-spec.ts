@@ -10,6 +10,7 @@ import {
   signUpOrganization,
   SignedUpOrganization,
 } from './support/factories';
+import { pollUntil } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -107,7 +108,13 @@ describe('files', () => {
     const onDiskBefore = walk(filesDir);
     await act();
     expect(await fileIds(org.auth)).toEqual(listedBefore);
-    const onDiskAfter = walk(filesDir);
+    // When a pipe rejects the request, Nest's FileInterceptor removes the stored file once the response
+    // has been sent, so the removal may land just after the 400 reaches us.
+    const { value: onDiskAfter } = await pollUntil(
+      async () => walk(filesDir),
+      (files) => files.length === onDiskBefore.length,
+      { timeoutMs: 2000 },
+    );
     expect(onDiskAfter).toEqual(onDiskBefore);
     expect(onDiskAfter.filter((path) => path.endsWith('.partial'))).toEqual([]);
   }

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -230,10 +230,20 @@ interface ProcessResult {
 }
 
 /** The real entry point, as a child process with only the environment given (plus PATH and HOME). */
-function spawnMain(env: Record<string, string | undefined>): ChildProcess & { output: () => ProcessResult } {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+function spawnMain(
+  env: Record<string, string | undefined>,
+  { cwd = PROJECT_ROOT }: { cwd?: string } = {},
+): ChildProcess & { output: () => ProcessResult } {
+  const main = join(PROJECT_ROOT, 'src/main.ts');
+  const tsNode = require.resolve('ts-node/register/transpile-only');
+  const child = spawn(process.execPath, ['-r', tsNode, main], {
+    cwd,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -384,6 +394,25 @@ describe('the real process', () => {
         child.kill('SIGKILL');
         await exited(child, 10_000);
       }
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+    }
+  });
+
+  it('reads .env from its working directory, a variable set in the environment winning', async () => {
+    const port = await freePort();
+    const workingDirectory = tempDir();
+    // PORT comes only from .env; LOG_LEVEL there is invalid, so starting at all shows the environment won.
+    writeFileSync(join(workingDirectory, '.env'), `PORT=${port}\nHOST=127.0.0.1\nLOG_LEVEL=nonsense\n`);
+    const databaseUrl = await createTestDatabase();
+    const child = spawnMain(
+      { LOG_LEVEL: 'warn', DATA_DIR: tempDir(), DATABASE_URL: databaseUrl },
+      { cwd: workingDirectory },
+    );
+    try {
+      await waitUntilLive(child, `http://127.0.0.1:${port}`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited(child, 45_000);
       if (databaseUrl) await dropTestDatabase(databaseUrl);
     }
   });

@@ -1,5 +1,6 @@
+import { ConfigOf } from '../config/config-namespace';
+import { accountsConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OrganizationsService } from './organizations.service';
 
 /** BOOTSTRAP_ADMIN_EMAIL/PASSWORD: the first administrator of an empty installation. Idempotent. */
@@ -8,15 +9,15 @@ export class BootstrapAdmin implements OnApplicationBootstrap {
   private readonly logger = new Logger('Bootstrap');
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(accountsConfig.KEY) private readonly config: ConfigOf<typeof accountsConfig>,
     private readonly organizations: OrganizationsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const { BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password } = this.config;
+    const { email, password } = this.config.bootstrap;
     if (!email || !password) return;
     const user = await this.organizations.bootstrap({
-      organizationName: this.config.BOOTSTRAP_ORGANIZATION_NAME,
+      organizationName: this.config.bootstrap.organizationName,
       email,
       password,
       name: 'Administrator',

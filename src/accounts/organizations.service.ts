@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { newId } from '../common/ids';
 import { isUniqueViolation } from '../database/database-errors';
 import { Organization } from './organization.entity';
@@ -17,7 +18,7 @@ export interface NewOrganization {
 @Injectable()
 export class OrganizationsService {
   constructor(
-    private readonly dataSource: DataSource,
+    @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
     private readonly passwords: PasswordHasher,
   ) {}
 
@@ -25,7 +26,9 @@ export class OrganizationsService {
   async createWithAdministrator(input: NewOrganization): Promise<{ organization: Organization; user: User }> {
     const passwordHash = await this.passwords.hash(input.password);
     try {
-      return await this.dataSource.transaction((manager) => this.insert(manager, input, passwordHash));
+      return await this.organizations.manager.transaction((manager) =>
+        this.insert(manager, input, passwordHash),
+      );
     } catch (error) {
       if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
       throw error;
@@ -38,7 +41,7 @@ export class OrganizationsService {
    */
   async bootstrap(input: NewOrganization): Promise<User | undefined> {
     const passwordHash = await this.passwords.hash(input.password);
-    return this.dataSource.transaction(async (manager) => {
+    return this.organizations.manager.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('gatehouse:bootstrap'))`);
       if (await manager.exists(User)) return undefined;
       return (await this.insert(manager, input, passwordHash)).user;

@@ -1,5 +1,7 @@
+import { ConfigOf } from '../config/config-namespace';
+import { apiKeysConfig } from '../config/namespaces';
+import { Secrets } from '../secrets/secrets';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { createHmac, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BASE62_ALPHABET, encodeBase62 } from '../common/ids';
@@ -76,9 +78,9 @@ export class ApiKeyValues {
   private readonly format: ApiKeyFormat;
   private readonly hasher: ApiKeyHasher;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.format = new ApiKeyFormat(config.API_KEY_PREFIX);
-    this.hasher = new ApiKeyHasher(config.API_KEY_HASH_SECRET);
+  constructor(@Inject(apiKeysConfig.KEY) config: ConfigOf<typeof apiKeysConfig>, secrets: Secrets) {
+    this.format = new ApiKeyFormat(config.prefix);
+    this.hasher = new ApiKeyHasher(secrets.apiKeyHashSecret);
   }
 
   generate(): string {

@@ -1,8 +1,9 @@
+import { ConfigOf } from '../config/config-namespace';
+import { apiKeysConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { PeriodicJob } from '../scheduling/periodic-job';
 import { EntityManager } from 'typeorm';
 import { SYSTEM_ACTOR } from '../audit/audit.service';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import type { ApiKey } from './api-key.entity';
 import { ApiKeysRepository } from './api-keys.repository';
 import { KeyChangeRecorder } from './key-change-recorder';
@@ -18,7 +19,7 @@ export class KeyExpiryJob extends PeriodicJob {
   protected readonly jobName = 'key-expiry';
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(apiKeysConfig.KEY) private readonly config: ConfigOf<typeof apiKeysConfig>,
     private readonly keys: ApiKeysRepository,
     private readonly changes: KeyChangeRecorder,
   ) {
@@ -26,7 +27,7 @@ export class KeyExpiryJob extends PeriodicJob {
   }
 
   protected intervalMs(): number {
-    return this.config.KEY_EXPIRY_SCAN_SECONDS * 1000;
+    return this.config.expiryScanSeconds * 1000;
   }
 
   /** Returns how many entries were recorded. */
@@ -37,7 +38,7 @@ export class KeyExpiryJob extends PeriodicJob {
   }
 
   private async warnExpiring(manager: EntityManager): Promise<number> {
-    const keys = await this.keys.claimExpiryWarnings(manager, this.config.EXPIRY_WARNING_DAYS);
+    const keys = await this.keys.claimExpiryWarnings(manager, this.config.expiryWarningDays);
     await this.recordAll(manager, keys, 'key.expiring');
     return keys.length;
   }

@@ -1,8 +1,9 @@
+import { ConfigOf } from '../config/config-namespace';
+import { apiKeysConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { PeriodicJob } from '../scheduling/periodic-job';
 import { SYSTEM_ACTOR } from '../audit/audit.service';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 
@@ -18,7 +19,7 @@ export class KeyRotationJob extends PeriodicJob {
   protected readonly jobName = 'key-rotation';
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(apiKeysConfig.KEY) private readonly config: ConfigOf<typeof apiKeysConfig>,
     private readonly repository: ApiKeysRepository,
     private readonly keys: ApiKeysService,
     private readonly invalidations: InvalidationBus,
@@ -27,7 +28,7 @@ export class KeyRotationJob extends PeriodicJob {
   }
 
   protected intervalMs(): number {
-    return this.config.ROTATION_SCAN_SECONDS * 1000;
+    return this.config.rotationScanSeconds * 1000;
   }
 
   /** Returns how many keys were rotated. */

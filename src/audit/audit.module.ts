@@ -3,13 +3,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditEntry } from './audit-entry.entity';
 import { AuditController } from './audit.controller';
 import { AuditService } from './audit.service';
+import { DenialWindowJob } from './denial-window.job';
 
 /** Global so guards and any feature module can record without import wiring. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEntry])],
   controllers: [AuditController],
-  providers: [AuditService],
+  providers: [AuditService, DenialWindowJob],
   exports: [AuditService],
 })
 export class AuditModule {}

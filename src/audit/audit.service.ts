@@ -1,11 +1,12 @@
+import { ConfigOf } from '../config/config-namespace';
+import { auditConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Principal } from '../access/principal';
 import { newId } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { chainHash, GENESIS_HASH } from './audit-chain';
 import { ActorType, AuditEntry } from './audit-entry.entity';
 import { AuditQueryDto } from './dto/audit.dto';
@@ -61,16 +62,11 @@ export class AuditService implements OnApplicationShutdown {
   private flushTimer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private readonly denials = new Map<string, DenialWindow>();
-  private readonly denialSweep: NodeJS.Timeout;
 
   constructor(
     @InjectRepository(AuditEntry) private readonly entries: Repository<AuditEntry>,
-    private readonly dataSource: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.denialSweep = setInterval(() => this.closeDenialWindows(false), 1000);
-    this.denialSweep.unref();
-  }
+    @Inject(auditConfig.KEY) private readonly config: ConfigOf<typeof auditConfig>,
+  ) {}
 
   /** Appends in the caller's transaction. */
   async append(manager: EntityManager, events: AuditEvent[]): Promise<void> {
@@ -114,7 +110,7 @@ export class AuditService implements OnApplicationShutdown {
   }
 
   async appendNow(events: AuditEvent[]): Promise<void> {
-    await this.dataSource.transaction((manager) => this.append(manager, events));
+    await this.entries.manager.transaction((manager) => this.append(manager, events));
   }
 
   /** Fire-and-forget from the request path; written within about 100 ms. */
@@ -166,13 +162,15 @@ export class AuditService implements OnApplicationShutdown {
     return this.flushing;
   }
 
-  /** Closes due denial windows (all of them at shutdown) and writes them. */
-  async closeDenialWindows(all: boolean): Promise<void> {
-    const windowMs = this.config.AUDIT_DENIAL_WINDOW_SECONDS * 1000;
+  /** Closes due denial windows (all of them at shutdown) and writes them; returns how many closed. */
+  async closeDenialWindows(all: boolean): Promise<number> {
+    const windowMs = this.config.denialWindowSeconds * 1000;
     const now = Date.now();
+    let closed = 0;
     for (const [id, window] of this.denials) {
       if (!all && now - window.firstAt.getTime() < windowMs) continue;
       this.denials.delete(id);
+      closed += 1;
       this.enqueue({
         ...window.event,
         details: {
@@ -184,6 +182,7 @@ export class AuditService implements OnApplicationShutdown {
       });
     }
     if (all) await this.flush();
+    return closed;
   }
 
   async list(organizationId: string, query: AuditQueryDto, keyId?: string): Promise<Page<AuditEntry>> {
@@ -212,7 +211,6 @@ export class AuditService implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.denialSweep);
     await this.closeDenialWindows(true).catch(() => undefined);
   }
 }

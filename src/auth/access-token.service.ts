@@ -1,7 +1,8 @@
+import { ConfigOf } from '../config/config-namespace';
+import { authConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { JwtService, TokenExpiredError } from '@nestjs/jwt';
 import { randomBytes } from 'node:crypto';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AuthError, AuthErrorCode } from './auth.errors';
 
 export interface AccessTokenClaims {
@@ -29,7 +30,7 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export class AccessTokenService {
   constructor(
     private readonly jwt: JwtService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(authConfig.KEY) private readonly config: ConfigOf<typeof authConfig>,
   ) {}
 
   /** A JWT's shape, as opposed to an API key's: decides which resolver a Bearer credential goes to. */
@@ -38,7 +39,7 @@ export class AccessTokenService {
   }
 
   issue(user: { id: string; organizationId: string }): IssuedAccessToken {
-    const ttl = this.config.ACCESS_TOKEN_TTL_SECONDS;
+    const ttl = this.config.accessTokenTtlSeconds;
     const access_token = this.jwt.sign(
       { sub: user.id, org: user.organizationId, jti: randomBytes(12).toString('base64url') },
       { expiresIn: ttl },

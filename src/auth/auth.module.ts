@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AccountsModule } from '../accounts/accounts.module';
 import { RolesModule } from '../roles/roles.module';
+import { Secrets } from '../secrets/secrets';
 import { AccessTokenService } from './access-token.service';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
@@ -14,9 +14,9 @@ import { LoginAttemptLimiter } from './login-attempt-limiter';
     AccountsModule,
     RolesModule,
     JwtModule.registerAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        secret: config.TOKEN_SIGNING_SECRET,
+      inject: [Secrets],
+      useFactory: (secrets: Secrets) => ({
+        secret: secrets.tokenSigningSecret,
         signOptions: { algorithm: 'HS256' },
         verifyOptions: { algorithms: ['HS256'] },
       }),

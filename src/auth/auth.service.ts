@@ -1,3 +1,5 @@
+import { ConfigOf } from '../config/config-namespace';
+import { authConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { OrganizationResponse } from '../accounts/dto/organization.dto';
 import { UserResponse } from '../accounts/dto/user.dto';
@@ -5,7 +7,6 @@ import { OrganizationsService } from '../accounts/organizations.service';
 import { PasswordHasher } from '../accounts/password-hasher';
 import { UsersService } from '../accounts/users.service';
 import { AuthError, AuthErrorCode } from './auth.errors';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AccessTokenService, IssuedAccessToken } from './access-token.service';
 import { SignupDto, SignupResponse, TokenRequestDto } from './dto/auth.dto';
 import { LoginAttemptLimiter } from './login-attempt-limiter';
@@ -13,7 +14,7 @@ import { LoginAttemptLimiter } from './login-attempt-limiter';
 @Injectable()
 export class AuthService {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(authConfig.KEY) private readonly config: ConfigOf<typeof authConfig>,
     private readonly users: UsersService,
     private readonly passwords: PasswordHasher,
     private readonly tokens: AccessTokenService,
@@ -36,7 +37,7 @@ export class AuthService {
 
   async signup(dto: SignupDto): Promise<SignupResponse> {
     // Closed signup answers like a route that does not exist.
-    if (!this.config.ALLOW_SIGNUP)
+    if (!this.config.allowSignup)
       throw new AuthError(AuthErrorCode.SignupDisabled, 'The resource was not found.');
     const { organization, user } = await this.organizations.createWithAdministrator({
       organizationName: dto.organization_name,

@@ -1,5 +1,6 @@
+import { ConfigOf } from '../config/config-namespace';
+import { authConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { AuthError, AuthErrorCode } from './auth.errors';
 
 interface Window {
@@ -20,13 +21,13 @@ const MAX_TRACKED = 100_000;
 export class LoginAttemptLimiter {
   private readonly windows = new Map<string, Window>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(authConfig.KEY) private readonly config: ConfigOf<typeof authConfig>) {}
 
   assertAllowed(email: string, address: string): void {
     const now = Date.now();
     const retryAfter = Math.max(
-      this.blockedFor(`email:${email}`, this.config.LOGIN_MAX_FAILURES, now),
-      this.blockedFor(`ip:${address}`, this.config.LOGIN_MAX_FAILURES * PER_ADDRESS_MULTIPLIER, now),
+      this.blockedFor(`email:${email}`, this.config.loginMaxFailures, now),
+      this.blockedFor(`ip:${address}`, this.config.loginMaxFailures * PER_ADDRESS_MULTIPLIER, now),
     );
     if (retryAfter > 0) {
       throw new AuthError(
@@ -42,7 +43,7 @@ export class LoginAttemptLimiter {
     for (const key of [`email:${email}`, `ip:${address}`]) {
       const window = this.current(key, now) ?? {
         failures: 0,
-        resetsAt: now + this.config.LOGIN_FAILURE_WINDOW_SECONDS * 1000,
+        resetsAt: now + this.config.loginFailureWindowSeconds * 1000,
       };
       window.failures += 1;
       this.windows.set(key, window);

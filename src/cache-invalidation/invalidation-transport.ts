@@ -1,9 +1,10 @@
+import { ConfigOf } from '../config/config-namespace';
+import { databaseConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RedisConnection } from '../redis/redis.connection';
 import { Invalidation, InvalidationBus } from './invalidation-bus';
 
@@ -31,7 +32,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   private stopped = false;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>,
     private readonly bus: InvalidationBus,
     private readonly redis: RedisConnection,
     private readonly dataSource: DataSource,
@@ -39,7 +40,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.redis.client) await this.viaRedis(this.redis.client);
-    else if (this.config.DATABASE_URL) await this.viaPostgres(this.config.DATABASE_URL);
+    else if (this.database.url) await this.viaPostgres(this.database.url);
   }
 
   private async viaRedis(client: Redis): Promise<void> {

@@ -2,15 +2,16 @@ import { resolve } from 'node:path';
 import { EnvironmentVariables, validateEnvironment } from './environment';
 import { loadOrCreateLocalSecret } from './local-secrets';
 
-/** The validated, typed configuration every provider reads. Secrets are always present here. */
+/**
+ * The validated environment of one instance, secrets always present. Providers do not inject it: they
+ * inject their slice (src/config/namespaces.ts). The entry points and the tests read it whole.
+ */
 export type AppConfig = Readonly<
   Omit<EnvironmentVariables, 'TOKEN_SIGNING_SECRET' | 'API_KEY_HASH_SECRET'> & {
     TOKEN_SIGNING_SECRET: string;
     API_KEY_HASH_SECRET: string;
   }
 >;
-
-export const APP_CONFIG = Symbol('APP_CONFIG');
 
 export function loadAppConfig(raw: Record<string, string | undefined> = process.env): AppConfig {
   const env = validateEnvironment(raw);

@@ -1,15 +1,22 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from './app-config';
+import { DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import type { AppConfig } from './app-config';
+import { CONFIG_NAMESPACES } from './namespaces';
 
-/** Provides the validated configuration under APP_CONFIG; inject with `@Inject(APP_CONFIG)`. */
-@Global()
+/**
+ * `@nestjs/config` with one namespace per slice (src/config/namespaces.ts), global, loaded from the
+ * environment this instance was started with. `ignoreEnvFile` and `ignoreEnvVars` because that
+ * environment is read and validated before the application is built (main.config.ts reads `.env`),
+ * and so that nothing here writes back into `process.env`.
+ */
 @Module({})
-export class ConfigModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
-    };
+export class AppConfigModule {
+  static forRoot(environment: AppConfig): Promise<DynamicModule> {
+    return ConfigModule.forRoot({
+      isGlobal: true,
+      ignoreEnvFile: true,
+      ignoreEnvVars: true,
+      load: CONFIG_NAMESPACES.map((namespace) => namespace.loadFrom(environment)),
+    });
   }
 }

@@ -1,7 +1,8 @@
+import { ConfigOf } from '../config/config-namespace';
+import { databaseConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EmbeddedPostgres } from './embedded-postgres';
 
 /**
@@ -15,18 +16,18 @@ export class DatabaseEndpoint implements OnApplicationShutdown {
   url: string;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(databaseConfig.KEY) private readonly config: ConfigOf<typeof databaseConfig>,
     private readonly moduleRef: ModuleRef,
   ) {}
 
   async open(): Promise<void> {
-    if (this.config.DATABASE_URL) {
-      this.url = this.config.DATABASE_URL;
+    if (this.config.url) {
+      this.url = this.config.url;
       return;
     }
-    this.embedded = await EmbeddedPostgres.start(this.config.DATA_DIR, this.config.DATABASE_POOL_SIZE + 2);
+    this.embedded = await EmbeddedPostgres.start(this.config.dataDir, this.config.poolSize + 2);
     this.url = this.embedded.url;
-    this.logger.log(`embedded PostgreSQL (PGlite) in ${this.config.DATA_DIR}`);
+    this.logger.log(`embedded PostgreSQL (PGlite) in ${this.config.dataDir}`);
   }
 
   get isEmbedded(): boolean {

@@ -1,6 +1,7 @@
+import { ConfigOf } from '../config/config-namespace';
+import { databaseConfig } from '../config/namespaces';
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
 // Registers the translation of driver errors (unreachable database, unstorable text) into domain errors.
 import './database-errors';
@@ -22,16 +23,20 @@ export class DatabaseModule {
         DatabaseEndpointModule,
         TypeOrmModule.forRootAsync({
           imports: [DatabaseEndpointModule],
-          inject: [APP_CONFIG, DatabaseEndpoint],
-          useFactory: async (config: AppConfig, endpoint: DatabaseEndpoint) => {
+          inject: [databaseConfig.KEY, DatabaseEndpoint],
+          useFactory: async (config: ConfigOf<typeof databaseConfig>, endpoint: DatabaseEndpoint) => {
             await endpoint.open();
             return {
               ...buildDataSourceOptions({
                 url: endpoint.url,
                 // PGlite is one session and pglite-socket can interleave the protocol messages of two
                 // connections (see EmbeddedPostgres): one connection, and `pg` queues the rest.
-                poolSize: endpoint.isEmbedded ? 1 : config.DATABASE_POOL_SIZE,
+                poolSize: endpoint.isEmbedded ? 1 : config.poolSize,
+                // With one connection, `pg` applies this timeout to the wait in its queue too. The embedded
+                // database is in this process and cannot be unreachable; a busy moment must not turn into 503s.
+                connectionTimeoutMs: endpoint.isEmbedded ? 60_000 : undefined,
               }),
+              autoLoadEntities: true,
               retryAttempts: 3,
               retryDelay: 1000,
             };

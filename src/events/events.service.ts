@@ -1,11 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '../common/ids';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DomainEvent } from './event.entity';
-import { SecretBox } from './secret-box';
+import { SecretBox } from '../secrets/secret-box';
+import { Secrets } from '../secrets/secrets';
 
 export interface NewEvent {
   organizationId: string;
@@ -21,10 +21,10 @@ export class EventsService {
   private readonly box: SecretBox;
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    secrets: Secrets,
     @InjectRepository(DomainEvent) private readonly events: Repository<DomainEvent>,
   ) {
-    this.box = new SecretBox(config.API_KEY_HASH_SECRET, 'event-secrets');
+    this.box = secrets.sealer('event-secrets');
   }
 
   async record(manager: EntityManager, events: NewEvent[]): Promise<void> {

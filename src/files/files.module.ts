@@ -1,7 +1,8 @@
+import { ConfigOf } from '../config/config-namespace';
+import { filesConfig } from '../config/namespaces';
 import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { FileRecord } from './file.entity';
 import { FilesController } from './files.controller';
 import { FilesService } from './files.service';
@@ -16,12 +17,12 @@ import { StreamingStorageEngine } from './streaming-storage-engine';
     FileStorageModule,
     MulterModule.registerAsync({
       imports: [FileStorageModule],
-      inject: [APP_CONFIG, FILE_STORAGE],
-      useFactory: (config: AppConfig, storage: FileStorage) => ({
+      inject: [filesConfig.KEY, FILE_STORAGE],
+      useFactory: (config: ConfigOf<typeof filesConfig>, storage: FileStorage) => ({
         storage: new StreamingStorageEngine(storage),
         // Browsers and HTTP clients send non-ASCII file names as raw UTF-8; busboy's default (latin1) would garble them.
         defParamCharset: 'utf8',
-        limits: { fileSize: config.MAX_FILE_SIZE, files: 1, fields: 5, fieldSize: 1024, parts: 10 },
+        limits: { fileSize: config.maxFileSize, files: 1, fields: 5, fieldSize: 1024, parts: 10 },
       }),
     }),
   ],

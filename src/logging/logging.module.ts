@@ -1,12 +1,13 @@
+import { ConfigOf } from '../config/config-namespace';
+import { loggingConfig } from '../config/namespaces';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { REQUEST_LOGGER } from './request-logger';
 
-function createPino(config: AppConfig): pino.Logger {
+function createPino(config: ConfigOf<typeof loggingConfig>): pino.Logger {
   return pino({
-    level: config.LOG_LEVEL,
+    level: config.level,
     // Headers are never logged; these paths catch what could still carry a credential or a row's
     // parameters (a failed INSERT of a user carries its password hash).
     redact: {
@@ -35,7 +36,7 @@ function createPino(config: AppConfig): pino.Logger {
   imports: [
     LoggerModule.forRootAsync({
       inject: [REQUEST_LOGGER],
-      providers: [{ provide: REQUEST_LOGGER, inject: [APP_CONFIG], useFactory: createPino }],
+      providers: [{ provide: REQUEST_LOGGER, inject: [loggingConfig.KEY], useFactory: createPino }],
       useFactory: (logger: pino.Logger) => ({ pinoHttp: { logger }, forRoutes: [] }),
     }),
   ],

@@ -1,9 +1,10 @@
+import { ConfigOf } from '../config/config-namespace';
+import { outboundConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isPublicAddress } from './address-policy';
 import { OutboundErrorCode, OutboundTargetError } from './outbound.errors';
 
@@ -40,7 +41,7 @@ export interface OutboundOptions {
  */
 @Injectable()
 export class SafeHttpClient {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(outboundConfig.KEY) private readonly config: ConfigOf<typeof outboundConfig>) {}
 
   /** Refuses a URL that is not an acceptable target; used at configuration time too (400). */
   async assertAllowedTarget(url: string): Promise<void> {
@@ -65,7 +66,7 @@ export class SafeHttpClient {
     const target = new URL(url);
     const { address, family } = await this.resolveTarget(target);
     const body = Buffer.from(json);
-    const timeoutMs = options.timeoutMs ?? this.config.OUTBOUND_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
     const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
       if ((lookupOptions as { all?: boolean }).all) {
@@ -149,7 +150,7 @@ export class SafeHttpClient {
           throw new OutboundError('target_unresolvable', `the host ${host} could not be resolved`);
         });
     if (!addresses.length) throw new OutboundError('target_unresolvable', `the host ${host} has no address`);
-    if (!this.config.ALLOW_PRIVATE_NETWORK_TARGETS) {
+    if (!this.config.allowPrivateNetworkTargets) {
       const refused = addresses.find((a) => !isPublicAddress(a.address));
       if (refused) {
         throw new OutboundError(

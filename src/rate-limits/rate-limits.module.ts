@@ -1,7 +1,8 @@
+import { ConfigOf } from '../config/config-namespace';
+import { rateLimitsConfig } from '../config/namespaces';
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { RedisConnection } from '../redis/redis.connection';
 import { MemoryFixedWindowStorage, RedisFixedWindowStorage } from './fixed-window.storage';
 
@@ -10,24 +11,23 @@ const keyOf = (context: ExecutionContext) => context.switchToHttp().getRequest<R
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      inject: [APP_CONFIG, RedisConnection],
-      useFactory: (config: AppConfig, redis: RedisConnection) => ({
+      inject: [rateLimitsConfig.KEY, RedisConnection],
+      useFactory: (config: ConfigOf<typeof rateLimitsConfig>, redis: RedisConnection) => ({
         throttlers: [
           {
             name: 'default',
             ttl: 60_000,
             limit: (context: ExecutionContext) =>
-              keyOf(context)?.rateLimit.perMinute ?? config.DEFAULT_REQUESTS_PER_MINUTE,
+              keyOf(context)?.rateLimit.perMinute ?? config.defaultPerMinute,
           },
           {
             name: 'hour',
             ttl: 3_600_000,
-            limit: (context: ExecutionContext) =>
-              keyOf(context)?.rateLimit.perHour ?? config.DEFAULT_REQUESTS_PER_HOUR,
+            limit: (context: ExecutionContext) => keyOf(context)?.rateLimit.perHour ?? config.defaultPerHour,
           },
         ],
         storage: redis.client
-          ? new RedisFixedWindowStorage(redis.client, config.RATE_LIMIT_FAILURE_MODE)
+          ? new RedisFixedWindowStorage(redis.client, config.failureMode)
           : new MemoryFixedWindowStorage(),
       }),
     }),

@@ -1,6 +1,7 @@
+import { ConfigOf } from '../config/config-namespace';
+import { redisConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /**
  * The shared Redis client when REDIS_URL is set (rate-limit counters and cache invalidation use it);
@@ -11,9 +12,9 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Redis');
   readonly client?: Redis;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    if (!config.REDIS_URL) return;
-    this.client = new Redis(config.REDIS_URL, {
+  constructor(@Inject(redisConfig.KEY) config: ConfigOf<typeof redisConfig>) {
+    if (!config.url) return;
+    this.client = new Redis(config.url, {
       lazyConnect: false,
       // Fail a command quickly while Redis is away instead of queueing requests behind it.
       enableOfflineQueue: false,

@@ -1,9 +1,10 @@
+import { ConfigOf } from '../config/config-namespace';
+import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
 import { AgentsService } from '../agents/agents.service';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
@@ -29,7 +30,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly running = new Map<string, AbortController>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
+    @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
     private readonly queue: TaskQueueRepository,
     private readonly runners: AgentRunners,
     private readonly agents: AgentsService,
@@ -39,7 +41,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   ) {}
 
   onApplicationBootstrap(): void {
-    for (let i = 0; i < this.config.WORKER_CONCURRENCY; i++) this.loops.push(this.loop());
+    for (let i = 0; i < this.config.workerConcurrency; i++) this.loops.push(this.loop());
   }
 
   private async loop(): Promise<void> {
@@ -56,13 +58,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
         await this.execute(task).catch((error: unknown) =>
           this.logger.error(`task ${task!.id}: ${(error as Error).message}`),
         );
-      } else await sleep(this.config.WORKER_POLL_MS, undefined, { ref: false });
+      } else await sleep(this.config.pollMs, undefined, { ref: false });
     }
   }
 
   /** Claims the oldest due task, or one whose lease expired; undefined when there is none. */
   claim(): Promise<Task | undefined> {
-    return this.queue.claim(this.workerId, this.config.TASK_LEASE_MS);
+    return this.queue.claim(this.workerId, this.config.leaseMs);
   }
 
   private async execute(task: Task): Promise<void> {
@@ -70,7 +72,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     this.running.set(task.id, controller);
     const heartbeat = setInterval(
       () => void this.renewLease(task.id, controller),
-      Math.max(50, this.config.TASK_LEASE_MS / 3),
+      Math.max(50, this.config.leaseMs / 3),
     );
     try {
       const result = await this.run(task, controller.signal);
@@ -114,7 +116,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   /** Extends the lease; when the task was cancelled or taken over, aborts the agent. */
   private async renewLease(taskId: string, controller: AbortController): Promise<void> {
     try {
-      if (!(await this.queue.renew(taskId, this.workerId, this.config.TASK_LEASE_MS))) controller.abort();
+      if (!(await this.queue.renew(taskId, this.workerId, this.config.leaseMs))) controller.abort();
     } catch (error) {
       this.logger.warn(`lease renewal of ${taskId} failed: ${(error as Error).message}`);
     }
@@ -148,7 +150,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     const grace = new Promise<'timeout'>((resolve) =>
-      setTimeout(() => resolve('timeout'), this.config.SHUTDOWN_GRACE_MS / 2).unref(),
+      setTimeout(() => resolve('timeout'), this.lifecycle.shutdownGraceMs / 2).unref(),
     );
     if ((await Promise.race([Promise.all(this.loops), grace])) === 'timeout') {
       for (const [taskId, controller] of this.running) {

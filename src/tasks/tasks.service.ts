@@ -1,12 +1,14 @@
+import { ConfigOf } from '../config/config-namespace';
+import { tasksConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { Page } from '../common/pagination';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { isUniqueViolation } from '../database/database-errors';
 import { EventsService } from '../events/events.service';
-import { SecretBox } from '../events/secret-box';
+import { SecretBox } from '../secrets/secret-box';
+import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
 import { TaskQueueRepository } from './task-queue.repository';
@@ -24,9 +26,10 @@ export class TasksService {
     private readonly agents: AgentsService,
     private readonly files: FilesService,
     private readonly events: EventsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
+    secrets: Secrets,
   ) {
-    this.credentials = new SecretBox(config.API_KEY_HASH_SECRET, 'task-credentials');
+    this.credentials = secrets.sealer('task-credentials');
   }
 
   /**
@@ -98,7 +101,7 @@ export class TasksService {
       result: null,
       error: null,
       attempts: 0,
-      maxAttempts: this.config.TASK_MAX_ATTEMPTS,
+      maxAttempts: this.config.maxAttempts,
       leaseOwner: null,
       leaseExpiresAt: null,
       idempotencyKey: idempotencyKey ?? null,

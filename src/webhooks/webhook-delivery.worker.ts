@@ -1,9 +1,10 @@
+import { ConfigOf } from '../config/config-namespace';
+import { lifecycleConfig, outboundConfig, webhooksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import { newId } from '../common/ids';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import type { WebhookDelivery } from './webhook-delivery.entity';
@@ -31,18 +32,20 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   private loops: Promise<void>[] = [];
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(webhooksConfig.KEY) private readonly config: ConfigOf<typeof webhooksConfig>,
+    @Inject(outboundConfig.KEY) private readonly outbound: ConfigOf<typeof outboundConfig>,
+    @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
     private readonly repository: WebhooksRepository,
     private readonly webhooks: WebhooksService,
     private readonly events: EventsService,
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
   ) {
-    this.schedule = config.WEBHOOK_RETRY_SCHEDULE_SECONDS.split(',').map(Number);
+    this.schedule = config.retryScheduleSeconds;
   }
 
   onApplicationBootstrap(): void {
-    for (let i = 0; i < this.config.WEBHOOK_WORKERS; i++) this.loops.push(this.loop());
+    for (let i = 0; i < this.config.workers; i++) this.loops.push(this.loop());
   }
 
   private async loop(): Promise<void> {
@@ -53,7 +56,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       } catch (error) {
         this.logger.warn(`delivery loop: ${(error as Error).message}`);
       }
-      if (!worked) await sleep(this.config.WORKER_POLL_MS, undefined, { ref: false });
+      if (!worked) await sleep(this.config.pollMs, undefined, { ref: false });
     }
   }
 
@@ -89,7 +92,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
 
   /** Attempts due deliveries; returns how many were attempted. */
   async deliverDue(): Promise<number> {
-    const visibilityMs = this.config.OUTBOUND_TIMEOUT_MS * 2 + 5000;
+    const visibilityMs = this.outbound.timeoutMs * 2 + 5000;
     const deliveries = await this.repository.claimDue(visibilityMs, DELIVERY_BATCH);
     if (!deliveries.length) return 0;
     await Promise.all(deliveries.map((delivery) => this.attempt(delivery)));
@@ -162,8 +165,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
 
   private async countFailure(manager: EntityManager, webhook: Webhook): Promise<void> {
     const failures = await this.repository.countFailure(manager, webhook.id);
-    if (failures === undefined || failures < this.config.WEBHOOK_DISABLE_AFTER_FAILURES || !webhook.enabled)
-      return;
+    if (failures === undefined || failures < this.config.disableAfterFailures || !webhook.enabled) return;
     const reason = `${failures} consecutive failed deliveries`;
     await this.repository.disable(manager, webhook.id, reason);
     await this.audit.append(manager, [
@@ -181,7 +183,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     this.stopping = true;
     await Promise.race([
       Promise.all(this.loops),
-      sleep(this.config.SHUTDOWN_GRACE_MS / 2, undefined, { ref: false }),
+      sleep(this.lifecycle.shutdownGraceMs / 2, undefined, { ref: false }),
     ]);
   }
 }

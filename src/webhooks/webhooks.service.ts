@@ -1,12 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { ListQueryDto, Page } from '../common/pagination';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { EventsService } from '../events/events.service';
-import { SecretBox } from '../events/secret-box';
+import { SecretBox } from '../secrets/secret-box';
+import { Secrets } from '../secrets/secrets';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
 import type { WebhookDelivery } from './webhook-delivery.entity';
@@ -25,9 +25,9 @@ export class WebhooksService {
     private readonly events: EventsService,
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
-    @Inject(APP_CONFIG) config: AppConfig,
+    secrets: Secrets,
   ) {
-    this.secrets = new SecretBox(config.API_KEY_HASH_SECRET, 'webhook-secrets');
+    this.secrets = secrets.sealer('webhook-secrets');
   }
 
   async create(

@@ -10,7 +10,7 @@ import type { KeyContext } from '../principal';
 import { DenialRecorder } from '../denial-recorder';
 import { ConcurrencyStep } from '../steps/concurrency.step';
 import { KeyThrottlerGuard } from './key-throttler.guard';
-import { APP_CONFIG } from '../../config/app-config';
+import { accessConfig } from '../../config/namespaces';
 import { AccessDenial } from '../access-denial';
 import { denialException } from '../access-denial';
 
@@ -52,7 +52,7 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
     ],
     controllers: [LimitedController],
     providers: [
-      { provide: APP_CONFIG, useValue: { MAX_CONCURRENT_REQUESTS_PER_KEY: 10 } },
+      { provide: accessConfig.KEY, useValue: { maxConcurrentRequestsPerKey: 10 } },
       ConcurrencyStep,
       {
         provide: DenialRecorder,

@@ -1,5 +1,6 @@
+import { ConfigOf } from '../../config/config-namespace';
+import { accessConfig } from '../../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 
@@ -11,7 +12,7 @@ import { AccessDenial, AccessDenialCode } from '../access-denial';
 export class ConcurrencyStep implements AccessStep {
   private readonly inFlight = new Map<string, number>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(accessConfig.KEY) private readonly config: ConfigOf<typeof accessConfig>) {}
 
   /** Requests of the key in flight in this instance right now. */
   inFlightOf(keyId: string): number {
@@ -22,7 +23,7 @@ export class ConcurrencyStep implements AccessStep {
     const keyId = request.principal?.key?.id;
     if (!keyId) return undefined;
     const current = this.inFlight.get(keyId) ?? 0;
-    const limit = this.config.MAX_CONCURRENT_REQUESTS_PER_KEY;
+    const limit = this.config.maxConcurrentRequestsPerKey;
     if (current >= limit) {
       return new AccessDenial(
         AccessDenialCode.TooManyConcurrentRequests,

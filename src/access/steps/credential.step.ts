@@ -1,6 +1,7 @@
+import { ConfigOf } from '../../config/config-namespace';
+import { accessConfig } from '../../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { rememberPresentedKey } from '../../auth/outbound-credentials';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { AccessTokenResolver } from '../credentials/access-token.resolver';
@@ -14,13 +15,13 @@ import { extractCredential } from '../credentials/presented-credential';
 @Injectable()
 export class CredentialStep implements AccessStep {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(accessConfig.KEY) private readonly config: ConfigOf<typeof accessConfig>,
     private readonly accessTokens: AccessTokenResolver,
     private readonly apiKeys: ApiKeyResolver,
   ) {}
 
   async check({ request }: AccessAttempt): Promise<StepOutcome> {
-    const credential = extractCredential(request, this.config.ALLOW_QUERY_API_KEY);
+    const credential = extractCredential(request, this.config.allowQueryApiKey);
     if (credential === undefined) {
       return new AccessDenial(
         AccessDenialCode.MissingCredentials,

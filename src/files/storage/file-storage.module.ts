@@ -1,6 +1,6 @@
+import { ConfigOf } from '../../config/config-namespace';
+import { filesConfig } from '../../config/namespaces';
 import { Module } from '@nestjs/common';
-import { join } from 'node:path';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { FILE_STORAGE, FileStorage } from './file-storage';
 import { LocalFileStorage } from './local-file-storage';
 
@@ -9,8 +9,9 @@ import { LocalFileStorage } from './local-file-storage';
   providers: [
     {
       provide: FILE_STORAGE,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): FileStorage => new LocalFileStorage(join(config.DATA_DIR, 'files')),
+      inject: [filesConfig.KEY],
+      useFactory: (config: ConfigOf<typeof filesConfig>): FileStorage =>
+        new LocalFileStorage(config.directory),
     },
   ],
   exports: [FILE_STORAGE],

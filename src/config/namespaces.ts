@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import { configNamespace } from './config-namespace';
+import { trustProxySetting } from './environment';
+
+/*
+ * Every configuration slice, by the module that reads it. Variables, rules and defaults are in
+ * environment.ts (validated once, at start); these only give them the names their readers use.
+ */
+
+export const httpConfig = configNamespace('http', (env) => ({
+  port: env.PORT,
+  host: env.HOST,
+  /** Express `trust proxy`, already validated. */
+  trustProxy: trustProxySetting(env.TRUST_PROXY) as boolean | number | string[],
+}));
+
+export const loggingConfig = configNamespace('logging', (env) => ({ level: env.LOG_LEVEL }));
+
+export const lifecycleConfig = configNamespace('lifecycle', (env) => ({
+  shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+}));
+
+export const databaseConfig = configNamespace('database', (env) => ({
+  /** Unset: the embedded PGlite under `dataDir`. */
+  url: env.DATABASE_URL,
+  poolSize: env.DATABASE_POOL_SIZE,
+  dataDir: env.DATA_DIR,
+}));
+
+export const redisConfig = configNamespace('redis', (env) => ({ url: env.REDIS_URL }));
+
+export const secretsConfig = configNamespace('secrets', (env) => ({
+  tokenSigningSecret: env.TOKEN_SIGNING_SECRET,
+  apiKeyHashSecret: env.API_KEY_HASH_SECRET,
+}));
+
+export const authConfig = configNamespace('auth', (env) => ({
+  accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
+  allowSignup: env.ALLOW_SIGNUP,
+  loginMaxFailures: env.LOGIN_MAX_FAILURES,
+  loginFailureWindowSeconds: env.LOGIN_FAILURE_WINDOW_SECONDS,
+}));
+
+export const accountsConfig = configNamespace('accounts', (env) => ({
+  bcryptRounds: env.BCRYPT_ROUNDS,
+  bootstrap: {
+    email: env.BOOTSTRAP_ADMIN_EMAIL,
+    password: env.BOOTSTRAP_ADMIN_PASSWORD,
+    organizationName: env.BOOTSTRAP_ORGANIZATION_NAME,
+  },
+}));
+
+export const apiKeysConfig = configNamespace('apiKeys', (env) => ({
+  prefix: env.API_KEY_PREFIX,
+  expiryScanSeconds: env.KEY_EXPIRY_SCAN_SECONDS,
+  expiryWarningDays: env.EXPIRY_WARNING_DAYS,
+  rotationScanSeconds: env.ROTATION_SCAN_SECONDS,
+}));
+
+export const accessConfig = configNamespace('access', (env) => ({
+  allowQueryApiKey: env.ALLOW_QUERY_API_KEY,
+  maxConcurrentRequestsPerKey: env.MAX_CONCURRENT_REQUESTS_PER_KEY,
+}));
+
+export const rateLimitsConfig = configNamespace('rateLimits', (env) => ({
+  defaultPerMinute: env.DEFAULT_REQUESTS_PER_MINUTE,
+  defaultPerHour: env.DEFAULT_REQUESTS_PER_HOUR,
+  failureMode: env.RATE_LIMIT_FAILURE_MODE,
+}));
+
+export const auditConfig = configNamespace('audit', (env) => ({
+  denialWindowSeconds: env.AUDIT_DENIAL_WINDOW_SECONDS,
+}));
+
+export const filesConfig = configNamespace('files', (env) => ({
+  directory: join(env.DATA_DIR, 'files'),
+  maxFileSize: env.MAX_FILE_SIZE,
+}));
+
+export const outboundConfig = configNamespace('outbound', (env) => ({
+  allowPrivateNetworkTargets: env.ALLOW_PRIVATE_NETWORK_TARGETS,
+  timeoutMs: env.OUTBOUND_TIMEOUT_MS,
+}));
+
+export const tasksConfig = configNamespace('tasks', (env) => ({
+  workerConcurrency: env.WORKER_CONCURRENCY,
+  pollMs: env.WORKER_POLL_MS,
+  leaseMs: env.TASK_LEASE_MS,
+  maxAttempts: env.TASK_MAX_ATTEMPTS,
+}));
+
+export const webhooksConfig = configNamespace('webhooks', (env) => ({
+  workers: env.WEBHOOK_WORKERS,
+  pollMs: env.WORKER_POLL_MS,
+  retryScheduleSeconds: env.WEBHOOK_RETRY_SCHEDULE_SECONDS.split(',').map(Number),
+  disableAfterFailures: env.WEBHOOK_DISABLE_AFTER_FAILURES,
+}));
+
+export const CONFIG_NAMESPACES = [
+  httpConfig,
+  loggingConfig,
+  lifecycleConfig,
+  databaseConfig,
+  redisConfig,
+  secretsConfig,
+  authConfig,
+  accountsConfig,
+  apiKeysConfig,
+  accessConfig,
+  rateLimitsConfig,
+  auditConfig,
+  filesConfig,
+  outboundConfig,
+  tasksConfig,
+  webhooksConfig,
+];
