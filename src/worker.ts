@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import { AppModule } from './app.module';
+import { WorkerModule } from './worker.module';
 import { loadConfigOrExit } from './main.config';
 
 /**
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     console.error('start:worker needs DATABASE_URL: the embedded database can only be opened by one process');
     process.exit(1);
   }
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   app.useLogger(app.get(Logger));
   // The worker loops sleep on unref'd timers (so tests and shutdown never wait on them); with no HTTP
   // server in this process, something must keep it alive until SIGTERM.

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Agent } from './agent.entity';
 import { AgentRunners } from './agent-runner';
-import { AgentsController } from './agents.controller';
 import { AgentsService } from './agents.service';
 import { EchoRunner } from './runners/echo.runner';
 import { HttpRunner } from './runners/http.runner';
@@ -10,7 +9,6 @@ import { HttpRunner } from './runners/http.runner';
 /** Agent definitions and the runner registry (echo and http built in). */
 @Module({
   imports: [TypeOrmModule.forFeature([Agent])],
-  controllers: [AgentsController],
   providers: [AgentsService, AgentRunners, EchoRunner, HttpRunner],
   exports: [AgentsService, AgentRunners],
 })

@@ -1,7 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditEntry } from './audit-entry.entity';
-import { AuditController } from './audit.controller';
 import { AuditService } from './audit.service';
 import { DenialWindowJob } from './denial-window.job';
 
@@ -9,7 +8,6 @@ import { DenialWindowJob } from './denial-window.job';
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEntry])],
-  controllers: [AuditController],
   providers: [AuditService, DenialWindowJob],
   exports: [AuditService],
 })

@@ -5,13 +5,11 @@ import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
-import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
-  controllers: [TasksController],
   providers: [TaskQueueRepository, TasksService, TaskWorker],
   exports: [TasksService, TaskWorker],
 })

@@ -3,15 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { Webhook } from './webhook.entity';
-import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints and durable, signed delivery of outbox events. */
 @Module({
   imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery])],
-  controllers: [WebhooksController],
   providers: [WebhooksRepository, WebhooksService, WebhookDeliveryWorker],
-  exports: [WebhookDeliveryWorker],
+  exports: [WebhooksService, WebhookDeliveryWorker],
 })
 export class WebhooksModule {}

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { AppModule } from '../../src/app.module';
+import { WorkerModule } from '../../src/worker.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { AppConfig, loadAppConfig } from '../../src/config/app-config';
 import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer } from './test-database';
@@ -118,9 +119,13 @@ export interface ServiceContext {
  * Service-level tests (test/medium): the real modules on a real, fresh database, without HTTP.
  * Services are called directly, as immich's medium tests do.
  */
-export async function startServiceContext(options: TestAppOptions = {}): Promise<ServiceContext> {
+export async function startServiceContext(
+  options: TestAppOptions & { root?: 'app' | 'worker' } = {},
+): Promise<ServiceContext> {
   const { config, databaseUrl, cleanUp } = await prepareInstance(options);
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  // `worker`: the worker process's module, as src/worker.ts boots it, without the HTTP side.
+  const root = options.root === 'worker' ? WorkerModule.forRoot(config) : AppModule.forRoot(config);
+  const moduleRef = await Test.createTestingModule({ imports: [root] }).compile();
   await moduleRef.init();
   return {
     get: moduleRef.get.bind(moduleRef) as TestingModule['get'],
