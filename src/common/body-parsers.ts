@@ -1,6 +1,39 @@
 import { json, urlencoded } from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { CommonError, CommonErrorCode } from './common.errors';
+import { inspectJsonText, JsonTextProblem, MAX_JSON_DEPTH } from './json-text';
+
+const JSON_TEXT_PROBLEMS: Record<JsonTextProblem['kind'], (problem: JsonTextProblem) => CommonError> = {
+  too_deep: () =>
+    new CommonError(
+      CommonErrorCode.JsonTooDeep,
+      `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+    ),
+  lone_surrogate: () =>
+    new CommonError(
+      CommonErrorCode.InvalidUnicode,
+      'The request body contains a lone UTF-16 surrogate (an unpaired \\uD800-\\uDFFF escape).',
+    ),
+  reserved_key: (problem) =>
+    new CommonError(
+      CommonErrorCode.ReservedKey,
+      `The request body uses the reserved key "${(problem as { key: string }).key}".`,
+    ),
+};
+
+/** body-parser's `verify` hook: runs on the raw bytes before JSON.parse. */
+function verifyJsonText(_req: unknown, _res: unknown, body: Buffer): void {
+  const problem = inspectJsonText(body);
+  if (problem) throw JSON_TEXT_PROBLEMS[problem.kind](problem);
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
+
+/** Bodies are UTF-8: another declared charset (utf-7, latin1, utf-16…) is refused, never decoded. */
+function declaresOtherCharset(req: Request): boolean {
+  const charset = CHARSET.exec(req.headers['content-type'] ?? '')?.[1];
+  return charset !== undefined && !/^utf-?8$/i.test(charset);
+}
 
 const BY_TYPE: Record<string, [CommonErrorCode, string]> = {
   'entity.parse.failed': [CommonErrorCode.MalformedJson, 'The request body is not valid JSON.'],
@@ -12,6 +45,10 @@ const BY_TYPE: Record<string, [CommonErrorCode, string]> = {
 
 /** body-parser's errors (http-errors with a `type`) become problems with a specific code. */
 function toProblem(error: unknown): unknown {
+  // body-parser wraps what `verify` throws; ours is already the answer.
+  const verified = (error as { cause?: unknown })?.cause ?? error;
+  if (verified instanceof CommonError) return verified;
+  if (error instanceof CommonError) return error;
   const parserError = error as { type?: string; status?: number };
   const known = parserError?.type ? BY_TYPE[parserError.type] : undefined;
   if (known) return new CommonError(known[0], known[1], { cause: error });
@@ -28,12 +65,20 @@ function toProblem(error: unknown): unknown {
  * One middleware for both (JSON, then form): each parser passes over a body that is not its type.
  */
 export function bodyParsers(limit: string): RequestHandler {
-  const parseJson = json({ limit });
+  const parseJson = json({ limit, verify: verifyJsonText });
   const parseForm = urlencoded({ limit, extended: false });
   return (req: Request, res: Response, next: NextFunction) => {
     // Most API calls (every GET, the key check) carry no body: skip the parser machinery entirely.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
       return next();
+    }
+    if (declaresOtherCharset(req)) {
+      return next(
+        new CommonError(
+          CommonErrorCode.UnsupportedCharset,
+          'The body must be UTF-8; no other charset is accepted.',
+        ),
+      );
     }
     parseJson(req, res, (jsonError?: unknown) => {
       if (jsonError) return next(toProblem(jsonError));

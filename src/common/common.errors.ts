@@ -4,6 +4,9 @@ import { defineDomainErrors, ErrorKind } from './domain-error';
 export enum CommonErrorCode {
   ValidationFailed = 'validation_failed',
   MalformedJson = 'malformed_json',
+  JsonTooDeep = 'json_too_deep',
+  InvalidUnicode = 'invalid_unicode',
+  ReservedKey = 'reserved_key',
   PayloadTooLarge = 'payload_too_large',
   UnsupportedEncoding = 'unsupported_encoding',
   UnsupportedCharset = 'unsupported_charset',
@@ -16,6 +19,9 @@ export enum CommonErrorCode {
 export class CommonError extends defineDomainErrors('common', {
   [CommonErrorCode.ValidationFailed]: ErrorKind.InvalidInput,
   [CommonErrorCode.MalformedJson]: ErrorKind.InvalidInput,
+  [CommonErrorCode.JsonTooDeep]: ErrorKind.InvalidInput,
+  [CommonErrorCode.InvalidUnicode]: ErrorKind.InvalidInput,
+  [CommonErrorCode.ReservedKey]: ErrorKind.InvalidInput,
   [CommonErrorCode.PayloadTooLarge]: ErrorKind.TooLarge,
   [CommonErrorCode.UnsupportedEncoding]: ErrorKind.UnsupportedMediaType,
   [CommonErrorCode.UnsupportedCharset]: ErrorKind.UnsupportedMediaType,

@@ -10,6 +10,7 @@ import {
   MinLength,
   ValidateBy,
 } from 'class-validator';
+import { Omittable, IsNotBlank } from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import type { User } from '../user.entity';
 
@@ -51,6 +52,7 @@ export class CreateUserDto {
   @ApiProperty({ example: 'Dana Developer', maxLength: 100 })
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name: string;
 
@@ -62,20 +64,21 @@ export class CreateUserDto {
 
 export class UpdateUserDto {
   @ApiPropertyOptional({ maxLength: 100 })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name?: string;
 
   @ApiPropertyOptional({ example: 'viewer' })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
   role?: string;
 
   @ApiPropertyOptional({ minLength: 8, maxLength: 72 })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MinLength(8)
   @MaxPasswordBytes()

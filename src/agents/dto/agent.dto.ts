@@ -1,11 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { Omittable, IsNotBlank } from '../../common/validators';
 import type { Agent } from '../agent.entity';
 
 export class CreateAgentDto {
   @ApiProperty({ maxLength: 100, example: 'Summariser' })
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name: string;
 
@@ -14,38 +16,39 @@ export class CreateAgentDto {
   @Matches(/^[a-z][a-z0-9_]{0,49}$/, { message: 'type must be a lowercase agent type' })
   type: string;
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(500)
-  description?: string;
+  description?: string | null;
 
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
     example: { url: 'https://agents.example.com/run' },
   })
-  @IsOptional()
+  @Omittable()
   @IsObject()
   config?: Record<string, unknown>;
 }
 
 export class UpdateAgentDto {
   @ApiPropertyOptional({ maxLength: 100 })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(500)
-  description?: string;
+  description?: string | null;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  @IsOptional()
+  @Omittable()
   @IsObject()
   config?: Record<string, unknown>;
 }

@@ -17,6 +17,7 @@ import {
   ValidateBy,
   ValidateNested,
 } from 'class-validator';
+import { Omittable, IsNotBlank } from '../../common/validators';
 import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
 import { ListQueryDto } from '../../common/pagination';
 import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
@@ -71,7 +72,7 @@ export class RotationPolicyDto {
     default: 0,
     description: 'Grace period of automatic rotations.',
   })
-  @IsOptional()
+  @Omittable()
   @IsInt()
   @Min(0)
   @Max(604800)
@@ -80,14 +81,14 @@ export class RotationPolicyDto {
 
 export class RateLimitDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 1000000 })
-  @IsOptional()
+  @Omittable()
   @IsInt()
   @Min(1)
   @Max(1000000)
   requests_per_minute?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 60000000 })
-  @IsOptional()
+  @Omittable()
   @IsInt()
   @Min(1)
   @Max(60000000)
@@ -106,7 +107,7 @@ class ApiKeySettingsDto {
     example: 'team_7hK…',
     description: 'Required for team keys: the team the key acts for.',
   })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Matches(/^team_[0-9A-Za-z]{22}$/, { message: 'team_id must be a team id (team_…)' })
   team_id?: string;
@@ -128,14 +129,14 @@ class ApiKeySettingsDto {
   rotation_policy?: RotationPolicyDto | null;
 
   @ApiPropertyOptional({ type: [String], example: ['https://app.example.com/*'] })
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayMaxSize(50)
   @EachReferrerPattern()
   allowed_referrers?: string[];
 
   @ApiPropertyOptional({ type: [String], example: ['203.0.113.7', '2001:db8::/32'] })
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayMaxSize(100)
   @EachIpOrCidr()
@@ -148,7 +149,7 @@ class ApiKeySettingsDto {
   rate_limit?: RateLimitDto | null;
 
   @ApiPropertyOptional({ description: 'When true the key is never passed on to agents, webhooks or logs.' })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   hide_credentials?: boolean;
 }
@@ -157,6 +158,7 @@ export class CreateApiKeyDto extends ApiKeySettingsDto {
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'CI deploys' })
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name: string;
 
@@ -166,21 +168,22 @@ export class CreateApiKeyDto extends ApiKeySettingsDto {
   role: string;
 
   @ApiPropertyOptional({ enum: KEY_TYPES, default: 'personal' })
-  @IsOptional()
+  @Omittable()
   @IsIn(KEY_TYPES)
   type?: KeyType;
 }
 
 export class UpdateApiKeyDto extends ApiKeySettingsDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 100 })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name?: string;
 
   @ApiPropertyOptional({ example: 'viewer' })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
   role?: string;
@@ -193,7 +196,7 @@ export class RotateApiKeyDto {
     default: 0,
     description: 'How long the old value keeps working.',
   })
-  @IsOptional()
+  @Omittable()
   @IsInt()
   @Min(0)
   @Max(604800)

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsNotBlank } from '../../common/validators';
 import { MaxPasswordBytes, normalizeEmail } from '../../accounts/dto/user.dto';
 import { OrganizationResponse } from '../../accounts/dto/organization.dto';
 import { UserResponse } from '../../accounts/dto/user.dto';
@@ -23,6 +24,7 @@ export class SignupDto {
   @ApiProperty({ example: 'Acme Robotics', maxLength: 100 })
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   organization_name: string;
 
@@ -41,6 +43,7 @@ export class SignupDto {
   @ApiProperty({ example: 'Ada Founder', maxLength: 100 })
   @IsString()
   @MinLength(1)
+  @IsNotBlank()
   @MaxLength(100)
   name: string;
 }

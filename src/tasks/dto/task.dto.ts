@@ -9,6 +9,7 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
+import { Omittable } from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import { Task, TASK_STATUSES, TaskStatus } from '../task.entity';
 
@@ -25,7 +26,7 @@ export class CreateTaskDto {
   agent_type: string;
 
   @ApiPropertyOptional({ type: [String], example: ['file_9aZ…'], maxItems: 20 })
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayMaxSize(20)
   @IsString({ each: true })
@@ -36,7 +37,7 @@ export class CreateTaskDto {
     example: 'agent_5Jk…',
     description: 'A configured agent of that type (required for http).',
   })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @Matches(/^agent_[0-9A-Za-z]{22}$/, { message: 'agent_id must be an agent id (agent_…)' })
   agent_id?: string;

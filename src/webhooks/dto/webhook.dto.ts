@@ -10,6 +10,7 @@ import {
   IsUrl,
   MaxLength,
 } from 'class-validator';
+import { Omittable } from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import type { WebhookDelivery } from '../webhook-delivery.entity';
 import { Webhook, WEBHOOK_EVENTS } from '../webhook.entity';
@@ -31,21 +32,21 @@ export class CreateWebhookDto {
   @IsIn(WEBHOOK_EVENTS, { each: true, message: `each event must be one of ${WEBHOOK_EVENTS.join(', ')}` })
   events: string[];
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(500)
-  description?: string;
+  description?: string | null;
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   enabled?: boolean;
 }
 
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2000 })
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(2000)
   @IsUrl(
@@ -55,21 +56,21 @@ export class UpdateWebhookDto {
   url?: string;
 
   @ApiPropertyOptional({ enum: WEBHOOK_EVENTS, isArray: true })
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(WEBHOOK_EVENTS.length)
   @IsIn(WEBHOOK_EVENTS, { each: true, message: `each event must be one of ${WEBHOOK_EVENTS.join(', ')}` })
   events?: string[];
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(500)
-  description?: string;
+  description?: string | null;
 
   @ApiPropertyOptional({ description: 'Re-enabling a disabled endpoint resets its failure count.' })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   enabled?: boolean;
 }

@@ -1,0 +1,29 @@
+import { applyDecorators } from '@nestjs/common';
+import { ValidateBy, ValidateIf } from 'class-validator';
+
+/**
+ * An optional field that cannot be null: absent means "leave it as it is", `null` is refused with a
+ * 400 instead of reaching a NOT NULL column. (class-validator's `@IsOptional()` lets null through;
+ * keep that for the fields whose null has a meaning, such as `expiration: null` for "never".)
+ */
+export const Omittable = (): PropertyDecorator =>
+  applyDecorators(
+    ValidateIf((_object, value) => value !== undefined),
+    ValidateBy({
+      name: 'notNull',
+      validator: {
+        validate: (value: unknown) => value !== null,
+        defaultMessage: (args) => `${args?.property} cannot be null`,
+      },
+    }),
+  );
+
+/** A name must show something: not empty and not only whitespace. */
+export const IsNotBlank = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isNotBlank',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || /\S/u.test(value),
+      defaultMessage: (args) => `${args?.property} must not be blank`,
+    },
+  });
