@@ -97,7 +97,7 @@ export class ProblemFilter implements ExceptionFilter {
         status,
         code: DEFAULT_CODES[status] ?? 'error',
         detail: messageOf(exception.getResponse()) ?? exception.message,
-        extensions: extensionsOf(exception.getResponse()),
+        extensions: {},
         headers: {},
       };
     }
@@ -131,11 +131,4 @@ function messageOf(response: string | object): string | undefined {
   const message = (response as { message?: unknown }).message;
   if (Array.isArray(message)) return message.join('; ');
   return typeof message === 'string' ? message : undefined;
-}
-
-/** Terminus puts its per-check report in the exception body; keep it so /health/ready stays informative. */
-function extensionsOf(response: string | object): Record<string, unknown> {
-  if (typeof response !== 'object' || response === null) return {};
-  const { details } = response as { details?: unknown };
-  return details ? { checks: details } : {};
 }

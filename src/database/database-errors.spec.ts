@@ -1,3 +1,4 @@
+import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
 
 describe('database errors', () => {
@@ -9,6 +10,10 @@ describe('database errors', () => {
     [{ message: 'query failed', driverError: { code: 'ECONNRESET' } }],
   ])('%j means the database is unavailable', (error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it('a query runner released under a transaction (the pool dropped it) means the same', () => {
+    expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
   });
 
   it.each([[{ code: '23505' }], [{ message: 'syntax error' }], [undefined]])('%j does not', (error) => {

@@ -1,3 +1,4 @@
+import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { registerErrorTranslator } from '../common/domain-error';
 import { DatabaseError, DatabaseErrorCode } from './database.errors';
 
@@ -21,6 +22,8 @@ const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|DataSource is not initialized|Driver not Connected|Cannot use a pool after calling end on the pool/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
+  // A transaction whose connection the pool dropped when the database went away.
+  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
   for (let current = error as Record<string, unknown> | undefined, depth = 0; current && depth < 4; depth++) {
     const code = typeof current.code === 'string' ? current.code : undefined;
     if (code && (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createKey, pollUntil } from '../support/keys';
-import { signUpOrganization } from '../support/factories';
+import { expectProblem, signUpOrganization } from '../support/factories';
 import { hasRedisServer, OwnRedis } from '../support/own-redis';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -70,5 +70,49 @@ describeIfRunnable('a Redis outage under two instances', () => {
       { timeoutMs: 1_000, intervalMs: 50 },
     );
     expect(afterRecovery.value.status).toBe(401);
+  });
+
+  it('stays ready (200, Redis degraded) and serves in open mode; is not ready and answers 503 in closed mode', async () => {
+    const own = await OwnRedis.start();
+    let open: TestApp | undefined;
+    let closed: TestApp | undefined;
+    try {
+      open = await startTestApp({ env: { ...env, REDIS_URL: own.url } });
+      closed = await startTestApp({
+        databaseUrl: open.databaseUrl,
+        env: { ...env, REDIS_URL: own.url, RATE_LIMIT_FAILURE_MODE: 'closed' },
+      });
+      const org = await signUpOrganization(open.http, 'Readiness');
+      const key = await createKey(open.http, org.auth, { role: 'viewer', type: 'service' });
+      const healthy = await open.http.get('/health/ready').expect(200);
+      expect(healthy.body.details.redis.status).toBe('up');
+
+      await own.stop();
+      const degraded = await open.http.get('/health/ready');
+      expect(degraded.status).toBe(200);
+      expect(degraded.body).toMatchObject({
+        status: 'ok',
+        info: { database: { status: 'up' }, redis: { status: 'degraded' } },
+        details: { redis: { status: 'degraded', message: expect.any(String) } },
+      });
+      await open.http.get('/v1/auth/verify').set(key.auth).expect(200);
+
+      const notReady = await closed.http.get('/health/ready');
+      expectProblem(notReady, 503, 'redis_unavailable');
+      expect(notReady.body.checks).toMatchObject({ database: { status: 'up' }, redis: { status: 'down' } });
+      const refused = await closed.http.get('/v1/auth/verify').set(key.auth);
+      expect(refused.status).toBe(503);
+
+      await own.start();
+      await pollUntil(
+        () => closed!.http.get('/health/ready'),
+        (res) => res.status === 200,
+        { timeoutMs: 10_000 },
+      );
+    } finally {
+      await closed?.close();
+      await open?.close();
+      await own.close();
+    }
   });
 });
