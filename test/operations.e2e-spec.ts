@@ -42,8 +42,11 @@ describe('operations endpoints', () => {
   let t: TestApp;
   let admin: SignedUpOrganization;
 
+  const METRICS_TOKEN = randomBytes(24).toString('base64url');
+  const operator = { Authorization: `Bearer ${METRICS_TOKEN}` };
+
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { METRICS_TOKEN } });
     admin = await signUpOrganization(t.http, 'Ops');
   });
   afterAll(() => t?.close());
@@ -150,7 +153,7 @@ describe('operations endpoints', () => {
     it('counts key checks by outcome (allowed or the refusal code), with no label per key', async () => {
       const key = await createKey(t.http, admin.auth, { role: 'viewer', type: 'service' });
       const counts = async (): Promise<Record<string, number>> => {
-        const text = (await t.http.get('/metrics').set(admin.auth).expect(200)).text;
+        const text = (await t.http.get('/metrics').set(operator).expect(200)).text;
         expect(text).toMatch(/^# TYPE gatehouse_key_checks_total counter$/m);
         expect(text).not.toContain(key.id);
         return Object.fromEntries(
@@ -165,29 +168,46 @@ describe('operations endpoints', () => {
       await t.http.get('/v1/auth/verify').expect(401);
       await t.http.get('/v1/users').set(key.auth).expect(403);
       const after = await counts();
-      // The scrapes themselves are allowed checks too (one between the two readings).
-      expect((after.allowed ?? 0) - (before.allowed ?? 0)).toBe(2);
+      // A scrape is not a key check: the operator token is not a tenant credential.
+      expect((after.allowed ?? 0) - (before.allowed ?? 0)).toBe(1);
       expect((after.missing_credentials ?? 0) - (before.missing_credentials ?? 0)).toBe(1);
       expect((after.forbidden ?? 0) - (before.forbidden ?? 0)).toBe(1);
     });
 
-    it('refuses a request without a credential (401)', async () => {
-      expectProblem(await t.http.get('/metrics'), 401, 'missing_credentials');
+    it('refuses a request without the operator token (401 invalid_operator_token)', async () => {
+      const res = expectProblem(await t.http.get('/metrics'), 401, 'invalid_operator_token');
+      expect(res.detail).toContain('METRICS_TOKEN');
+      expectProblem(
+        await t.http.get('/metrics').set({ Authorization: `Bearer ${METRICS_TOKEN}x` }),
+        401,
+        'invalid_operator_token',
+      );
     });
 
-    it('refuses a developer (403)', async () => {
-      const developer = await createUser(t.http, admin, 'developer');
-      expectProblem(await t.http.get('/metrics').set(developer.auth), 403, 'forbidden');
+    it("refuses an organization's administrator: one tenant never reads the platform's counters", async () => {
+      expectProblem(await t.http.get('/metrics').set(admin.auth), 401, 'invalid_operator_token');
+      const key = await createKey(t.http, admin.auth, { role: 'administrator', type: 'service' });
+      expectProblem(await t.http.get('/metrics').set(key.auth), 401, 'invalid_operator_token');
     });
 
-    it('serves Prometheus text to an administrator, labelled by route pattern, never by raw path', async () => {
+    it('is off (404) when METRICS_TOKEN is unset', async () => {
+      const off = await startTestApp();
+      try {
+        expectProblem(await off.http.get('/metrics').set(operator), 404, 'not_found');
+        expectProblem(await off.http.get('/metrics'), 404, 'not_found');
+      } finally {
+        await off.close();
+      }
+    });
+
+    it('serves Prometheus text to the operator, labelled by route pattern, never by raw path', async () => {
       const missingId = `usr_${randomBytes(11).toString('hex').slice(0, 22)}`;
       const strayPath = `/no-such-thing-${randomBytes(6).toString('hex')}`;
       await t.http.get(`/v1/users/${admin.userId}`).set(admin.auth).expect(200);
       await t.http.get(`/v1/users/${missingId}`).set(admin.auth).expect(404);
       await t.http.get(strayPath).expect(404);
 
-      const res = await t.http.get('/metrics').set(admin.auth).expect(200);
+      const res = await t.http.get('/metrics').set(operator).expect(200);
       expect(res.headers['content-type']).toMatch(/^text\/plain/);
       const text = res.text;
       expect(text).toMatch(/^# TYPE http_requests_total counter$/m);

@@ -1,16 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EnvironmentVariables, validateEnvironment } from './environment';
-
-const OPTIONAL_WITHOUT_DEFAULT = [
-  'DATABASE_URL',
-  'REDIS_URL',
-  'TOKEN_SIGNING_SECRET',
-  'API_KEY_HASH_SECRET',
-  'BOOTSTRAP_ADMIN_EMAIL',
-  'BOOTSTRAP_ADMIN_PASSWORD',
-  'TRUST_PROXY',
-];
+import { EnvironmentVariables, OPTIONAL_WITHOUT_DEFAULT, validateEnvironment } from './environment';
 
 describe('.env.example', () => {
   const example = readFileSync(join(__dirname, '..', '..', '.env.example'), 'utf8');

@@ -270,6 +270,13 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
+
+  /** The operator's bearer secret for GET /metrics; unset, /metrics is off (404). */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
 }
 
 /** TRUST_PROXY as Express wants it: boolean, hop count, or a validated address list. */
@@ -304,16 +311,21 @@ export class ConfigurationError extends Error {
 const PLACEHOLDER = /change[-_ ]?me|placeholder|example|^secret$|^password$|xxxx|todo|replace/i;
 const SECRET_VARIABLES = ['TOKEN_SIGNING_SECRET', 'API_KEY_HASH_SECRET'] as const;
 
+/** Variables with no default: a fresh EnvironmentVariables has no key for them. */
+export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  ...SECRET_VARIABLES,
+  'BOOTSTRAP_ADMIN_EMAIL',
+  'BOOTSTRAP_ADMIN_PASSWORD',
+  'TRUST_PROXY',
+  'METRICS_TOKEN',
+];
+
 export function validateEnvironment(raw: Record<string, string | undefined>): EnvironmentVariables {
   const known = Object.fromEntries(
     Object.keys(new EnvironmentVariables())
-      .concat([
-        'DATABASE_URL',
-        'REDIS_URL',
-        ...SECRET_VARIABLES,
-        'BOOTSTRAP_ADMIN_EMAIL',
-        'BOOTSTRAP_ADMIN_PASSWORD',
-      ])
+      .concat(OPTIONAL_WITHOUT_DEFAULT)
       .filter((name) => raw[name] !== undefined)
       .map((name) => [name, raw[name]]),
   );

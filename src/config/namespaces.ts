@@ -96,6 +96,11 @@ export const webhooksConfig = configNamespace('webhooks', (env) => ({
   disableAfterFailures: env.WEBHOOK_DISABLE_AFTER_FAILURES,
 }));
 
+export const metricsConfig = configNamespace('metrics', (env) => ({
+  /** Unset: /metrics answers 404. */
+  token: env.METRICS_TOKEN,
+}));
+
 export const CONFIG_NAMESPACES = [
   httpConfig,
   loggingConfig,
@@ -113,4 +118,5 @@ export const CONFIG_NAMESPACES = [
   outboundConfig,
   tasksConfig,
   webhooksConfig,
+  metricsConfig,
 ];

@@ -1,8 +1,9 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Public } from '../access/route-access.decorators';
 import { ApiProblems } from '../common/openapi';
-import { RequirePermissions } from '../access/route-access.decorators';
 import { MetricsService } from './metrics.service';
+import { OperatorTokenGuard } from './operator-token.guard';
 
 @ApiTags('operations')
 @ApiBearerAuth()
@@ -10,14 +11,22 @@ import { MetricsService } from './metrics.service';
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}
 
-  /** Not public (the contract lists only health and docs as public): scrape with a credential holding audit:read. */
+  /**
+   * For the platform's operator, not an organization: public to the key check (no tenant credential
+   * reads the platform's counters), guarded by the METRICS_TOKEN bearer secret instead.
+   */
   @Get()
-  @RequirePermissions('audit:read')
+  @Public()
+  @UseGuards(OperatorTokenGuard)
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency by route and status' })
+  @ApiOperation({
+    summary: 'Prometheus metrics: requests by route and status, key checks by outcome',
+    description:
+      'Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN set the route is off (404).',
+  })
   @ApiProduces('text/plain')
   @ApiOkResponse({ schema: { type: 'string' } })
-  @ApiProblems(401, 403)
+  @ApiProblems(401, 404)
   scrape(): Promise<string> {
     return this.metrics.registry.metrics();
   }
