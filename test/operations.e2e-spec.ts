@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import {
-  createUser,
   expectProblem,
   PASSWORD,
   SignedUpOrganization,
