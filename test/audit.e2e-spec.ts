@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import {
@@ -7,7 +8,8 @@ import {
   SignedUpOrganization,
   signUpOrganization,
 } from './support/factories';
-import { startTestApp, TestApp } from './support/test-app';
+import { pollUntil } from './support/keys';
+import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 type Auth = { Authorization: string } | { 'X-API-Key': string };
 
@@ -262,7 +264,7 @@ describe('audit log', () => {
       expect((await orgLog(a.auth, { action: 'key.expired', key_id: key.id })).length).toBe(1);
     });
 
-    it('coalesces repeated denials of one key into one key.denied entry with the count', async () => {
+    it('writes the first denial at once and coalesces the rest of the window into one entry with the count', async () => {
       const viewer = await createKey(a.auth, { name: 'viewer', role: 'viewer' });
       const viewerAuth = { 'X-API-Key': viewer.key };
       await t.http.get('/v1/auth/verify').set(viewerAuth).expect(200);
@@ -279,32 +281,35 @@ describe('audit log', () => {
       for (const res of refusals) expectProblem(res, 403, 'forbidden');
 
       const read = () => orgLog(a.auth, { key_id: viewer.id, action: 'key.denied' });
-      await sleep(2500);
-      await waitFor(read, (entries) => entries.length > 0);
-      await sleep(1200);
+      // AUDIT_DENIAL_WINDOW_SECONDS=1 here; the first refusal does not wait for the window.
+      const first = await waitFor(read, (entries) => entries.length > 0, 900);
+      expect(first.map((entry) => entry.details.count)).toContain(1);
+      await sleep(2200);
       const denied = await read();
-      expect(denied).toHaveLength(1);
-      expectEntryShape(denied[0]);
-      expect(denied[0]).toMatchObject({
-        action: 'key.denied',
-        key_id: viewer.id,
-        actor: { type: 'api_key', id: viewer.id },
-        user_agent: USER_AGENT,
-      });
-      expect(denied[0].details.reason).toBe('forbidden');
-      expect(denied[0].details.count).toBe(5);
-      expect(denied[0].details.missing_permissions).toEqual(['api_keys:create']);
+      // Oldest last: the rest of the window (4), then the first refusal (1), written at once.
+      expect(denied.map((entry) => entry.details.count)).toEqual([4, 1]);
+      for (const entry of denied) {
+        expectEntryShape(entry);
+        expect(entry).toMatchObject({
+          action: 'key.denied',
+          key_id: viewer.id,
+          actor: { type: 'api_key', id: viewer.id },
+          user_agent: USER_AGENT,
+        });
+        expect(entry.details.reason).toBe('forbidden');
+        expect(entry.details.missing_permissions).toEqual(['api_keys:create']);
+      }
 
       // Nothing was created by the refused calls.
       const created = await orgLog(a.auth, { action: 'key.created' });
       expect(created.filter((e) => e.details.name === 'not allowed')).toHaveLength(0);
 
-      // A later refusal opens a new window and a new entry.
+      // A later refusal opens a new window, written at once too.
       expectProblem(await t.http.get('/v1/api-keys').set(viewerAuth), 403, 'forbidden');
-      const later = await waitFor(read, (entries) => entries.length > 1);
-      expect(later).toHaveLength(2);
+      const later = await waitFor(read, (entries) => entries.length > 2);
+      expect(later).toHaveLength(3);
       expect(later[0].details.count).toBe(1);
-      expect(later[1].id).toBe(denied[0].id);
+      expect(later.slice(1).map((entry) => entry.id)).toEqual(denied.map((entry) => entry.id));
     });
   });
 
@@ -556,5 +561,54 @@ describe('audit log', () => {
       const viaKey = await t.http.get('/v1/audit-log').set({ 'X-API-Key': bKey.key }).expect(200);
       expect(viaKey.body.data.filter((e: AuditEntry) => aIds.has(e.id))).toEqual([]);
     });
+  });
+});
+
+describe('audit entries at shutdown', () => {
+  it('writes the pending key.denied window before the database closes, so it is there after a restart', async () => {
+    const env = { AUDIT_DENIAL_WINDOW_SECONDS: '60' };
+    const first = await startTestApp({ env });
+    let second: TestApp | undefined;
+    let firstOpen = true;
+    try {
+      const org = await signUpOrganization(first.http, 'Shutdown');
+      const created = await first.http
+        .post('/v1/api-keys')
+        .set(org.auth)
+        .send({ name: 'limited', role: 'viewer', rate_limit: { requests_per_minute: 1 } })
+        .expect(201);
+      const keyAuth = { Authorization: `Bearer ${created.body.key}` };
+      await first.http.get('/v1/auth/verify').set(keyAuth).expect(200);
+      for (let i = 0; i < 3; i++) await first.http.get('/v1/auth/verify').set(keyAuth).expect(429);
+
+      const denials = async (app: TestApp): Promise<number[]> =>
+        (
+          await app.http
+            .get('/v1/audit-log')
+            .query({ action: 'key.denied', key_id: created.body.id })
+            .set(org.auth)
+            .expect(200)
+        ).body.data.map((entry: AuditEntry) => entry.details.count);
+      // The first refusal is in the log within seconds, long before its 60-second window closes.
+      const { value: early } = await pollUntil(
+        () => denials(first),
+        (counts) => counts.length > 0,
+        {
+          timeoutMs: 2000,
+        },
+      );
+      expect(early).toEqual([1]);
+
+      await first.close({ keepData: true });
+      firstOpen = false;
+      second = await startTestApp({ databaseUrl: first.databaseUrl, dataDir: first.dataDir, env });
+      // The two refusals after it, coalesced, were written at shutdown.
+      expect(await denials(second)).toEqual([2, 1]);
+    } finally {
+      await second?.close({ keepData: true });
+      if (firstOpen) await first.close({ keepData: true });
+      if (first.databaseUrl) await dropTestDatabase(first.databaseUrl);
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
   });
 });

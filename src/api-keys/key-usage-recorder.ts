@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiKeysRepository } from './api-keys.repository';
 
 const WRITE_INTERVAL_MS = 60_000;
@@ -9,7 +9,7 @@ const FLUSH_DELAY_MS = 1_000;
  * per key and off the request path: a hot key must not turn every request into an UPDATE.
  */
 @Injectable()
-export class KeyUsageRecorder implements OnApplicationShutdown {
+export class KeyUsageRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('KeyUsage');
   private readonly lastWritten = new Map<string, number>();
   private pending = new Map<string, { at: Date; previous: boolean }>();
@@ -45,7 +45,8 @@ export class KeyUsageRecorder implements OnApplicationShutdown {
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Buffers are written before connections close (see AuditService.beforeApplicationShutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.flush();
   }
 }

@@ -1,6 +1,6 @@
 import { ConfigOf } from '../config/config-namespace';
 import { auditConfig } from '../config/namespaces';
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -39,11 +39,17 @@ export function actorOf(principal: Principal): AuditActor {
     : { type: 'user', id: principal.userId };
 }
 
+/** One key refused for one reason: opened by a refusal written at once; `rest` coalesces the others. */
 interface DenialWindow {
-  event: AuditEvent;
-  count: number;
-  firstAt: Date;
-  lastAt: Date;
+  openedAt: Date;
+  rest?: { event: AuditEvent; count: number; firstAt: Date; lastAt: Date };
+}
+
+function withCount(event: AuditEvent, count: number, firstAt: Date, lastAt: Date): AuditEvent {
+  return {
+    ...event,
+    details: { ...event.details, count, first_at: firstAt.toISOString(), last_at: lastAt.toISOString() },
+  };
 }
 
 const FLUSH_DELAY_MS = 100;
@@ -56,7 +62,7 @@ const MAX_BATCH = 200;
  * organization form a hash chain, appended under an advisory lock so instances never fork it.
  */
 @Injectable()
-export class AuditService implements OnApplicationShutdown {
+export class AuditService implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Audit');
   private queue: AuditEvent[] = [];
   private flushTimer?: NodeJS.Timeout;
@@ -124,24 +130,31 @@ export class AuditService implements OnApplicationShutdown {
   }
 
   /**
-   * A refused use of a key. Refusals of one key for one reason are coalesced: one entry per window
-   * (AUDIT_DENIAL_WINDOW_SECONDS, default a minute) with the count, written when the window closes.
+   * A refused use of a key. The first refusal of one key for one reason is written at once (an
+   * operator looking for why a key is refused sees it within a second); the refusals after it, until
+   * AUDIT_DENIAL_WINDOW_SECONDS (default a minute) have passed since that first one, are coalesced
+   * into one more entry with their count, written when the window closes.
    */
   recordDenial(event: Omit<AuditEvent, 'action'> & { keyId: string; reason: string }): void {
     const id = `${event.keyId}:${event.reason}`;
     const now = new Date();
     const window = this.denials.get(id);
-    if (window) {
-      window.count += 1;
-      window.lastAt = now;
+    const denied: AuditEvent = {
+      ...event,
+      action: 'key.denied',
+      details: { ...event.details, reason: event.reason },
+    };
+    if (!window) {
+      this.denials.set(id, { openedAt: now, rest: undefined });
+      this.enqueue(withCount(denied, 1, now, now));
       return;
     }
-    this.denials.set(id, {
-      event: { ...event, action: 'key.denied', details: { ...event.details, reason: event.reason } },
-      count: 1,
-      firstAt: now,
-      lastAt: now,
-    });
+    if (window.rest) {
+      window.rest.count += 1;
+      window.rest.lastAt = now;
+    } else {
+      window.rest = { event: denied, count: 1, firstAt: now, lastAt: now };
+    }
   }
 
   /** Writes everything queued so far; resolves when it is in the database. */
@@ -162,24 +175,17 @@ export class AuditService implements OnApplicationShutdown {
     return this.flushing;
   }
 
-  /** Closes due denial windows (all of them at shutdown) and writes them; returns how many closed. */
+  /** Closes due denial windows (all of them at shutdown) and writes their coalesced rest; returns how many closed. */
   async closeDenialWindows(all: boolean): Promise<number> {
     const windowMs = this.config.denialWindowSeconds * 1000;
     const now = Date.now();
     let closed = 0;
     for (const [id, window] of this.denials) {
-      if (!all && now - window.firstAt.getTime() < windowMs) continue;
+      if (!all && now - window.openedAt.getTime() < windowMs) continue;
       this.denials.delete(id);
       closed += 1;
-      this.enqueue({
-        ...window.event,
-        details: {
-          ...window.event.details,
-          count: window.count,
-          first_at: window.firstAt.toISOString(),
-          last_at: window.lastAt.toISOString(),
-        },
-      });
+      const rest = window.rest;
+      if (rest) this.enqueue(withCount(rest.event, rest.count, rest.firstAt, rest.lastAt));
     }
     if (all) await this.flush();
     return closed;
@@ -210,7 +216,14 @@ export class AuditService implements OnApplicationShutdown {
     return { valid: true, entries: rows.length, first_invalid_id: null };
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.closeDenialWindows(true).catch(() => undefined);
+  /**
+   * Shutdown runs in three phases: workers finish or hand back their work (onModuleDestroy), buffers
+   * are written (here), connections close (onApplicationShutdown, where TypeORM destroys its pool).
+   * Flushing any later loses the entries: "Driver not Connected".
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.closeDenialWindows(true).catch((error: unknown) =>
+      this.logger.error({ err: error }, 'could not write audit entries at shutdown'),
+    );
   }
 }

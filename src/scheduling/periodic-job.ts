@@ -1,4 +1,4 @@
-import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 
 /**
@@ -8,7 +8,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
  * never overlapping itself. A failed run is logged and the next one tries again; shutdown removes the
  * interval and waits for a run in progress.
  */
-export abstract class PeriodicJob implements OnApplicationBootstrap, OnApplicationShutdown {
+export abstract class PeriodicJob implements OnApplicationBootstrap, OnModuleDestroy {
   @Inject(SchedulerRegistry) private readonly scheduler: SchedulerRegistry;
   private readonly logger = new Logger(this.constructor.name);
   private running?: Promise<number>;
@@ -38,7 +38,8 @@ export abstract class PeriodicJob implements OnApplicationBootstrap, OnApplicati
     return this.running;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** First phase of shutdown: the database is still open to finish or hand back work. */
+  async onModuleDestroy(): Promise<void> {
     if (this.scheduler.getIntervals().includes(this.jobName)) this.scheduler.deleteInterval(this.jobName);
     await this.running;
   }

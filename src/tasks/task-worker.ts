@@ -1,6 +1,6 @@
 import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig, tasksConfig } from '../config/namespaces';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
@@ -22,7 +22,7 @@ const MAX_BACKOFF_MS = 60_000;
  * claiming, gives running tasks the grace period, then hands the rest back to the queue.
  */
 @Injectable()
-export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('TaskWorker');
   readonly workerId = `worker_${randomUUID()}`;
   private stopping = false;
@@ -147,7 +147,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnApplicationShutdown
     );
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** First phase of shutdown: the database is still open to finish or hand back work. */
+  async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     const grace = new Promise<'timeout'>((resolve) =>
       setTimeout(() => resolve('timeout'), this.lifecycle.shutdownGraceMs / 2).unref(),

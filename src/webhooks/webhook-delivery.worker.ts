@@ -1,6 +1,6 @@
 import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig, outboundConfig, webhooksConfig } from '../config/namespaces';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
@@ -25,7 +25,7 @@ const DELIVERY_BATCH = 20;
  * failing WEBHOOK_DISABLE_AFTER_FAILURES times in a row is disabled and that is audited.
  */
 @Injectable()
-export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private readonly schedule: number[];
   private stopping = false;
@@ -179,7 +179,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     this.logger.warn(`disabled webhook ${webhook.id}: ${reason}`);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** First phase of shutdown: the database is still open to finish or hand back work. */
+  async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     await Promise.race([
       Promise.all(this.loops),
