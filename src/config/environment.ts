@@ -218,11 +218,15 @@ export class EnvironmentVariables {
   @Max(60000)
   WORKER_POLL_MS = 500;
 
+  /**
+   * A running task's lease, renewed every quarter of it: a worker that dies leaves its tasks to the
+   * others within about this long (the contract's 10 s with the default).
+   */
   @Transform(toInt)
   @IsInt()
   @Min(1000)
   @Max(3600000)
-  TASK_LEASE_MS = 30000;
+  TASK_LEASE_MS = 8000;
 
   /** Attempts before a failing task is marked failed. */
   @Transform(toInt)

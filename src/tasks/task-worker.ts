@@ -12,6 +12,8 @@ import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
 
 const MAX_BACKOFF_MS = 60_000;
+// Renewals per lease: three may fail (a slow database moment) before a healthy task loses its lease.
+const HEARTBEATS_PER_LEASE = 4;
 
 /**
  * The durable queue's consumer. Each of WORKER_CONCURRENCY loops claims one task at a time with
@@ -72,7 +74,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.running.set(task.id, controller);
     const heartbeat = setInterval(
       () => void this.renewLease(task.id, controller),
-      Math.max(50, this.config.leaseMs / 3),
+      Math.max(50, this.config.leaseMs / HEARTBEATS_PER_LEASE),
     );
     try {
       const result = await this.run(task, controller.signal);
