@@ -193,6 +193,7 @@ export class WebhooksService {
           lastError: null,
           deliveredAt: null,
         }),
+        manager,
       );
     });
   }
