@@ -1,31 +1,19 @@
 /**
- * The process under test: Gatehouse and a bare NestJS app side by side, so both routes share the
- * same process, runtime and machine load. Driven over IPC by bench/verify.bench.ts and
- * bench/tasks.bench.ts (which also asks it for its memory: a snapshot, or the peak RSS sampled every
- * RSS_SAMPLE_MS between `rss-start` and `rss-stop`).
+ * The process under test: Gatehouse alone (the bare NestJS baseline runs in bench/bare-server.ts, a
+ * process of its own). Driven over IPC by bench/verify.bench.ts and bench/tasks.bench.ts (which also
+ * asks it for its memory: a snapshot, or the peak RSS sampled every RSS_SAMPLE_MS between
+ * `rss-start` and `rss-stop`). Imports only the app's entry points (AppModule, configureApp,
+ * loadAppConfig), so the same file runs against older commits for before/after figures.
  */
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { KeyCache } from '../src/access/credentials/key-cache';
 import { AppModule } from '../src/app.module';
 import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
-
-@Controller()
-class BareController {
-  @Get('bare')
-  bare(): { ok: boolean } {
-    return { ok: true };
-  }
-}
-
-@Module({ controllers: [BareController] })
-class BareModule {}
 
 type Command =
   | { type: 'seed'; count: number }
@@ -97,18 +85,16 @@ async function main(): Promise<void> {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     ALLOW_SIGNUP: 'true',
     BCRYPT_ROUNDS: '4',
+    // One key driven by 50 connections: the per-key in-flight cap (default 20) would refuse the rest.
+    MAX_CONCURRENT_REQUESTS_PER_KEY: process.env.MAX_CONCURRENT_REQUESTS_PER_KEY ?? '1000',
     DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-bench-')),
   });
   const app = await NestFactory.create(AppModule.forRoot(config), { ...APP_OPTIONS, logger: false });
   configureApp(app);
   await app.listen(0, '127.0.0.1');
-  const bare = await NestFactory.create(BareModule, { logger: false });
-  await bare.listen(0, '127.0.0.1');
 
   const appUrl = await app.getUrl();
-  const bareUrl = await bare.getUrl();
   const dataSource = app.get(DataSource);
-  const cache = app.get(KeyCache);
   const sampler = new RssSampler();
 
   process.on('message', (message: Command) => {
@@ -127,7 +113,7 @@ async function main(): Promise<void> {
         process.send!({ type: 'rss-stopped', ...sampler.stop() });
       }
       if (message.type === 'exit') {
-        await Promise.all([app.close(), bare.close()]);
+        await app.close();
         process.exit(0);
       }
       if (message.type === 'seed') {
@@ -141,12 +127,11 @@ async function main(): Promise<void> {
         );
         await dataSource.query('ANALYZE api_keys');
         const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT count(*) FROM api_keys');
-        cache.invalidate({ kind: 'all' });
         process.send!({ type: 'seeded', keys: Number(count) });
       }
     })();
   });
-  process.send!({ type: 'ready', appUrl: appUrl.replace('[::1]', '127.0.0.1'), bareUrl });
+  process.send!({ type: 'ready', appUrl: appUrl.replace('[::1]', '127.0.0.1') });
 }
 
 main().catch((error: unknown) => {

@@ -34,7 +34,7 @@ export class DatabaseModule {
                 poolSize: endpoint.isEmbedded ? 1 : config.poolSize,
                 // With one connection, `pg` applies this timeout to the wait in its queue too. The embedded
                 // database is in this process and cannot be unreachable; a busy moment must not turn into 503s.
-                connectionTimeoutMs: endpoint.isEmbedded ? 60_000 : undefined,
+                connectionTimeoutMs: endpoint.isEmbedded ? 15_000 : undefined,
               }),
               autoLoadEntities: true,
               retryAttempts: 3,
