@@ -2,7 +2,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { apiKeysConfig } from '../config/namespaces';
 import { Secrets } from '../secrets/secrets';
 import { Inject, Injectable } from '@nestjs/common';
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BASE62_ALPHABET, encodeBase62 } from '../common/ids';
 
@@ -58,7 +58,12 @@ export class ApiKeyFormat {
  * so no slow hash is needed against guessing.
  */
 export class ApiKeyHasher {
-  constructor(private readonly secret: string) {}
+  // Prepared once: given a string, createHmac would import the key again on every call.
+  private readonly secret: KeyObject;
+
+  constructor(secret: string) {
+    this.secret = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
 
   hash(value: string): string {
     return createHmac('sha256', this.secret).update(value, 'utf8').digest('hex');

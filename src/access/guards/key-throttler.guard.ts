@@ -1,6 +1,6 @@
 import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { accessAttempt } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { DenialRecorder } from '../denial-recorder';
@@ -42,6 +42,15 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
 
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
     return `${name}:${tracker}`;
+  }
+
+  /** Plain `setHeader`: Express's `res.header()` also parses for a content type, on every call. */
+  protected override setResponseHeader(
+    res: Record<string, unknown>,
+    name: string,
+    value: string | number,
+  ): void {
+    (res as unknown as Response).setHeader(name, value);
   }
 
   protected override async throwThrottlingException(
