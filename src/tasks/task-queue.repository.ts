@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Page, paginate, ListQueryDto } from '../common/pagination';
 import { Task } from './task.entity';
 
@@ -38,7 +39,8 @@ export class TaskQueueRepository {
    * transaction of its own, four round trips where one does.
    */
   async insert(task: Task): Promise<Task> {
-    await this.tasks.insert(task);
+    // The entity's `unknown` JSON columns do not fit TypeORM's deep-partial type; the row is whole.
+    await this.tasks.insert(task as QueryDeepPartialEntity<Task>);
     return task;
   }
 
