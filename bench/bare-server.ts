@@ -19,7 +19,7 @@ class BareController {
 class BareModule {}
 
 async function main(): Promise<void> {
-  const app = await NestFactory.create(BareModule, { logger: false });
+  const app = await NestFactory.create(BareModule, { logger: false, abortOnError: false });
   await app.listen(0, '127.0.0.1');
   process.on('message', (message: { type: string }) => {
     if (message.type === 'cpu') {

@@ -89,7 +89,12 @@ async function main(): Promise<void> {
     MAX_CONCURRENT_REQUESTS_PER_KEY: process.env.MAX_CONCURRENT_REQUESTS_PER_KEY ?? '1000',
     DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-bench-')),
   });
-  const app = await NestFactory.create(AppModule.forRoot(config), { ...APP_OPTIONS, logger: false });
+  // abortOnError: false, so a failed boot is thrown (and printed below) instead of Nest's silent exit(1).
+  const app = await NestFactory.create(AppModule.forRoot(config), {
+    ...APP_OPTIONS,
+    logger: false,
+    abortOnError: false,
+  });
   configureApp(app);
   await app.listen(0, '127.0.0.1');
 

@@ -2,28 +2,55 @@
  * `npm run bench:verify`: what the key check costs, against a bare NestJS app.
  *
  * Three processes: this driver (autocannon), Gatehouse (bench-server.ts) on PostgreSQL, and a bare
- * NestJS app (bare-server.ts), each in its own process so neither slows the other with its own
- * background work. Measured: the bare route, a public Gatehouse route (GET /health/live: middleware
- * and the global guards, no credential) and GET /v1/auth/verify with a valid key (the whole key
- * check). Then again with 100,000 more keys in the table.
+ * NestJS app (bare-server.ts). The baseline runs in a process of its own so that it shares nothing
+ * with Gatehouse but the machine: in one process, Gatehouse's timers, pools and garbage would slow
+ * the bare route too and flatter the ratio. Measured: the bare route, a public Gatehouse route
+ * (GET /health/live: middleware and the global guards, no credential) and GET /v1/auth/verify with
+ * a valid service key (the whole key check). Then again, bare and verify only, with BENCH_KEYS more
+ * keys in the table.
  *
- * Throughput on a shared 2-core machine drifts from second to second, so the scenarios run in
- * interleaved rounds (the order rotates each round, so none always goes first) and each ratio is
- * taken within a round; the figure is the median of those per-round ratios, with their range.
+ * Throughput on a shared 2-core machine drifts from second to second, so no scenario is measured in
+ * one block: the scenarios run in interleaved rounds (the order rotates each round, so none always
+ * goes first or right after the same neighbour), each ratio is taken within its round (scenario
+ * req/s over the bare app's req/s of the same round), and the figure is the median of those
+ * per-round ratios, with their range. Latencies and CPU per request are medians over the rounds; CPU
+ * is that of the process that served the scenario. Any non-2xx response, error or timeout aborts.
  *
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:verify
  *
- * DATABASE_URL names the server: a fresh database is created for the run and dropped after it.
+ * DATABASE_URL names the server (any database on it to connect to): a fresh database `bench_*` is
+ * created for the run and dropped after it. REDIS_URL, when set, is passed to Gatehouse. Settings:
+ * BENCH_CONNECTIONS (50), BENCH_DURATION (seconds per measurement, 3), BENCH_ROUNDS (7, at least
+ * 5), BENCH_WARMUP (seconds per scenario before each phase, 2), BENCH_KEYS (filler keys for the
+ * second phase, 100000; 0 skips it).
+ *
+ * Only the app's entry points are imported (by bench-server.ts), so the bench/ files can be copied
+ * into a checkout of an older commit for before/after figures.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, execSync, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const DURATION = Number(process.env.BENCH_DURATION ?? 3);
-const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 7));
-const FILLER_KEYS = Number(process.env.BENCH_KEYS ?? 100_000);
+function setting(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < 0) {
+    console.error(`${name}=${raw}: expected a number >= 0`);
+    process.exit(2);
+  }
+  return Math.max(min, value);
+}
+
+const CONNECTIONS = setting('BENCH_CONNECTIONS', 50, 1);
+const DURATION = setting('BENCH_DURATION', 3, 1);
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 7, 5));
+const WARMUP = setting('BENCH_WARMUP', 2, 0);
+const FILLER_KEYS = Math.floor(setting('BENCH_KEYS', 100_000, 0));
+/** Keys created over HTTP before the first phase; the last one is the one measured. */
+const KEYS_CREATED = 10;
 const TARGETS = { public: 0.95, verify: 0.85 };
 
 interface Sample {
@@ -38,6 +65,7 @@ interface Server {
   child: ChildProcess;
   next<T>(type: string): Promise<T>;
   cpu(): Promise<number>;
+  stop(): Promise<void>;
 }
 
 const median = (values: number[]): number => {
@@ -61,7 +89,11 @@ function start(file: string, env: NodeJS.ProcessEnv): Server {
         child.off('exit', onExit);
         resolve(message as T);
       };
-      const onExit = (code: number | null): void => reject(new Error(`${file} exited (${code})`));
+      const onExit = (code: number | null): void => {
+        child.off('message', onMessage);
+        const hint = type === 'ready' ? ' (BENCH_LOG_LEVEL=info shows its log)' : '';
+        reject(new Error(`${file} exited (${code}) while the bench waited for '${type}'${hint}`));
+      };
       child.on('message', onMessage);
       child.once('exit', onExit);
     });
@@ -72,6 +104,15 @@ function start(file: string, env: NodeJS.ProcessEnv): Server {
       const reply = next<{ micros: number }>('cpu');
       child.send({ type: 'cpu' });
       return (await reply).micros;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      // A child still booting has no message handler yet: it is killed after the grace period.
+      if (child.connected) child.send({ type: 'exit' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
@@ -96,18 +137,49 @@ async function benchDatabase(serverUrl: string): Promise<{ url: string; drop: ()
   };
 }
 
+/** Throws unless every response was 2xx, with no error or timeout. */
+function assertClean(label: string, result: autocannon.Result): void {
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0) {
+    const statuses = Object.entries(result.statusCodeStats ?? {})
+      .map(([status, { count }]) => `${status}: ${count}`)
+      .join(', ');
+    throw new Error(
+      `${label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts ` +
+        `of ${result.requests.total} requests (status codes ${statuses || 'none'}); the figures would mean nothing`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     console.error(
-      'bench:verify measures on PostgreSQL: set DATABASE_URL to a server, e.g.\n' +
-        '  DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:verify',
+      'bench:verify measures on PostgreSQL: set DATABASE_URL to a server (a fresh database is created on it\n' +
+        'for the run and dropped afterwards), e.g.\n' +
+        '  DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test npm run bench:verify',
     );
     process.exit(2);
   }
   const database = await benchDatabase(serverUrl);
-  const app = start('bench-server.ts', { ...process.env, DATABASE_URL: database.url });
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-verify-'));
+  const app = start('bench-server.ts', { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir });
   const bare = start('bare-server.ts', { PATH: process.env.PATH, NODE_ENV: 'production' });
+
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> =>
+    (cleaned ??= (async () => {
+      await Promise.all([app.stop(), bare.stop()]);
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    })());
+  // Ctrl-C: the children go down with the terminal's signal; the database is dropped all the same.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: dropping the bench database`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
+
   try {
     const [{ appUrl }, { url: bareUrl }] = await Promise.all([
       app.next<{ appUrl: string }>('ready'),
@@ -120,37 +192,38 @@ async function main(): Promise<void> {
       verify: { url: `${appUrl}/v1/auth/verify`, headers: { authorization: `Bearer ${key}` }, server: app },
     };
     type Name = keyof typeof scenarios;
+    const load = (name: Name, duration: number): Promise<autocannon.Result> =>
+      autocannon({
+        url: scenarios[name].url,
+        headers: scenarios[name].headers,
+        connections: CONNECTIONS,
+        duration,
+      });
 
-    const measure = async (name: Name): Promise<Sample> => {
-      const { url, headers, server } = scenarios[name];
+    const measure = async (name: Name, round: number): Promise<Sample> => {
+      const server = scenarios[name].server;
       const before = await server.cpu();
-      const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
-      if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-        throw new Error(
-          `${name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
-        );
-      }
-      const cpu = ((await server.cpu()) - before) / result.requests.total;
-      return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu };
+      const result = await load(name, DURATION);
+      const after = await server.cpu();
+      assertClean(`${name}, round ${round + 1}`, result);
+      return {
+        rps: result.requests.total / (result.duration || DURATION),
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        cpu: (after - before) / result.requests.total,
+      };
     };
 
     const phase = async (names: Name[]): Promise<Record<Name, Sample[]>> => {
-      // Warm-up: JIT, connection pools, the key cache.
-      for (const name of names) {
-        await autocannon({
-          url: scenarios[name].url,
-          headers: scenarios[name].headers,
-          connections: CONNECTIONS,
-          duration: 2,
-        });
-      }
+      // Warm-up, not counted: JIT, connection pools, the key cache.
+      if (WARMUP > 0) for (const name of names) assertClean(`${name}, warm-up`, await load(name, WARMUP));
       const samples = Object.fromEntries(names.map((name) => [name, [] as Sample[]])) as Record<
         Name,
         Sample[]
       >;
       for (let round = 0; round < ROUNDS; round++) {
         const order = names.map((_, i) => names[(i + round) % names.length]);
-        for (const name of order) samples[name].push(await measure(name));
+        for (const name of order) samples[name].push(await measure(name, round));
       }
       return samples;
     };
@@ -166,63 +239,69 @@ async function main(): Promise<void> {
       many = await phase(['bare', 'verify']);
     }
 
-    const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
-    console.log(
-      `\ncommit ${commit}; PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}; ` +
-        `connections=${CONNECTIONS} duration=${DURATION}s rounds=${ROUNDS}, interleaved; medians`,
-    );
-    console.log(
-      'scenario'.padEnd(30),
-      'req/s'.padStart(8),
-      'p50 ms'.padStart(7),
-      'p99 ms'.padStart(7),
-      'cpu µs/req'.padStart(11),
-    );
-    const row = (label: string, samples: Sample[]): void =>
-      console.log(
-        label.padEnd(30),
-        median(samples.map((s) => s.rps))
-          .toFixed(0)
-          .padStart(8),
-        String(median(samples.map((s) => s.p50))).padStart(7),
-        String(median(samples.map((s) => s.p99))).padStart(7),
-        median(samples.map((s) => s.cpu))
-          .toFixed(0)
-          .padStart(11),
-      );
-    row('bare NestJS (own process)', few.bare);
-    row('public route (/health/live)', few.public);
-    row('verify, 10 keys', few.verify);
-    if (many) {
-      row('bare NestJS (again)', many.bare);
-      row(`verify, ${keys} keys`, many.verify);
-    }
-
-    const ratio = (samples: Sample[], baseline: Sample[]): string => {
-      const ratios = samples.map((sample, round) => sample.rps / baseline[round].rps);
-      return `${percent(median(ratios))}  (rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))})`;
-    };
-    console.log(`\nreq/s of the bare app, median of ${ROUNDS} paired rounds:`);
-    console.log(
-      `  public / bare:           ${ratio(few.public, few.bare)}   target >= ${percent(TARGETS.public)}`,
-    );
-    console.log(
-      `  verify / bare, 10 keys:  ${ratio(few.verify, few.bare)}   target >= ${percent(TARGETS.verify)}`,
-    );
-    if (many) console.log(`  verify / bare, ${keys} keys: ${ratio(many.verify, many.bare)}`);
+    report(few, many, keys, Boolean(process.env.REDIS_URL));
   } finally {
-    for (const server of [app, bare]) {
-      if (server.child.exitCode === null) {
-        const exited = new Promise((resolve) => server.child.once('exit', resolve));
-        server.child.send({ type: 'exit' });
-        await exited;
-      }
-    }
-    await database.drop();
+    await cleanUp();
   }
 }
 
-/** An administrator, then ten keys with limits no run can reach; the last one is measured. */
+function report(
+  few: Record<'bare' | 'public' | 'verify', Sample[]>,
+  many: Record<'bare' | 'verify', Sample[]> | undefined,
+  keys: number,
+  redis: boolean,
+): void {
+  const git = (args: string): string => {
+    try {
+      return execSync(`git ${args}`, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const commit = git('rev-parse --short HEAD') || 'unknown';
+  const srcChanged = git('status --porcelain -- src') ? ' (src/ has uncommitted changes)' : '';
+  console.log(
+    `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${redis ? ' + Redis' : ''}; ` +
+      `bare NestJS in its own process\n` +
+      `connections=${CONNECTIONS} duration=${DURATION}s warmup=${WARMUP}s rounds=${ROUNDS} (interleaved, ` +
+      `order rotated) keys=${KEYS_CREATED}+${FILLER_KEYS}; medians over the rounds`,
+  );
+  const header = ['req/s', 'p50 ms', 'p99 ms', 'cpu µs/req'];
+  console.log('scenario'.padEnd(34), ...header.map((h) => h.padStart(10)));
+  const row = (label: string, samples: Sample[]): void =>
+    console.log(
+      label.padEnd(34),
+      ...[
+        median(samples.map((s) => s.rps)).toFixed(0),
+        median(samples.map((s) => s.p50)).toFixed(1),
+        median(samples.map((s) => s.p99)).toFixed(1),
+        median(samples.map((s) => s.cpu)).toFixed(0),
+      ].map((cell) => cell.padStart(10)),
+    );
+  row('bare NestJS, GET /bare', few.bare);
+  row('public, GET /health/live', few.public);
+  row(`verify, ${KEYS_CREATED} keys`, few.verify);
+  if (many) {
+    row(`bare NestJS, GET /bare (again)`, many.bare);
+    row(`verify, ${keys} keys`, many.verify);
+  }
+
+  const ratio = (label: string, samples: Sample[], baseline: Sample[], target: number): void => {
+    const ratios = samples.map((sample, round) => sample.rps / baseline[round].rps);
+    const value = median(ratios);
+    console.log(
+      `  ${label.padEnd(28)} ${percent(value).padStart(6)}  ` +
+        `(rounds ${percent(Math.min(...ratios))}..${percent(Math.max(...ratios))})  ` +
+        `target >= ${percent(target)}: ${value >= target ? 'met' : 'NOT met'}`,
+    );
+  };
+  console.log(`\nreq/s as a share of the bare app's, median of ${ROUNDS} per-round ratios:`);
+  ratio('public / bare:', few.public, few.bare, TARGETS.public);
+  ratio(`verify / bare, ${KEYS_CREATED} keys:`, few.verify, few.bare, TARGETS.verify);
+  if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verify);
+}
+
+/** An administrator, then KEYS_CREATED keys with limits no run can reach; the last one is measured. */
 async function createKey(appUrl: string): Promise<string> {
   const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
     const response = await fetch(`${appUrl}${path}`, {
@@ -240,7 +319,7 @@ async function createKey(appUrl: string): Promise<string> {
     name: 'Bench',
   });
   let key = '';
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < KEYS_CREATED; i++) {
     key = (
       await post<{ key: string }>(
         '/v1/api-keys',

@@ -2,14 +2,13 @@ import { ConfigOf } from '../config/config-namespace';
 import { databaseConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
+import { PostgresListener } from '../database/postgres-listener';
 import { RedisConnection } from '../redis/redis.connection';
 import { Invalidation, InvalidationBus } from './invalidation-bus';
 
 const CHANNEL = 'gatehouse_invalidation';
-const RECONNECT_MS = 1000;
 
 interface Envelope {
   from: string;
@@ -28,8 +27,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   private readonly logger = new Logger('Invalidation');
   private readonly instanceId = randomUUID();
   private subscriber?: Redis;
-  private listener?: Client;
-  private stopped = false;
+  private listener?: PostgresListener;
 
   constructor(
     @Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>,
@@ -66,38 +64,16 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
         .query('SELECT pg_notify($1, $2)', [CHANNEL, this.envelope(invalidation)])
         .catch((error: Error) => this.logger.warn(`could not publish invalidation: ${error.message}`));
     });
-    await this.listen(url, false);
-  }
-
-  private async listen(url: string, reconnecting: boolean): Promise<void> {
-    const client = new Client({ connectionString: url, application_name: 'gatehouse-invalidation' });
-    client.on('notification', (message) => message.payload && this.receive(message.payload));
-    client.on('error', (error) => {
-      this.logger.warn(`listener: ${error.message}`);
-      this.scheduleReconnect(url, client);
-    });
-    client.on('end', () => this.scheduleReconnect(url, client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-      this.listener = client;
-      this.bus.reportHearing(true);
-    } catch (error) {
-      if (!reconnecting) throw error;
-      // Not yet the listener, so scheduleReconnect would ignore it: retry from here.
-      client.removeAllListeners();
-      client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen(url, true), RECONNECT_MS).unref();
-    }
-  }
-
-  private scheduleReconnect(url: string, client: Client): void {
-    if (this.stopped || this.listener !== client) return;
-    this.listener = undefined;
-    this.bus.reportHearing(false);
-    client.removeAllListeners();
-    client.end().catch(() => undefined);
-    setTimeout(() => void this.listen(url, true), RECONNECT_MS).unref();
+    this.listener = new PostgresListener(
+      url,
+      CHANNEL,
+      {
+        onMessage: (payload) => this.receive(payload),
+        onHearing: (hearing) => this.bus.reportHearing(hearing),
+      },
+      this.logger,
+    );
+    await this.listener.start();
   }
 
   private envelope(invalidation: Invalidation): string {
@@ -114,13 +90,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
     if (this.subscriber) this.subscriber.disconnect();
-    const listener = this.listener;
-    this.listener = undefined;
-    if (listener) {
-      listener.removeAllListeners();
-      await listener.end().catch(() => undefined);
-    }
+    await this.listener?.stop();
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Page, paginate, ListQueryDto } from '../common/pagination';
 import { Task } from './task.entity';
@@ -62,21 +62,30 @@ export class TaskQueueRepository {
 
   /** The oldest due task, or one whose lease expired (its worker died), now running under `workerId`. */
   async claim(workerId: string, leaseMs: number): Promise<Task | undefined> {
-    const [rows] = await this.dataSource.query<[Record<string, unknown>[], number]>(
+    const [task] = await this.claimBatch(workerId, leaseMs, 1);
+    return task;
+  }
+
+  /**
+   * Up to `limit` of the oldest due tasks (or ones whose lease expired), now running under `workerId`,
+   * in one statement; FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting.
+   */
+  async claimBatch(workerId: string, leaseMs: number, limit: number): Promise<Task[]> {
+    const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
       `UPDATE tasks SET status = 'running', lease_owner = $1,
               lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
               attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()
-        WHERE id = (SELECT id FROM tasks
-                     WHERE (status = 'queued' AND run_after <= now())
-                        OR (status = 'running' AND lease_expires_at < now())
-                     ORDER BY run_after
-                     LIMIT 1
-                     FOR UPDATE SKIP LOCKED)
+        WHERE id IN (SELECT id FROM tasks
+                      WHERE (status = 'queued' AND run_after <= now())
+                         OR (status = 'running' AND lease_expires_at < now())
+                      ORDER BY run_after
+                      LIMIT $3
+                      FOR UPDATE SKIP LOCKED)
         RETURNING id`,
-      [workerId, leaseMs],
+      [workerId, leaseMs, limit],
     );
-    if (!rows.length) return undefined;
-    return (await this.tasks.findOneBy({ id: rows[0].id as string })) ?? undefined;
+    if (!rows.length) return [];
+    return this.tasks.findBy({ id: In(rows.map((row) => row.id)) });
   }
 
   /** Extends the lease; false when the worker no longer owns the task (cancelled or taken over). */
@@ -104,23 +113,46 @@ export class TaskQueueRepository {
    * Records the outcome, and runs `along` in the same transaction, only if the worker still owns the
    * task: an outcome is recorded once.
    */
-  finish(taskId: string, workerId: string, outcome: TaskOutcome, along: AlongWithChange): Promise<boolean> {
+  async finish(
+    taskId: string,
+    workerId: string,
+    outcome: TaskOutcome,
+    along: AlongWithChange,
+  ): Promise<boolean> {
+    const finished = await this.finishMany(workerId, [{ taskId, outcome }], (manager) => along(manager));
+    return finished.length > 0;
+  }
+
+  /**
+   * Records several outcomes in one transaction, each only if the worker still owns its task, and
+   * runs `along` with the ids that took effect (their events go in the same transaction). Returns
+   * those ids.
+   */
+  finishMany(
+    workerId: string,
+    outcomes: { taskId: string; outcome: TaskOutcome }[],
+    along: (manager: EntityManager, finishedIds: string[]) => Promise<void>,
+  ): Promise<string[]> {
     return this.dataSource.transaction(async (manager) => {
-      const [rows] = await manager.query<[unknown[], number]>(
-        `UPDATE tasks SET status = $3, result = $4, error = $5, completed_at = now(), updated_at = now(),
-                lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
-          WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
+      const [rows] = await manager.query<[{ id: string }[], number]>(
+        `UPDATE tasks SET status = o.status, result = o.result, error = o.error, completed_at = now(),
+                updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
+           FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) AS o(id, status, result, error)
+          WHERE tasks.id = o.id AND tasks.lease_owner = $1 AND tasks.status = 'running'
+          RETURNING tasks.id`,
         [
-          taskId,
           workerId,
-          outcome.status,
-          outcome.status === 'succeeded' ? JSON.stringify(outcome.result ?? null) : null,
-          outcome.status === 'failed' ? JSON.stringify(outcome.error) : null,
+          outcomes.map((o) => o.taskId),
+          outcomes.map((o) => o.outcome.status),
+          outcomes.map((o) =>
+            o.outcome.status === 'succeeded' ? JSON.stringify(o.outcome.result ?? null) : null,
+          ),
+          outcomes.map((o) => (o.outcome.status === 'failed' ? JSON.stringify(o.outcome.error) : null)),
         ],
       );
-      if (!rows.length) return false;
-      await along(manager);
-      return true;
+      const finishedIds = rows.map((row) => row.id);
+      if (finishedIds.length) await along(manager, finishedIds);
+      return finishedIds;
     });
   }
 

@@ -2,34 +2,45 @@ import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
 import { AgentsService } from '../agents/agents.service';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
+import { TaskWakeups } from './task-wakeups';
 import { TasksService } from './tasks.service';
 
 const MAX_BACKOFF_MS = 60_000;
+// At most this many tasks claimed in one statement.
+const CLAIM_BATCH = 32;
 // Renewals per lease: three may fail (a slow database moment) before a healthy task loses its lease.
 const HEARTBEATS_PER_LEASE = 4;
 
 /**
- * The durable queue's consumer. Each of WORKER_CONCURRENCY loops claims one task at a time with
- * FOR UPDATE SKIP LOCKED (queued and due, or running with an expired lease: its worker died), holds
- * a lease it renews while the agent runs, and records the outcome only while it still owns the
- * lease. Failures are retried with exponential backoff and jitter up to TASK_MAX_ATTEMPTS. A
- * cancellation (or a lost lease) aborts the running agent at the next heartbeat. On shutdown it stops
- * claiming, gives running tasks the grace period, then hands the rest back to the queue.
+ * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight: it
+ * claims as many as there are free slots in one statement (FOR UPDATE SKIP LOCKED: queued and due, or
+ * running with an expired lease, its worker died), and sleeps only when the queue is empty, until a
+ * task is queued (TaskWakeups) or WORKER_POLL_MS passes. Each task holds a lease renewed while the
+ * agent runs; outcomes finishing together are recorded in one transaction, each only while this
+ * worker still owns the lease, so an outcome is recorded once. Failures are retried with exponential
+ * backoff and jitter up to TASK_MAX_ATTEMPTS. A cancellation (or a lost lease) aborts the running
+ * agent at the next heartbeat. On shutdown it stops claiming, gives running tasks the grace period,
+ * then hands the rest back to the queue.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('TaskWorker');
   readonly workerId = `worker_${randomUUID()}`;
   private stopping = false;
-  private loops: Promise<void>[] = [];
+  private dispatcher?: Promise<void>;
   private readonly running = new Map<string, AbortController>();
+  private readonly executions = new Set<Promise<void>>();
+  /** Ends the dispatcher's current wait (a task was queued, a slot came free); remembered if none. */
+  private nudge: () => void = () => (this.nudged = true);
+  private nudged = false;
+  private stopListening: () => void = () => undefined;
+  private readonly outcomes = new OutcomeBatch((batch) => this.recordOutcomes(batch));
 
   constructor(
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
@@ -40,33 +51,66 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly files: FilesService,
     private readonly tasks: TasksService,
     private readonly events: EventsService,
+    private readonly wakeups: TaskWakeups,
   ) {}
 
   onApplicationBootstrap(): void {
-    for (let i = 0; i < this.config.workerConcurrency; i++) this.loops.push(this.loop());
+    if (this.config.workerConcurrency === 0) return;
+    this.stopListening = this.wakeups.onWake(() => this.nudge());
+    this.dispatcher = this.dispatch();
   }
 
-  private async loop(): Promise<void> {
+  private async dispatch(): Promise<void> {
     while (!this.stopping) {
-      let task: Task | undefined;
-      try {
-        task = await this.claim();
-      } catch (error) {
-        this.logger.warn(`claim failed: ${(error as Error).message}`);
+      const free = this.config.workerConcurrency - this.running.size;
+      let claimed: Task[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.claim(Math.min(free, CLAIM_BATCH));
+        } catch (error) {
+          this.logger.warn(`claim failed: ${(error as Error).message}`);
+        }
       }
-      if (task) {
-        // A database error while recording the outcome must not kill the loop (or the process): the
-        // lease then expires and the task is taken up again.
-        await this.execute(task).catch((error: unknown) =>
-          this.logger.error(`task ${task!.id}: ${(error as Error).message}`),
-        );
-      } else await sleep(this.config.pollMs, undefined, { ref: false });
+      for (const task of claimed) this.start(task);
+      // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge.
+      if (free > 0 && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
+      await this.idle(free > 0 ? this.config.pollMs : undefined);
     }
   }
 
-  /** Claims the oldest due task, or one whose lease expired; undefined when there is none. */
-  claim(): Promise<Task | undefined> {
-    return this.queue.claim(this.workerId, this.config.leaseMs);
+  /** Until nudged (a task queued, a slot freed, shutdown) or, when given, `ms` passed. */
+  private idle(ms: number | undefined): Promise<void> {
+    if (this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = ms === undefined ? undefined : setTimeout(() => wakeUp(), ms);
+      timer?.unref();
+      const wakeUp = (): void => {
+        if (timer) clearTimeout(timer);
+        this.nudge = () => (this.nudged = true);
+        resolve();
+      };
+      this.nudge = wakeUp;
+    });
+  }
+
+  private start(task: Task): void {
+    const execution = this.execute(task)
+      // A database error while recording the outcome must not stop the worker (or the process): the
+      // lease then expires and the task is taken up again.
+      .catch((error: unknown) => this.logger.error(`task ${task.id}: ${(error as Error).message}`))
+      .finally(() => {
+        this.executions.delete(execution);
+        this.nudge();
+      });
+    this.executions.add(execution);
+  }
+
+  /** Claims up to `limit` due tasks (or ones whose lease expired). */
+  claim(limit = 1): Promise<Task[]> {
+    return this.queue.claimBatch(this.workerId, this.config.leaseMs, limit);
   }
 
   private async execute(task: Task): Promise<void> {
@@ -133,34 +177,83 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** Records the outcome and its event together, only if this worker still owns the task. */
-  private async finish(task: Task, outcome: TaskOutcome): Promise<void> {
-    await this.queue.finish(task.id, this.workerId, outcome, (manager) =>
-      this.events.record(manager, [
-        {
-          organizationId: task.organizationId,
-          type: `task.${outcome.status}`,
-          data: {
-            task_id: task.id,
-            agent_type: task.agentType,
-            ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
-          },
-        },
-      ]),
+  private finish(task: Task, outcome: TaskOutcome): Promise<void> {
+    return this.outcomes.add({ task, outcome });
+  }
+
+  /** One transaction for the outcomes that finished together; an event for each that took effect. */
+  private async recordOutcomes(batch: FinishedTask[]): Promise<void> {
+    await this.queue.finishMany(
+      this.workerId,
+      batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
+      (manager, finishedIds) => {
+        const finished = new Set(finishedIds);
+        return this.events.record(
+          manager,
+          batch
+            .filter(({ task }) => finished.has(task.id))
+            .map(({ task, outcome }) => ({
+              organizationId: task.organizationId,
+              type: `task.${outcome.status}`,
+              data: {
+                task_id: task.id,
+                agent_type: task.agentType,
+                ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
+              },
+            })),
+        );
+      },
     );
   }
 
   /** First phase of shutdown: the database is still open to finish or hand back work. */
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
+    this.stopListening();
+    this.nudge();
+    await this.dispatcher;
     const grace = new Promise<'timeout'>((resolve) =>
       setTimeout(() => resolve('timeout'), this.lifecycle.shutdownGraceMs / 2).unref(),
     );
-    if ((await Promise.race([Promise.all(this.loops), grace])) === 'timeout') {
+    if ((await Promise.race([Promise.all(this.executions), grace])) === 'timeout') {
       for (const [taskId, controller] of this.running) {
         controller.abort();
         // Hand back: another worker takes it up at once, without counting this attempt.
         await this.queue.handBack(taskId, this.workerId).catch(() => undefined);
       }
+    }
+  }
+}
+
+interface FinishedTask {
+  task: Task;
+  outcome: TaskOutcome;
+}
+
+/**
+ * Outcomes that arrive in the same turn of the event loop are written together: under load one
+ * transaction records many tasks; alone, a task waits no longer than a setImmediate.
+ */
+class OutcomeBatch {
+  private pending: { item: FinishedTask; done: () => void; failed: (error: unknown) => void }[] = [];
+
+  constructor(private readonly write: (batch: FinishedTask[]) => Promise<void>) {}
+
+  add(item: FinishedTask): Promise<void> {
+    return new Promise<void>((done, failed) => {
+      if (!this.pending.length) setImmediate(() => void this.flush());
+      this.pending.push({ item, done, failed });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      await this.write(batch.map((entry) => entry.item));
+      for (const entry of batch) entry.done();
+    } catch (error) {
+      for (const entry of batch) entry.failed(error);
     }
   }
 }

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
 import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
+import { TaskWakeups } from './task-wakeups';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
@@ -10,7 +11,7 @@ import { TasksService } from './tasks.service';
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
-  providers: [TaskQueueRepository, TasksService, TaskWorker],
+  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups],
   exports: [TasksService, TaskWorker],
 })
 export class TasksModule {}

@@ -11,6 +11,7 @@ import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
+import { TaskWakeups } from './task-wakeups';
 import { TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
@@ -28,6 +29,7 @@ export class TasksService {
     private readonly events: EventsService,
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
     secrets: Secrets,
+    private readonly wakeups: TaskWakeups,
   ) {
     this.credentials = secrets.sealer('task-credentials');
   }
@@ -111,7 +113,9 @@ export class TasksService {
       completedAt: null,
     });
     try {
-      return await this.queue.insert(task);
+      const queued = await this.queue.insert(task);
+      this.wakeups.wake();
+      return queued;
     } catch (error) {
       if (idempotencyKey && isUniqueViolation(error, 'tasks_idempotency_key')) {
         const first = await this.queue.findByIdempotencyKey(principal.organizationId, idempotencyKey);

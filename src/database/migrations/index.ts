@@ -3,6 +3,7 @@ import { ApiKeysRolesAudit1795291284857 } from './1795291284857-ApiKeysRolesAudi
 import { KeyPoliciesOutbox1795292400954 } from './1795292400954-KeyPoliciesOutbox';
 import { AgentsTasksFiles1795293424707 } from './1795293424707-AgentsTasksFiles';
 import { Webhooks1795293629344 } from './1795293629344-Webhooks';
+import { TaskQueuedNotify1795400000000 } from './1795400000000-TaskQueuedNotify';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   KeyPoliciesOutbox1795292400954,
   AgentsTasksFiles1795293424707,
   Webhooks1795293629344,
+  TaskQueuedNotify1795400000000,
 ];
