@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { PgBoss } from 'pg-boss';
+import { freshDatabase } from './bench-database';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 20);
@@ -30,20 +31,11 @@ async function withDatabase<T>(
   label: string,
   run: (url: string) => Promise<T>,
 ): Promise<T> {
-  const name = `bench_${label}_${process.pid}_${Date.now()}`;
-  const admin = async (sql: string): Promise<void> => {
-    const client = new Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  await admin(`CREATE DATABASE "${name}"`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const database = await freshDatabase(serverUrl, `bench_${label}`);
   try {
-    return await run(url.toString());
+    return await run(database.url);
   } finally {
-    await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await database.drop();
   }
 }
 

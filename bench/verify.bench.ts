@@ -32,7 +32,7 @@ import { ChildProcess, execSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { freshDatabase } from './bench-database';
 
 function setting(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -117,26 +117,6 @@ function start(file: string, env: NodeJS.ProcessEnv): Server {
   };
 }
 
-/** A fresh database on the server DATABASE_URL names; dropped by the returned function. */
-async function benchDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `bench_${process.pid}_${Date.now()}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
-
 /** Throws unless every response was 2xx, with no error or timeout. */
 function assertClean(label: string, result: autocannon.Result): void {
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0) {
@@ -160,7 +140,7 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const database = await benchDatabase(serverUrl);
+  const database = await freshDatabase(serverUrl, 'bench');
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-verify-'));
   const app = start('bench-server.ts', { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir });
   const bare = start('bare-server.ts', { PATH: process.env.PATH, NODE_ENV: 'production' });
