@@ -17,7 +17,7 @@ import { VerifyController } from './verify.controller';
 /** API keys: lifecycle endpoints, verification, key values and their last use. */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule],
-  controllers: [ApiKeysController, VerifyController],
+  controllers: [VerifyController, ApiKeysController],
   providers: [
     ApiKeysService,
     ApiKeyValues,
