@@ -1,4 +1,4 @@
-import { QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
 
 describe('database errors', () => {
@@ -14,6 +14,7 @@ describe('database errors', () => {
 
   it('a query runner released under a transaction (the pool dropped it) means the same', () => {
     expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
+    expect(isDatabaseUnavailable(new QueryRunnerProviderAlreadyReleasedError())).toBe(true);
   });
 
   it.each([[{ code: '23505' }], [{ message: 'syntax error' }], [undefined]])('%j does not', (error) => {

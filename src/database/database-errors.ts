@@ -1,4 +1,4 @@
-import { QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { registerErrorTranslator } from '../common/domain-error';
 import { DatabaseError, DatabaseErrorCode } from './database.errors';
 
@@ -23,7 +23,12 @@ const UNAVAILABLE_MESSAGES =
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   // A transaction whose connection the pool dropped when the database went away.
-  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
+  if (
+    error instanceof QueryRunnerAlreadyReleasedError ||
+    error instanceof QueryRunnerProviderAlreadyReleasedError
+  ) {
+    return true;
+  }
   for (let current = error as Record<string, unknown> | undefined, depth = 0; current && depth < 4; depth++) {
     const code = typeof current.code === 'string' ? current.code : undefined;
     if (code && (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
