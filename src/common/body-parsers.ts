@@ -3,28 +3,30 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { CommonError, CommonErrorCode } from './common.errors';
 import { inspectJsonText, JsonTextProblem, MAX_JSON_DEPTH } from './json-text';
 
-const JSON_TEXT_PROBLEMS: Record<JsonTextProblem['kind'], (problem: JsonTextProblem) => CommonError> = {
-  too_deep: () =>
-    new CommonError(
-      CommonErrorCode.JsonTooDeep,
-      `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
-    ),
-  lone_surrogate: () =>
-    new CommonError(
-      CommonErrorCode.InvalidUnicode,
-      'The request body contains a lone UTF-16 surrogate (an unpaired \\uD800-\\uDFFF escape).',
-    ),
-  reserved_key: (problem) =>
-    new CommonError(
-      CommonErrorCode.ReservedKey,
-      `The request body uses the reserved key "${(problem as { key: string }).key}".`,
-    ),
-};
+function jsonTextError(problem: JsonTextProblem): CommonError {
+  switch (problem.kind) {
+    case 'too_deep':
+      return new CommonError(
+        CommonErrorCode.JsonTooDeep,
+        `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+      );
+    case 'lone_surrogate':
+      return new CommonError(
+        CommonErrorCode.InvalidUnicode,
+        'The request body contains a lone UTF-16 surrogate (an unpaired \\uD800-\\uDFFF escape).',
+      );
+    case 'reserved_key':
+      return new CommonError(
+        CommonErrorCode.ReservedKey,
+        `The request body uses the reserved key "${problem.key}".`,
+      );
+  }
+}
 
 /** body-parser's `verify` hook: runs on the raw bytes before JSON.parse. */
 function verifyJsonText(_req: unknown, _res: unknown, body: Buffer): void {
   const problem = inspectJsonText(body);
-  if (problem) throw JSON_TEXT_PROBLEMS[problem.kind](problem);
+  if (problem) throw jsonTextError(problem);
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
@@ -45,9 +47,7 @@ const BY_TYPE: Record<string, [CommonErrorCode, string]> = {
 
 /** body-parser's errors (http-errors with a `type`) become problems with a specific code. */
 function toProblem(error: unknown): unknown {
-  // body-parser wraps what `verify` throws; ours is already the answer.
-  const verified = (error as { cause?: unknown })?.cause ?? error;
-  if (verified instanceof CommonError) return verified;
+  // What `verify` throws comes back as itself (http-errors only adds a status and type): the answer.
   if (error instanceof CommonError) return error;
   const parserError = error as { type?: string; status?: number };
   const known = parserError?.type ? BY_TYPE[parserError.type] : undefined;

@@ -21,8 +21,6 @@ export interface ConfigNamespace<T extends ConfigObject> {
   readonly KEY: string;
   /** The `registerAs` factory that `ConfigModule.forRoot({ load })` registers for one instance. */
   loadFrom(environment: AppConfig): ConfigFactory<T> & ConfigFactoryKeyHost<T>;
-  /** The slice itself, for code outside the container (the entry points, the benchmark). */
-  select(environment: AppConfig): T;
 }
 
 export type ConfigOf<N> = N extends ConfigNamespace<infer T> ? T : never;
@@ -35,6 +33,5 @@ export function configNamespace<T extends ConfigObject>(
     name,
     KEY: getConfigToken(name),
     loadFrom: (environment) => registerAs(name, () => Object.freeze(select(environment))),
-    select: (environment) => Object.freeze(select(environment)),
   };
 }

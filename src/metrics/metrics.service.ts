@@ -18,6 +18,8 @@ export class MetricsService {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  /** Per-outcome children, looked up once: `inc({ outcome })` would hash the labels on every key check. */
+  private readonly keyCheckByOutcome = new Map<string, { inc(): void }>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -31,6 +33,11 @@ export class MetricsService {
 
   /** Outcomes are a closed set (allowed and the refusal codes): no label per key or route. */
   recordKeyCheck(outcome: string): void {
-    this.keyChecks.inc({ outcome });
+    let counter = this.keyCheckByOutcome.get(outcome);
+    if (!counter) {
+      counter = this.keyChecks.labels({ outcome });
+      this.keyCheckByOutcome.set(outcome, counter);
+    }
+    counter.inc();
   }
 }

@@ -66,7 +66,11 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       let claimed: Task[] = [];
       if (free > 0) {
         try {
-          claimed = await this.claim(Math.min(free, CLAIM_BATCH));
+          claimed = await this.queue.claimBatch(
+            this.workerId,
+            this.config.leaseMs,
+            Math.min(free, CLAIM_BATCH),
+          );
         } catch (error) {
           this.logger.warn(`claim failed: ${(error as Error).message}`);
         }
@@ -106,11 +110,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
         this.nudge();
       });
     this.executions.add(execution);
-  }
-
-  /** Claims up to `limit` due tasks (or ones whose lease expired). */
-  claim(limit = 1): Promise<Task[]> {
-    return this.queue.claimBatch(this.workerId, this.config.leaseMs, limit);
   }
 
   private async execute(task: Task): Promise<void> {
