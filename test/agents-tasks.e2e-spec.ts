@@ -1,7 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request, { type Response } from 'supertest';
@@ -16,6 +15,7 @@ import {
   SignedUpOrganization,
 } from './support/factories';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
+import { freeLoopbackPort } from './support/ports';
 
 /**
  * Agents (the built-in echo agent and http agents behind the outbound-safety client) and tasks (the
@@ -910,7 +910,7 @@ if (!HAS_POSTGRES) {
     const server = await FakeAgentServer.start();
     const databaseUrl = (await createTestDatabase())!;
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-crash-'));
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const firstAnswer = gate();
     let child: ChildProcess | undefined;
     let b: TestApp | undefined;
@@ -1004,19 +1004,6 @@ if (!HAS_POSTGRES) {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** Polls /health/live until the child answers; fails at once if it exits, or after 60 s. */
 async function waitUntilLive(child: ChildProcess, base: string, stderr: () => string): Promise<void> {

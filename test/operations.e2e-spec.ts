@@ -2,10 +2,10 @@ import type { INestApplication } from '@nestjs/common';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
+import { freeLoopbackPort } from './support/ports';
 import {
   expectProblem,
   PASSWORD,
@@ -299,19 +299,6 @@ async function runMain(
   return exited(spawnMain(env), 45_000);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls /health/live until the child answers 200; fails at once if the child exits instead. */
@@ -356,7 +343,7 @@ describe('the real process', () => {
     it('NODE_ENV=production without secrets, naming both', async () => {
       const result = await runMain({
         NODE_ENV: 'production',
-        PORT: String(await freePort()),
+        PORT: String(await freeLoopbackPort()),
         DATA_DIR: tempDir(),
         LOG_LEVEL: 'warn',
       });
@@ -370,7 +357,7 @@ describe('the real process', () => {
     it('a placeholder TOKEN_SIGNING_SECRET in production, naming only that variable', async () => {
       const result = await runMain({
         NODE_ENV: 'production',
-        PORT: String(await freePort()),
+        PORT: String(await freeLoopbackPort()),
         DATA_DIR: tempDir(),
         LOG_LEVEL: 'warn',
         TOKEN_SIGNING_SECRET: 'change-me-change-me-change-me-1234',
@@ -385,7 +372,7 @@ describe('the real process', () => {
   });
 
   it('serves, then exits 0 on SIGTERM and stops listening', async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const base = `http://127.0.0.1:${port}`;
     const databaseUrl = await createTestDatabase(); // undefined on the embedded run
     const child = spawnMain({
@@ -418,7 +405,7 @@ describe('the real process', () => {
   });
 
   it('reads .env from its working directory, a variable set in the environment winning', async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const workingDirectory = tempDir();
     // PORT comes only from .env; LOG_LEVEL there is invalid, so starting at all shows the environment won.
     writeFileSync(join(workingDirectory, '.env'), `PORT=${port}\nHOST=127.0.0.1\nLOG_LEVEL=nonsense\n`);
@@ -440,7 +427,7 @@ describe('the real process', () => {
     const first = await startTestApp({ embedded: true });
     try {
       const result = await runMain({
-        PORT: String(await freePort()),
+        PORT: String(await freeLoopbackPort()),
         HOST: '127.0.0.1',
         DATA_DIR: first.dataDir,
         LOG_LEVEL: 'warn',

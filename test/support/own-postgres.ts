@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { freeLoopbackPort } from './own-redis';
+import { freeLoopbackPort } from './ports';
 import { withServer } from './test-database';
 
 const VERSIONS_DIR = '/usr/lib/postgresql';

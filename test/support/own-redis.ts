@@ -1,17 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-
-/** A free TCP port on loopback, as the kernel hands one out. */
-export async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+import { freeLoopbackPort } from './ports';
 
 /**
  * A Redis server of the test's own (never the shared one), on a free loopback port, keeping nothing
