@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Response } from 'supertest';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import {
@@ -1282,5 +1284,62 @@ describe('usage', () => {
     expect(shown.last_used_at).toMatch(ISO_TIMESTAMP);
     expect(Date.parse(shown.last_used_at)).toBeGreaterThanOrEqual(usedFrom - 1_000);
     expect(Date.parse(shown.last_used_at)).toBeGreaterThanOrEqual(Date.parse(created.created_at));
+  });
+});
+
+describe('one kept-alive connection', () => {
+  // The key check remembers the last value hashed on each connection (ConnectionHashMemo): these
+  // requests all travel on one socket, so each answer shows that what is remembered is only the hash.
+  let server: http.Server;
+  let agent: http.Agent;
+  let sockets = 0;
+  let base = '';
+
+  beforeAll(async () => {
+    server = http.createServer(t.app.getHttpAdapter().getInstance());
+    server.on('connection', () => sockets++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  });
+  afterAll(() => {
+    agent?.destroy();
+    server?.closeAllConnections();
+    server?.close();
+  });
+
+  const verifyOnConnection = (value: string): Promise<{ status: number; body: Json }> =>
+    new Promise((resolve, reject) => {
+      const req = http.get(`${base}/v1/auth/verify`, { agent, headers: bearer(value) }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+    });
+
+  it('tells keys apart, checks every new value and sees a deletion at the next request', async () => {
+    const org = await signUpOrganization(t.http, 'KeepAlive');
+    const first = await createKey(org.auth, { name: 'first', role: 'viewer' });
+    const second = await createKey(org.auth, { name: 'second', role: 'developer' });
+    const opened = sockets;
+
+    expect(await verifyOnConnection(first.key)).toMatchObject({ status: 200, body: { key_id: first.id } });
+    expect(await verifyOnConnection(first.key)).toMatchObject({ status: 200, body: { key_id: first.id } });
+    expect(await verifyOnConnection(second.key)).toMatchObject({ status: 200, body: { key_id: second.id } });
+    // A value one character off the remembered one is checked as any new value: its checksum fails.
+    const last = second.key.length - 1;
+    const altered = second.key.slice(0, last) + (second.key[last] === 'Z' ? 'Y' : 'Z');
+    expect(await verifyOnConnection(altered)).toMatchObject({ status: 401, body: { code: 'malformed_key' } });
+    expect(await verifyOnConnection(first.key)).toMatchObject({ status: 200, body: { key_id: first.id } });
+
+    expectStatus(await t.http.delete(`/v1/api-keys/${first.id}`).set(org.auth), 204);
+    expect(await verifyOnConnection(first.key)).toMatchObject({
+      status: 401,
+      body: { code: 'invalid_credentials' },
+    });
+    // All of it on one connection, so the remembered hash was in play each time.
+    expect(sockets - opened).toBe(1);
   });
 });

@@ -6,6 +6,7 @@ import { KeyPermissions } from '../../api-keys/key-permissions';
 import { KeyUsageRecorder } from '../../api-keys/key-usage-recorder';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { Principal } from '../principal';
+import { ConnectionHashMemo } from './connection-hash-memo';
 import { KeyCache, ResolvedKey } from './key-cache';
 import type { PresentedCredential } from './presented-credential';
 
@@ -50,6 +51,7 @@ function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): P
 @Injectable()
 export class ApiKeyResolver {
   private readonly load = (hash: string) => this.loadByHash(hash);
+  private readonly hashes = new ConnectionHashMemo();
 
   constructor(
     private readonly values: ApiKeyValues,
@@ -59,14 +61,21 @@ export class ApiKeyResolver {
     private readonly usage: KeyUsageRecorder,
   ) {}
 
-  async resolve(credential: PresentedCredential): Promise<Principal | AccessDenial> {
-    if (!this.values.isWellFormed(credential.value)) {
-      return new AccessDenial(
-        AccessDenialCode.MalformedKey,
-        'The API key is malformed (wrong shape or checksum).',
-      );
+  /** `connection` is the socket the credential came on (see ConnectionHashMemo). */
+  async resolve(credential: PresentedCredential, connection: object): Promise<Principal | AccessDenial> {
+    let hash = this.hashes.recall(connection, credential.value);
+    if (hash === undefined) {
+      // Shape and checksum first (no database); a value recalled on its connection passed them.
+      if (!this.values.isWellFormed(credential.value)) {
+        return new AccessDenial(
+          AccessDenialCode.MalformedKey,
+          'The API key is malformed (wrong shape or checksum).',
+        );
+      }
+      hash = this.values.hash(credential.value);
+      this.hashes.remember(connection, credential.value, hash);
     }
-    const resolved = await this.cache.resolve(this.values.hash(credential.value), this.load);
+    const resolved = await this.cache.resolve(hash, this.load);
     if (!resolved) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The API key is not valid.');
 
     const { key } = resolved;

