@@ -1,11 +1,11 @@
 /**
- * The baseline of `npm run bench:verify`: a bare NestJS app (one route, platform-express, no guards,
- * no logger) in a process of its own, so it shares nothing with Gatehouse but the machine. Reports
+ * The baseline of `npm run bench:verify`: a bare NestJS app (one route, platform-express, no guards
+ * unless BARE_GUARDS says, no logger) in a process of its own, so it shares nothing with Gatehouse but the machine. Reports
  * its URL over IPC, answers `cpu` with its CPU time, exits on `exit`.
  */
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { CanActivate, Controller, Get, Injectable, Module } from '@nestjs/common';
+import { APP_GUARD, NestFactory } from '@nestjs/core';
 
 @Controller()
 class BareController {
@@ -15,7 +15,22 @@ class BareController {
   }
 }
 
-@Module({ controllers: [BareController] })
+/** A guard with no work at all, async like the key check's three. */
+@Injectable()
+class PassGuard implements CanActivate {
+  async canActivate(): Promise<boolean> {
+    return true;
+  }
+}
+
+// BARE_GUARDS=n: the same app with n global guards that do nothing: the cost of the design's shape
+// (Nest running three global guards) before any key check work, the ceiling of verify's ratio.
+const guards = Number(process.env.BARE_GUARDS ?? 0);
+
+@Module({
+  controllers: [BareController],
+  providers: Array.from({ length: guards }, () => ({ provide: APP_GUARD, useClass: PassGuard })),
+})
 class BareModule {}
 
 async function main(): Promise<void> {

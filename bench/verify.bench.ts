@@ -4,7 +4,9 @@
  * Three processes: this driver (autocannon), Gatehouse (bench-server.ts) on PostgreSQL, and a bare
  * NestJS app (bare-server.ts). The baseline runs in a process of its own so that it shares nothing
  * with Gatehouse but the machine: in one process, Gatehouse's timers, pools and garbage would slow
- * the bare route too and flatter the ratio. Measured: the bare route, a public Gatehouse route
+ * the bare route too and flatter the ratio. Measured: the bare route, the same bare app with three
+ * global guards that do nothing (a process of its own: what the shape costs before any work, so the
+ * ceiling of verify's ratio), a public Gatehouse route
  * (GET /health/live: middleware and the global guards, no credential) and GET /v1/auth/verify with
  * a valid service key (the whole key check). Then again, bare and verify only, with BENCH_KEYS more
  * keys in the table.
@@ -144,11 +146,16 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-verify-'));
   const app = start('bench-server.ts', { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir });
   const bare = start('bare-server.ts', { PATH: process.env.PATH, NODE_ENV: 'production' });
+  const guarded = start('bare-server.ts', {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    BARE_GUARDS: '3',
+  });
 
   let cleaned: Promise<void> | undefined;
   const cleanUp = (): Promise<void> =>
     (cleaned ??= (async () => {
-      await Promise.all([app.stop(), bare.stop()]);
+      await Promise.all([app.stop(), bare.stop(), guarded.stop()]);
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     })());
@@ -161,13 +168,15 @@ async function main(): Promise<void> {
   }
 
   try {
-    const [{ appUrl }, { url: bareUrl }] = await Promise.all([
+    const [{ appUrl }, { url: bareUrl }, { url: guardedUrl }] = await Promise.all([
       app.next<{ appUrl: string }>('ready'),
       bare.next<{ url: string }>('ready'),
+      guarded.next<{ url: string }>('ready'),
     ]);
     const key = await createKey(appUrl);
     const scenarios = {
       bare: { url: `${bareUrl}/bare`, headers: {}, server: bare },
+      guarded: { url: `${guardedUrl}/bare`, headers: {}, server: guarded },
       public: { url: `${appUrl}/health/live`, headers: {}, server: app },
       verify: { url: `${appUrl}/v1/auth/verify`, headers: { authorization: `Bearer ${key}` }, server: app },
     };
@@ -208,7 +217,7 @@ async function main(): Promise<void> {
       return samples;
     };
 
-    const few = await phase(['bare', 'public', 'verify']);
+    const few = await phase(['bare', 'guarded', 'public', 'verify']);
     // BENCH_KEYS=0 skips the second phase (a quicker comparison while working on the key check).
     let many: Record<Name, Sample[]> | undefined;
     let keys = 0;
@@ -226,7 +235,7 @@ async function main(): Promise<void> {
 }
 
 function report(
-  few: Record<'bare' | 'public' | 'verify', Sample[]>,
+  few: Record<'bare' | 'guarded' | 'public' | 'verify', Sample[]>,
   many: Record<'bare' | 'verify', Sample[]> | undefined,
   keys: number,
   redis: boolean,
@@ -259,6 +268,7 @@ function report(
       ].map((cell) => cell.padStart(10)),
     );
   row('bare NestJS, GET /bare', few.bare);
+  row('bare NestJS + 3 no-op global guards', few.guarded);
   row('public, GET /health/live', few.public);
   row(`verify, ${KEYS_CREATED} keys`, few.verify);
   if (many) {
@@ -277,6 +287,12 @@ function report(
   };
   console.log(`\nreq/s as a share of the bare app's, median of ${ROUNDS} per-round ratios:`);
   ratio('public / bare:', few.public, few.bare, TARGETS.public);
+  // No target: this is the ceiling the design's shape (three global guards) leaves verify.
+  const shape = few.guarded.map((sample, round) => sample.rps / few.bare[round].rps);
+  console.log(
+    `  ${'3 no-op guards / bare:'.padEnd(28)} ${percent(median(shape)).padStart(6)}  ` +
+      `(rounds ${percent(Math.min(...shape))}..${percent(Math.max(...shape))})  the most verify can reach`,
+  );
   ratio(`verify / bare, ${KEYS_CREATED} keys:`, few.verify, few.bare, TARGETS.verify);
   if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verify);
 }
