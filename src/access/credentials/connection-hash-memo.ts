@@ -1,8 +1,18 @@
-import { timingSafeEqual } from 'node:crypto';
-
 interface Remembered {
-  value: Buffer;
+  value: string;
   hash: string;
+}
+
+/**
+ * Equal strings, in time that depends only on their length (which the key format makes public): no
+ * early exit, so a caller sharing a connection learns nothing from how long a mismatch took. Strings,
+ * not crypto.timingSafeEqual, because that needs two Buffers made from them on every request.
+ */
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
 }
 
 /**
@@ -14,8 +24,9 @@ interface Remembered {
  * - The value is compared in constant time: behind a proxy, one connection carries many callers.
  * - It lives exactly as long as the socket that carried it (a WeakMap on the socket), in this process
  *   only: nothing serialises, logs or shares it, and the request that carried it held it anyway.
- * - Only well-formed values are remembered, and only their hash, never whether the key is valid: every request still resolves the
- *   hash through the key cache, so a revocation is seen exactly as without the memo.
+ * - Only well-formed values are remembered, and only their hash, never whether the key is valid:
+ *   every request still resolves the hash through the key cache, so a revocation is seen exactly as
+ *   without the memo.
  */
 export class ConnectionHashMemo {
   private readonly byConnection = new WeakMap<object, Remembered>();
@@ -23,11 +34,10 @@ export class ConnectionHashMemo {
   /** The hash of `value` if it is the last value hashed on this connection. */
   recall(connection: object, value: string): string | undefined {
     const remembered = this.byConnection.get(connection);
-    if (!remembered || remembered.value.length !== Buffer.byteLength(value, 'utf8')) return undefined;
-    return timingSafeEqual(remembered.value, Buffer.from(value, 'utf8')) ? remembered.hash : undefined;
+    return remembered && constantTimeEqual(remembered.value, value) ? remembered.hash : undefined;
   }
 
   remember(connection: object, value: string, hash: string): void {
-    this.byConnection.set(connection, { value: Buffer.from(value, 'utf8'), hash });
+    this.byConnection.set(connection, { value, hash });
   }
 }
