@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, Repository } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { Page, paginate, ListQueryDto } from '../common/pagination';
+import { TickBatch } from '../common/tick-batch';
 import { Task } from './task.entity';
 
 /** What a finished task records: its result, or why it failed. */
@@ -35,13 +35,59 @@ export class TaskQueueRepository {
   }
 
   /**
-   * One INSERT (its defaults come back through RETURNING): `save` would first SELECT the id in a
-   * transaction of its own, four round trips where one does.
+   * Queues a task; false when its organization already has a task under its idempotency key (nothing
+   * is written then). Tasks queued in the same turn of the event loop go in one INSERT: one round trip,
+   * one commit and one NOTIFY (the statement trigger) for all of them. The defaults (timestamps) come
+   * back through RETURNING.
    */
-  async insert(task: Task): Promise<Task> {
-    // The entity's `unknown` JSON columns do not fit TypeORM's deep-partial type; the row is whole.
-    await this.tasks.insert(task as QueryDeepPartialEntity<Task>);
-    return task;
+  insert(task: Task): Promise<boolean> {
+    return this.inserts.add(task);
+  }
+
+  private readonly inserts = new TickBatch<Task, boolean>((tasks) => this.insertMany(tasks));
+
+  private async insertMany(tasks: Task[]): Promise<boolean[]> {
+    // ON CONFLICT on the idempotency index only: two requests under one key (in this batch or not)
+    // queue one task, and the other learns it from the missing row, not from a failed statement that
+    // would fail the whole batch.
+    const rows = await this.dataSource.query<
+      { id: string; run_after: Date; created_at: Date; updated_at: Date }[]
+    >(
+      `INSERT INTO tasks (id, organization_id, instruction, agent_type, agent_id, attachments, status,
+                          attempts, max_attempts, idempotency_key, sealed_credential, created_by)
+       SELECT t.id, t.organization_id, t.instruction, t.agent_type, t.agent_id,
+              ARRAY(SELECT jsonb_array_elements_text(t.attachments)), 'queued', 0, t.max_attempts,
+              t.idempotency_key, t.sealed_credential, t.created_by
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::int[],
+                     $8::text[], $9::text[], $10::text[])
+           AS t(id, organization_id, instruction, agent_type, agent_id, attachments, max_attempts,
+                idempotency_key, sealed_credential, created_by)
+       ON CONFLICT (organization_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING id, run_after, created_at, updated_at`,
+      [
+        tasks.map((task) => task.id),
+        tasks.map((task) => task.organizationId),
+        tasks.map((task) => task.instruction),
+        tasks.map((task) => task.agentType),
+        tasks.map((task) => task.agentId),
+        tasks.map((task) => JSON.stringify(task.attachments)),
+        tasks.map((task) => task.maxAttempts),
+        tasks.map((task) => task.idempotencyKey),
+        tasks.map((task) => task.sealedCredential),
+        tasks.map((task) => task.createdBy),
+      ],
+    );
+    const inserted = new Map(rows.map((row) => [row.id, row]));
+    return tasks.map((task) => {
+      const row = inserted.get(task.id);
+      if (!row) return false;
+      task.status = 'queued';
+      task.attempts = 0;
+      task.runAfter = row.run_after;
+      task.createdAt = row.created_at;
+      task.updatedAt = row.updated_at;
+      return true;
+    });
   }
 
   findInOrganization(organizationId: string, id: string): Promise<Task | null> {

@@ -3,6 +3,7 @@ import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
+import { TickBatch } from '../common/tick-batch';
 import { AgentsService } from '../agents/agents.service';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
@@ -40,7 +41,11 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private nudge: () => void = () => (this.nudged = true);
   private nudged = false;
   private stopListening: () => void = () => undefined;
-  private readonly outcomes = new OutcomeBatch((batch) => this.recordOutcomes(batch));
+  /** Outcomes finishing in the same turn of the event loop are recorded in one transaction. */
+  private readonly outcomes = new TickBatch<FinishedTask, void>(async (batch) => {
+    await this.recordOutcomes(batch);
+    return batch.map(() => undefined);
+  });
 
   constructor(
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
@@ -227,32 +232,4 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
 interface FinishedTask {
   task: Task;
   outcome: TaskOutcome;
-}
-
-/**
- * Outcomes that arrive in the same turn of the event loop are written together: under load one
- * transaction records many tasks; alone, a task waits no longer than a setImmediate.
- */
-class OutcomeBatch {
-  private pending: { item: FinishedTask; done: () => void; failed: (error: unknown) => void }[] = [];
-
-  constructor(private readonly write: (batch: FinishedTask[]) => Promise<void>) {}
-
-  add(item: FinishedTask): Promise<void> {
-    return new Promise<void>((done, failed) => {
-      if (!this.pending.length) setImmediate(() => void this.flush());
-      this.pending.push({ item, done, failed });
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    try {
-      await this.write(batch.map((entry) => entry.item));
-      for (const entry of batch) entry.done();
-    } catch (error) {
-      for (const entry of batch) entry.failed(error);
-    }
-  }
 }

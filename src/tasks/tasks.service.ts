@@ -5,7 +5,6 @@ import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { Page } from '../common/pagination';
-import { isUniqueViolation } from '../database/database-errors';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
@@ -112,17 +111,13 @@ export class TasksService {
       startedAt: null,
       completedAt: null,
     });
-    try {
-      const queued = await this.queue.insert(task);
-      this.wakeups.wake();
-      return queued;
-    } catch (error) {
-      if (idempotencyKey && isUniqueViolation(error, 'tasks_idempotency_key')) {
-        const first = await this.queue.findByIdempotencyKey(principal.organizationId, idempotencyKey);
-        if (first) return this.sameRequestOrConflict(first, dto);
-      }
-      throw error;
+    if (!(await this.queue.insert(task))) {
+      // Another request under the same Idempotency-Key queued its task first.
+      const first = await this.queue.findByIdempotencyKey(principal.organizationId, idempotencyKey!);
+      return this.sameRequestOrConflict(first!, dto);
     }
+    this.wakeups.wake();
+    return task;
   }
 
   list(principal: Principal, query: ListTasksQueryDto): Promise<Page<Task>> {

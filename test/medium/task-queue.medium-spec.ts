@@ -24,29 +24,34 @@ describe('TaskQueueRepository', () => {
   });
   afterAll(() => context.close());
 
+  function newTask(fields: Partial<Task> = {}): Task {
+    return queue.newTask({
+      id: newId('task'),
+      organizationId,
+      instruction: 'x',
+      agentType: 'echo',
+      agentId: null,
+      attachments: [],
+      status: 'queued',
+      result: null,
+      error: null,
+      attempts: 0,
+      maxAttempts: 3,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      idempotencyKey: null,
+      sealedCredential: null,
+      createdBy: null,
+      startedAt: null,
+      completedAt: null,
+      ...fields,
+    });
+  }
+
   async function enqueue(): Promise<Task> {
-    return queue.insert(
-      queue.newTask({
-        id: newId('task'),
-        organizationId,
-        instruction: 'x',
-        agentType: 'echo',
-        agentId: null,
-        attachments: [],
-        status: 'queued',
-        result: null,
-        error: null,
-        attempts: 0,
-        maxAttempts: 3,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-        idempotencyKey: null,
-        sealedCredential: null,
-        createdBy: null,
-        startedAt: null,
-        completedAt: null,
-      }),
-    );
+    const task = newTask();
+    expect(await queue.insert(task)).toBe(true);
+    return task;
   }
 
   const read = async (id: string): Promise<Task> => (await queue.findInOrganization(organizationId, id))!;
@@ -117,5 +122,42 @@ describe('TaskQueueRepository', () => {
     expect(await queue.cancel(running.id, along)).toBe(false);
     expect(along).toHaveBeenCalledTimes(2);
     expect((await read(running.id)).status).toBe('cancelled');
+  });
+
+  it('queues the tasks of one turn in one statement, each with its own fields and timestamps', async () => {
+    const before = Date.now();
+    const tasks = [
+      newTask({ instruction: 'first', attachments: ['file_a', 'file_b'] }),
+      newTask({ instruction: 'second', agentType: 'remote_http', createdBy: 'key_x' }),
+      newTask({ instruction: 'third', sealedCredential: 'sealed' }),
+    ];
+    // Not awaited one by one: the three land in one batch.
+    expect(await Promise.all(tasks.map((task) => queue.insert(task)))).toEqual([true, true, true]);
+    for (const task of tasks) {
+      expect(task.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+      const stored = await read(task.id);
+      expect(stored).toMatchObject({
+        status: 'queued',
+        attempts: 0,
+        instruction: task.instruction,
+        agentType: task.agentType,
+        attachments: task.attachments,
+        sealedCredential: task.sealedCredential,
+        createdBy: task.createdBy,
+      });
+    }
+  });
+
+  it('queues one task per idempotency key, in one batch or across batches', async () => {
+    const [first, twin] = [newTask({ idempotencyKey: 'once' }), newTask({ idempotencyKey: 'once' })];
+    const other = newTask({ idempotencyKey: 'other' });
+    expect(await Promise.all([first, twin, other].map((task) => queue.insert(task)))).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    expect(await queue.insert(newTask({ idempotencyKey: 'once' }))).toBe(false);
+    expect((await queue.findByIdempotencyKey(organizationId, 'once'))!.id).toBe(first.id);
+    expect(await queue.findInOrganization(organizationId, twin.id)).toBeNull();
   });
 });
