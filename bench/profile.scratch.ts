@@ -40,9 +40,11 @@ async function main() {
   const path = process.env.PROF_PATH ?? '/v1/auth/verify';
   const r = await autocannon({
     url: appUrl + path,
-    connections: 50,
+    connections: Number(process.env.PROF_CONNECTIONS ?? 50),
     duration: Number(process.env.PROF_SECONDS ?? 10),
-    headers: { authorization: `Bearer ${key}` },
+    method: (process.env.PROF_METHOD ?? 'GET') as 'GET',
+    body: process.env.PROF_BODY,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
   });
   console.log('rps', r.requests.average, 'non2xx', r.non2xx);
   child.send({ type: 'exit' });
