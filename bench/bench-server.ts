@@ -3,7 +3,8 @@
  * process of its own). Driven over IPC by bench/verify.bench.ts and bench/tasks.bench.ts (which also
  * asks it for its memory: a snapshot, or the peak RSS sampled every RSS_SAMPLE_MS between
  * `rss-start` and `rss-stop`). Imports only the app's entry points (AppModule, configureApp,
- * loadAppConfig), so the same file runs against older commits for before/after figures.
+ * loadAppConfig; TasksService for bench:queue's service-level case), so the same file runs against
+ * older commits for before/after figures.
  */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
@@ -11,12 +12,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import type { Principal } from '../src/access/principal';
 import { AppModule } from '../src/app.module';
 import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
+import { TasksService } from '../src/tasks/tasks.service';
 
 type Command =
   | { type: 'seed'; count: number }
+  | { type: 'enqueue'; count: number; concurrency: number }
   | { type: 'exit' }
   | { type: 'cpu' }
   | { type: 'memory' }
@@ -120,6 +124,37 @@ async function main(): Promise<void> {
       if (message.type === 'exit') {
         await app.close();
         process.exit(0);
+      }
+      if (message.type === 'enqueue') {
+        // The queue without HTTP: `count` echo tasks through TasksService.create (the service a
+        // controller calls), `concurrency` at a time, for the first organization (bench:queue).
+        const [{ id: organizationId }] = await dataSource.query<{ id: string }[]>(
+          'SELECT id FROM organizations ORDER BY created_at LIMIT 1',
+        );
+        const principal: Principal = {
+          kind: 'api_key',
+          organizationId,
+          userId: null,
+          apiKeyId: null,
+          role: 'developer',
+          permissions: new Set(),
+        };
+        const tasks = app.get(TasksService);
+        let next = 0;
+        const started = Date.now();
+        await Promise.all(
+          Array.from({ length: message.concurrency }, async () => {
+            while (next++ < message.count) {
+              await tasks.create(
+                principal,
+                { instruction: 'bench', agent_type: 'echo' },
+                undefined,
+                undefined,
+              );
+            }
+          }),
+        );
+        process.send!({ type: 'enqueued', started, finished: Date.now() });
       }
       if (message.type === 'seed') {
         // Filler keys with distinct random hashes: the table grows, the looked-up key stays the same.

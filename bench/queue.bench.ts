@@ -9,8 +9,11 @@
  *   - creation: tasks answered 202 per second, over HTTP;
  *   - end to end: from the first create until the last task has succeeded (read from the database,
  *     so polling costs the server nothing), tasks per second.
- * Then the same work through pg-boss on another fresh database of the same server (jobs sent by
- * BENCH_CLIENTS concurrent senders, an echo handler fetching batches), for comparison.
+ * Then, like for like with a library: Gatehouse again with the tasks created by BENCH_CLIENTS
+ * concurrent TasksService.create calls in its own process (no HTTP, no key check), and the same work
+ * through pg-boss (jobs sent by BENCH_CLIENTS concurrent senders, an echo handler fetching batches),
+ * each on a fresh database of the same server. Each run is preceded by BENCH_WARMUP_TASKS of the
+ * same work.
  */
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
@@ -56,8 +59,10 @@ async function inParallel(
   return performance.now() - started;
 }
 
+/** Gatehouse, its tasks created over HTTP (`http`) or by TasksService calls in its process (`service`). */
 async function gatehouse(
   databaseUrl: string,
+  via: 'http' | 'service',
 ): Promise<{ createPerSecond: number; endToEndPerSecond: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-queue-'));
   const child = fork(join(__dirname, 'bench-server.ts'), [], {
@@ -130,17 +135,35 @@ async function gatehouse(
           },
         });
       };
+      /** Creates `count` tasks the way this run measures; when the first began and how long all took. */
+      const createAll = async (count: number): Promise<{ started: number; createMs: number }> => {
+        if (via === 'http') {
+          const started = Date.now();
+          const created = await createTasks(count);
+          if (created.non2xx || created.errors)
+            throw new Error(`creates: ${created.non2xx} non-2xx, ${created.errors} errors`);
+          return { started, createMs: lastAnswerAt - started };
+        }
+        const enqueued = new Promise<{ started: number; finished: number }>((resolve) => {
+          const onMessage = (message: { type: string; started: number; finished: number }): void => {
+            if (message.type !== 'enqueued') return;
+            child.off('message', onMessage);
+            resolve(message);
+          };
+          child.on('message', onMessage);
+        });
+        child.send({ type: 'enqueue', count, concurrency: CLIENTS });
+        const { started, finished } = await enqueued;
+        return { started, createMs: finished - started };
+      };
+
       // Warm-up, the same work as measured: JIT, pools, key cache, prepared workers. A short cold
       // run measures V8 warming up, not the queue.
-      await createTasks(WARMUP_TASKS);
+      await createAll(WARMUP_TASKS);
       await waitUntilDone(db, WARMUP_TASKS);
       await db.query('DELETE FROM tasks');
 
-      const started = Date.now();
-      const created = await createTasks(TASKS);
-      const createMs = lastAnswerAt - started;
-      if (created.non2xx || created.errors)
-        throw new Error(`creates: ${created.non2xx} non-2xx, ${created.errors} errors`);
+      const { started, createMs } = await createAll(TASKS);
       await waitUntilDone(db, TASKS);
       // When the last task finished, as the database recorded it (same machine, same clock).
       const { rows } = await db.query<{ last: Date }>('SELECT max(completed_at) AS last FROM tasks');
@@ -218,22 +241,22 @@ async function main(): Promise<void> {
     console.error('bench:queue measures on PostgreSQL: set DATABASE_URL to a server.');
     process.exit(2);
   }
-  const ours = await withDatabase(serverUrl, 'queue', gatehouse);
+  const overHttp = await withDatabase(serverUrl, 'queue', (url) => gatehouse(url, 'http'));
+  const serviceCalls = await withDatabase(serverUrl, 'queue', (url) => gatehouse(url, 'service'));
   const boss = await withDatabase(serverUrl, 'pgboss', pgBoss);
   console.log(
     `\n${TASKS} echo tasks, ${CLIENTS} concurrent clients, ${WORKERS} in flight per worker process, PostgreSQL`,
   );
   console.log('queue'.padEnd(34), 'created/s'.padStart(10), 'done/s (end to end)'.padStart(20));
-  console.log(
-    'Gatehouse (HTTP, key check, audit)'.padEnd(34),
-    ours.createPerSecond.toFixed(0).padStart(10),
-    ours.endToEndPerSecond.toFixed(0).padStart(20),
-  );
-  console.log(
-    'pg-boss (library calls, no HTTP)'.padEnd(34),
-    boss.createPerSecond.toFixed(0).padStart(10),
-    boss.endToEndPerSecond.toFixed(0).padStart(20),
-  );
+  const row = (label: string, figures: { createPerSecond: number; endToEndPerSecond: number }): void =>
+    console.log(
+      label.padEnd(34),
+      figures.createPerSecond.toFixed(0).padStart(10),
+      figures.endToEndPerSecond.toFixed(0).padStart(20),
+    );
+  row('Gatehouse (HTTP, key check)', overHttp);
+  row('Gatehouse (service calls, no HTTP)', serviceCalls);
+  row('pg-boss (library calls, no HTTP)', boss);
 }
 
 main().catch((error: unknown) => {
