@@ -39,6 +39,11 @@ export interface AgentRunner {
   readonly type: string;
   /** True when tasks must name a configured agent (`agent_id`) of this type. */
   readonly needsAgent: boolean;
+  /**
+   * False when the runner never calls out on the caller's behalf: the caller's key is then not kept
+   * (sealed) with its tasks at all. Absent means it may, so `outboundHeaders` carries the key.
+   */
+  readonly forwardsCredentials?: boolean;
   /** Checks an agent's `config` at create/update time; throws a 400 ProblemException when invalid. */
   validateConfig(config: Record<string, unknown>): Promise<void>;
   run(context: AgentRunContext): Promise<unknown>;

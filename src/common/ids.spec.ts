@@ -11,6 +11,12 @@ describe('ids', () => {
     },
   );
 
+  it('draws fresh bytes for every id, across refills of the random pool', () => {
+    // 4096-byte pool, 16 bytes an id: 1000 ids cross three refills.
+    const ids = Array.from({ length: 1000 }, () => newId('task'));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('does not accept an id of another kind', () => {
     expect(isIdOf('team', newId('user'))).toBe(false);
     expect(isIdOf('user', 'usr_../../etc')).toBe(false);

@@ -106,7 +106,8 @@ export class TasksService {
       leaseOwner: null,
       leaseExpiresAt: null,
       idempotencyKey: idempotencyKey ?? null,
-      sealedCredential: forwardKey ? this.credentials.seal(forwardKey) : null,
+      sealedCredential:
+        forwardKey && runner.forwardsCredentials !== false ? this.credentials.seal(forwardKey) : null,
       createdBy: principal.apiKeyId ?? principal.userId,
       startedAt: null,
       completedAt: null,

@@ -1,7 +1,10 @@
 import { OrganizationsService } from '../../src/accounts/organizations.service';
+import type { Principal } from '../../src/access/principal';
+import { AgentRunners } from '../../src/agents/agent-runner';
 import { newId } from '../../src/common/ids';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository';
 import type { Task } from '../../src/tasks/task.entity';
+import { TasksService } from '../../src/tasks/tasks.service';
 import { startServiceContext, ServiceContext } from '../support/test-app';
 
 /** The queue's state changes on a real database, without HTTP or workers (WORKER_CONCURRENCY=0). */
@@ -159,5 +162,36 @@ describe('TaskQueueRepository', () => {
     expect(await queue.insert(newTask({ idempotencyKey: 'once' }))).toBe(false);
     expect((await queue.findByIdempotencyKey(organizationId, 'once'))!.id).toBe(first.id);
     expect(await queue.findInOrganization(organizationId, twin.id)).toBeNull();
+  });
+
+  it("keeps the caller's key (sealed) only with tasks of runners that may forward it", async () => {
+    const runners = context.get(AgentRunners);
+    if (!runners.get('forwarding_probe')) {
+      runners.register({
+        type: 'forwarding_probe',
+        needsAgent: false,
+        validateConfig: async () => undefined,
+        run: async () => ({}),
+      });
+    }
+    const service = context.get(TasksService);
+    const principal: Principal = {
+      kind: 'api_key',
+      organizationId,
+      userId: null,
+      apiKeyId: 'key_probe',
+      role: 'developer',
+      permissions: new Set(),
+    };
+    const create = (agentType: string) =>
+      service.create(principal, { instruction: 'x', agent_type: agentType }, undefined, 'sk_caller_value');
+
+    const echo = await create('echo');
+    expect((await read(echo.id)).sealedCredential).toBeNull();
+    const forwarding = await create('forwarding_probe');
+    const sealed = (await read(forwarding.id)).sealedCredential;
+    expect(sealed).toEqual(expect.any(String));
+    expect(sealed).not.toContain('sk_caller_value');
+    expect(service.credentials.open(sealed!)).toBe('sk_caller_value');
   });
 });

@@ -7,6 +7,8 @@ import { AgentError, AgentErrorCode } from '../agents.errors';
 export class EchoRunner implements AgentRunner, OnModuleInit {
   readonly type = 'echo';
   readonly needsAgent = false;
+  // It answers from the task alone: no key needs to be kept with its tasks.
+  readonly forwardsCredentials = false;
 
   constructor(private readonly runners: AgentRunners) {}
 
