@@ -24,7 +24,7 @@ class PassGuard implements CanActivate {
 }
 
 // BARE_GUARDS=n: the same app with n global guards that do nothing: the cost of the design's shape
-// (Nest running three global guards) before any key check work, the ceiling of verify's ratio.
+// (Nest running three global guards) before any key check work.
 const guards = Number(process.env.BARE_GUARDS ?? 0);
 
 @Module({

@@ -5,8 +5,8 @@
  * NestJS app (bare-server.ts). The baseline runs in a process of its own so that it shares nothing
  * with Gatehouse but the machine: in one process, Gatehouse's timers, pools and garbage would slow
  * the bare route too and flatter the ratio. Measured: the bare route, the same bare app with three
- * global guards that do nothing (a process of its own: what the shape costs before any work, so the
- * ceiling of verify's ratio), a public Gatehouse route
+ * global guards that do nothing (a process of its own: what the shape costs before any work), a public
+ * Gatehouse route
  * (GET /health/live: middleware and the global guards, no credential) and GET /v1/auth/verify with
  * a valid service key (the whole key check). Then again, bare and verify only, with BENCH_KEYS more
  * keys in the table.
@@ -287,11 +287,11 @@ function report(
   };
   console.log(`\nreq/s as a share of the bare app's, median of ${ROUNDS} per-round ratios:`);
   ratio('public / bare:', few.public, few.bare, TARGETS.public);
-  // No target: this is the ceiling the design's shape (three global guards) leaves verify.
+  // No target: what the design's shape (three global guards) costs before any of their work.
   const shape = few.guarded.map((sample, round) => sample.rps / few.bare[round].rps);
   console.log(
     `  ${'3 no-op guards / bare:'.padEnd(28)} ${percent(median(shape)).padStart(6)}  ` +
-      `(rounds ${percent(Math.min(...shape))}..${percent(Math.max(...shape))})  the most verify can reach`,
+      `(rounds ${percent(Math.min(...shape))}..${percent(Math.max(...shape))})  three global guards, no work`,
   );
   ratio(`verify / bare, ${KEYS_CREATED} keys:`, few.verify, few.bare, TARGETS.verify);
   if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verify);

@@ -46,6 +46,8 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
         throttlers: [
           { name: 'default', ttl: 60_000, limit: 3 },
           { name: 'hour', ttl: 3_600_000, limit: 100 },
+          // A window added the way README "Extending" says: one more named throttler.
+          { name: 'day', ttl: 86_400_000, limit: () => 1000 },
         ],
         storage: new MemoryFixedWindowStorage(),
       }),
@@ -109,6 +111,8 @@ describe('KeyThrottlerGuard', () => {
     expect(first.headers['x-ratelimit-limit']).toBe('3');
     expect(first.headers['x-ratelimit-remaining']).toBe('2');
     expect(first.headers['x-ratelimit-limit-hour']).toBe('100');
+    expect(first.headers['x-ratelimit-limit-day']).toBe('1000');
+    expect(first.headers['x-ratelimit-remaining-day']).toBe('999');
     expect((await get('/plain', 'a')).status).toBe(200);
     expect((await get('/plain', 'b')).status).toBe(200);
     expect((await get('/plain', 'a')).status).toBe(200);
