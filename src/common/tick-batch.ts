@@ -5,8 +5,7 @@
  * (a batch holds only statements that fail together: the database being unavailable, say).
  */
 export class TickBatch<Item, Result> {
-  private pending: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] =
-    [];
+  private pending: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = [];
 
   constructor(private readonly write: (items: Item[]) => Promise<Result[]>) {}
 
