@@ -1,12 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
 import { bodyParsers } from './common/body-parsers';
 import { ProblemSchema } from './common/openapi';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
 import { httpConfig } from './config/namespaces';
+import { AppLogger } from './logging/app-logger';
 import { REQUEST_LOGGER, requestLogger } from './logging/request-logger';
 import { MetricsService } from './metrics/metrics.service';
 import type pino from 'pino';
@@ -28,7 +28,7 @@ export function configureApp(app: INestApplication): void {
       requestLogger(app.get<pino.Logger>(REQUEST_LOGGER)),
     ]),
   );
-  express.useLogger(app.get(Logger));
+  express.useLogger(app.get(AppLogger));
   express.disable('x-powered-by');
   // API responses are not conditionally cached; an ETag would cost a hash of every body.
   express.set('etag', false);

@@ -4,12 +4,18 @@ import type { Server } from 'node:http';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { loadConfigOrExit } from './main.config';
+import { checkServersOrExit } from './main.preflight';
+import { logStartBanner } from './start-banner';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  await checkServersOrExit(config);
   const app = await NestFactory.create(AppModule.forRoot(config), APP_OPTIONS);
   configureApp(app);
   await app.listen(config.PORT, config.HOST);
+  // PORT=0 asks the system for a free port: the banner shows the one it gave.
+  const address = (app.getHttpServer() as Server).address();
+  await logStartBanner(app, config, typeof address === 'object' && address ? address.port : config.PORT);
 
   // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the database and exit 0.
   // Nest's own shutdown hooks would re-raise the signal and exit 143, so the sequence is ours.

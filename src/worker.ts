@@ -1,8 +1,9 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
+import { AppLogger } from './logging/app-logger';
 import { WorkerModule } from './worker.module';
 import { loadConfigOrExit } from './main.config';
+import { checkServersOrExit } from './main.preflight';
 
 /**
  * `npm run start:worker`: a process that only runs task workers (no HTTP), so work scales apart from
@@ -15,8 +16,9 @@ async function main(): Promise<void> {
     console.error('start:worker needs DATABASE_URL: the embedded database can only be opened by one process');
     process.exit(1);
   }
+  await checkServersOrExit(config);
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   // The worker loops sleep on unref'd timers (so tests and shutdown never wait on them); with no HTTP
   // server in this process, something must keep it alive until SIGTERM.
   const keepAlive = setInterval(() => undefined, 60_000);

@@ -371,6 +371,118 @@ describe('the real process', () => {
     });
   });
 
+  describe('a first start explains itself', () => {
+    const stderrLines = (result: ProcessResult): string[] =>
+      result.stderr.split('\n').filter((line) => line.trim() !== '');
+
+    /** Until stdout holds `text`; fails at once if the child exits first. */
+    const untilPrinted = async (
+      child: ChildProcess & { output: () => ProcessResult },
+      text: string,
+    ): Promise<string> => {
+      for (let waited = 0; waited < 40_000; waited += 100) {
+        const { stdout, stderr } = child.output();
+        if (stdout.includes(text)) return stdout;
+        if (child.exitCode !== null) throw new Error(`exited before printing "${text}":\n${stderr}`);
+        await sleep(100);
+      }
+      throw new Error(`never printed "${text}":\n${child.output().stdout}`);
+    };
+
+    const stop = async (child: ChildProcess & { output: () => ProcessResult }): Promise<void> => {
+      child.kill('SIGTERM');
+      await exited(child, 45_000);
+    };
+
+    it('a bad PORT: one line naming it, saying what it must be', async () => {
+      const result = await runMain({ PORT: 'abc', DATA_DIR: tempDir() });
+      expect(result.code).toBe(1);
+      expect(stderrLines(result)).toEqual(['Invalid configuration: PORT must be an integer number']);
+    });
+
+    it('an unreachable DATABASE_URL: one line naming it, without its password', async () => {
+      const port = await freeLoopbackPort(); // nothing listens there
+      const result = await runMain({
+        DATABASE_URL: `postgresql://postgres:hunter2@127.0.0.1:${port}/gatehouse`,
+        DATA_DIR: tempDir(),
+      });
+      expect(result.timedOut).toBe(false);
+      expect(result.code).toBe(1);
+      expect(stderrLines(result)).toEqual([
+        `DATABASE_URL: cannot connect to postgresql://postgres:***@127.0.0.1:${port}/gatehouse (connect ECONNREFUSED 127.0.0.1:${port})`,
+      ]);
+      expect(result.stdout).toBe('');
+    });
+
+    it('an unreachable REDIS_URL: one line naming it', async () => {
+      const port = await freeLoopbackPort();
+      const result = await runMain({ REDIS_URL: `redis://127.0.0.1:${port}`, DATA_DIR: tempDir() });
+      expect(result.code).toBe(1);
+      expect(stderrLines(result)).toEqual([
+        `REDIS_URL: cannot connect to redis://127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port})`,
+      ]);
+    });
+
+    it('readable lines: where it listens, the docs, the database, and a warning when nobody can sign in', async () => {
+      const port = await freeLoopbackPort();
+      const dataDir = tempDir();
+      const child = spawnMain({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_FORMAT: 'pretty',
+      });
+      try {
+        const stdout = await untilPrinted(child, 'nobody can sign in');
+        const url = `http://127.0.0.1:${port}`;
+        expect(stdout).toContain(`Gatehouse 0.1.0 listening on ${url}`);
+        expect(stdout).toContain(`${url}/docs`);
+        expect(stdout).toContain(`database: embedded PGlite in ${dataDir}`);
+        expect(stdout).toContain('redis: none');
+        expect(stdout).toMatch(/WARN.*Set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD/);
+        // Nest's wiring lines are debug, and nothing is JSON.
+        expect(stdout).not.toMatch(/InstanceLoader|RoutesResolver|RouterExplorer|Mapped \{/);
+        expect(stdout.split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
+      } finally {
+        await stop(child);
+      }
+    });
+
+    it('JSON lines when not on a terminal, with how to sign in as the bootstrap administrator', async () => {
+      const port = await freeLoopbackPort();
+      const databaseUrl = await createTestDatabase();
+      const child = spawnMain({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: tempDir(),
+        DATABASE_URL: databaseUrl,
+        BOOTSTRAP_ADMIN_EMAIL: 'first-admin@example.com',
+        BOOTSTRAP_ADMIN_PASSWORD: 'a-long-enough-password',
+      });
+      try {
+        const stdout = await untilPrinted(child, 'sign in: POST');
+        const entries = stdout
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+          .map((line) => JSON.parse(line) as { level: number; msg: string; context?: string });
+        const messages = entries.map((entry) => entry.msg);
+        expect(messages).toContain(
+          `sign in: POST http://127.0.0.1:${port}/v1/auth/token with {"email", "password"}, e.g. as first-admin@example.com (BOOTSTRAP_ADMIN_EMAIL)`,
+        );
+        expect(messages).toContainEqual(
+          databaseUrl
+            ? `database: PostgreSQL at ${databaseUrl}`
+            : expect.stringMatching(/^database: embedded PGlite in /),
+        );
+        expect(entries.filter((entry) => entry.level >= 40)).toEqual([]);
+        expect(entries.map((entry) => entry.context)).not.toContain('InstanceLoader');
+      } finally {
+        await stop(child);
+        if (databaseUrl) await dropTestDatabase(databaseUrl);
+      }
+    });
+  });
+
   it('serves, then exits 0 on SIGTERM and stops listening', async () => {
     const port = await freeLoopbackPort();
     const base = `http://127.0.0.1:${port}`;

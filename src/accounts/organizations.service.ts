@@ -39,6 +39,11 @@ export class OrganizationsService {
    * Creates the first organization and administrator when, and only when, no user exists yet. The
    * advisory lock makes simultaneous starts of several instances create it once.
    */
+  /** Whether the installation has any user at all (the start banner says how to make the first). */
+  hasAnyUser(): Promise<boolean> {
+    return this.organizations.manager.exists(User);
+  }
+
   async bootstrap(input: NewOrganization): Promise<User | undefined> {
     const passwordHash = await this.passwords.hash(input.password);
     return this.organizations.manager.transaction(async (manager) => {

@@ -36,6 +36,22 @@ describe('validateEnvironment', () => {
     expect(problemsOf(env).join('\n')).toContain(name);
   });
 
+  it('says one thing per bad variable, the kind of value before its range', () => {
+    expect(problemsOf({ PORT: 'abc' })).toEqual(['PORT must be an integer number']);
+    expect(problemsOf({ PORT: '70000' })).toEqual(['PORT must not be greater than 65535']);
+    const error = (() => {
+      try {
+        validateEnvironment({ PORT: 'abc', LOG_LEVEL: 'loud' });
+      } catch (thrown) {
+        return thrown as Error;
+      }
+    })();
+    expect(error?.message.split('\n')).toEqual([
+      'Invalid configuration: PORT must be an integer number',
+      expect.stringMatching(/^Invalid configuration: LOG_LEVEL must be one of/),
+    ]);
+  });
+
   it('requires real secrets in production', () => {
     const problems = problemsOf({ NODE_ENV: 'production' }).join('\n');
     expect(problems).toContain('TOKEN_SIGNING_SECRET must be set');

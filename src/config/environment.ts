@@ -47,6 +47,10 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** auto: readable lines on a terminal outside production, JSON lines otherwise. */
+  @IsIn(['auto', 'json', 'pretty'])
+  LOG_FORMAT: 'auto' | 'json' | 'pretty' = 'auto';
+
   @Transform(emptyAsUnset)
   @IsOptional()
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
@@ -306,7 +310,8 @@ export function trustProxySetting(value: string | undefined): boolean | number |
 
 export class ConfigurationError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    // One line per bad variable, each naming it: what a person reads first when the start fails.
+    super(problems.map((problem) => `Invalid configuration: ${problem}`).join('\n'));
     this.name = 'ConfigurationError';
   }
 }
@@ -326,6 +331,15 @@ export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
   'METRICS_TOKEN',
 ];
 
+// A value of the wrong kind first ("must be an integer"), then its range: 'abc' for PORT is not
+// "greater than 65535", and three messages for one variable read as three problems.
+const CONSTRAINT_ORDER = ['isInt', 'isBoolean', 'isIn', 'matches', 'isEmail', 'isString'];
+
+function mostTellingMessage(constraints: Record<string, string>): string {
+  const first = CONSTRAINT_ORDER.find((name) => name in constraints);
+  return first ? constraints[first] : Object.values(constraints)[0];
+}
+
 export function validateEnvironment(raw: Record<string, string | undefined>): EnvironmentVariables {
   const known = Object.fromEntries(
     Object.keys(new EnvironmentVariables())
@@ -334,11 +348,10 @@ export function validateEnvironment(raw: Record<string, string | undefined>): En
       .map((name) => [name, raw[name]]),
   );
   const env = plainToInstance(EnvironmentVariables, known);
-  const problems = validateSync(env, { forbidUnknownValues: false }).flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((message) =>
-      message.startsWith(error.property) ? message : `${error.property}: ${message}`,
-    ),
-  );
+  const problems = validateSync(env, { forbidUnknownValues: false }).map((error) => {
+    const message = mostTellingMessage(error.constraints ?? {});
+    return message.startsWith(error.property) ? message : `${error.property}: ${message}`;
+  });
   if (Boolean(env.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(env.BOOTSTRAP_ADMIN_PASSWORD)) {
     problems.push('BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD must be set together');
   }

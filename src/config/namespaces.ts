@@ -14,7 +14,13 @@ export const httpConfig = configNamespace('http', (env) => ({
   trustProxy: trustProxySetting(env.TRUST_PROXY) as boolean | number | string[],
 }));
 
-export const loggingConfig = configNamespace('logging', (env) => ({ level: env.LOG_LEVEL }));
+export const loggingConfig = configNamespace('logging', (env) => ({
+  level: env.LOG_LEVEL,
+  // Read once at start: whether a person is watching the output.
+  pretty:
+    env.LOG_FORMAT === 'pretty' ||
+    (env.LOG_FORMAT === 'auto' && Boolean(process.stdout.isTTY) && env.NODE_ENV !== 'production'),
+}));
 
 export const lifecycleConfig = configNamespace('lifecycle', (env) => ({
   shutdownGraceMs: env.SHUTDOWN_GRACE_MS,

@@ -3,26 +3,40 @@ import { loggingConfig } from '../config/namespaces';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
+import pretty from 'pino-pretty';
+import { AppLogger } from './app-logger';
 import { REQUEST_LOGGER } from './request-logger';
 
 function createPino(config: ConfigOf<typeof loggingConfig>): pino.Logger {
-  return pino({
-    level: config.level,
-    // Headers are never logged; these paths catch what could still carry a credential or a row's
-    // parameters (a failed INSERT of a user carries its password hash).
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers["x-api-key"]',
-        'req.headers.cookie',
-        'req.query.api_key',
-        'err.parameters',
-        'err.driverError.parameters',
-        'err.query',
-      ],
-      censor: '[REDACTED]',
+  // Readable lines for a person at a terminal; synchronous, so nothing is lost at exit.
+  const destination = config.pretty
+    ? pretty({
+        sync: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        messageFormat: '{if context}{context}: {end}{msg}',
+        ignore: 'pid,hostname,context',
+      })
+    : undefined;
+  return pino(
+    {
+      level: config.level,
+      // Headers are never logged; these paths catch what could still carry a credential or a row's
+      // parameters (a failed INSERT of a user carries its password hash).
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-api-key"]',
+          'req.headers.cookie',
+          'req.query.api_key',
+          'err.parameters',
+          'err.driverError.parameters',
+          'err.query',
+        ],
+        censor: '[REDACTED]',
+      },
     },
-  });
+    destination,
+  );
 }
 
 /**
@@ -40,5 +54,7 @@ function createPino(config: ConfigOf<typeof loggingConfig>): pino.Logger {
       useFactory: (logger: pino.Logger) => ({ pinoHttp: { logger }, forRoutes: [] }),
     }),
   ],
+  providers: [AppLogger],
+  exports: [AppLogger],
 })
 export class LoggingModule {}

@@ -1,0 +1,82 @@
+import { type INestApplication, Logger } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OrganizationsService } from './accounts/organizations.service';
+import type { AppConfig } from './config/app-config';
+import { displayUrl } from './main.preflight';
+
+/** What a person starting the service needs to know, gathered after it listens. */
+export interface StartFacts {
+  version: string;
+  /** Where a browser or curl on this machine reaches it. */
+  url: string;
+  database: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
+  redisUrl?: string;
+  hasUser: boolean;
+  signupAllowed: boolean;
+  bootstrapEmail?: string;
+}
+
+/** The banner's lines, and a warning when nobody can sign in. */
+export function startBanner(facts: StartFacts): { lines: string[]; warning?: string } {
+  const lines = [
+    `Gatehouse ${facts.version} listening on ${facts.url}`,
+    `API reference: ${facts.url}/docs (OpenAPI document: ${facts.url}/openapi.json)`,
+    facts.database.kind === 'postgres'
+      ? `database: PostgreSQL at ${displayUrl(facts.database.url)}`
+      : `database: embedded PGlite in ${facts.database.dataDir} (one process; set DATABASE_URL for PostgreSQL)`,
+    facts.redisUrl
+      ? `redis: ${displayUrl(facts.redisUrl)} (rate limits and key-cache invalidation shared by every instance)`
+      : 'redis: none (rate limits and key-cache invalidation in this process only; set REDIS_URL to share them)',
+  ];
+  const signIn = `sign in: POST ${facts.url}/v1/auth/token with {"email", "password"}`;
+  if (facts.hasUser) {
+    lines.push(
+      facts.bootstrapEmail ? `${signIn}, e.g. as ${facts.bootstrapEmail} (BOOTSTRAP_ADMIN_EMAIL)` : signIn,
+    );
+    return { lines };
+  }
+  if (facts.signupAllowed) {
+    lines.push(
+      `no user yet: sign up with POST ${facts.url}/v1/auth/signup {"organization_name", "email", "password", "name"}`,
+    );
+    return { lines };
+  }
+  return {
+    lines,
+    warning:
+      'no user exists and ALLOW_SIGNUP is off: nobody can sign in. Set BOOTSTRAP_ADMIN_EMAIL and ' +
+      'BOOTSTRAP_ADMIN_PASSWORD (or ALLOW_SIGNUP=true) and start again.',
+  };
+}
+
+function packageVersion(): string {
+  // src/ and dist/ both sit beside package.json.
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** A host the server listens on, as a URL a person can open on this machine. */
+function localUrl(host: string, port: number): string {
+  const everywhere = ['0.0.0.0', '::', ''];
+  const shown = everywhere.includes(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+/** Logs the start banner (info), and a warning when nobody can sign in. */
+export async function logStartBanner(app: INestApplication, config: AppConfig, port: number): Promise<void> {
+  const logger = new Logger('Start');
+  const { lines, warning } = startBanner({
+    version: packageVersion(),
+    url: localUrl(config.HOST, port),
+    database: config.DATABASE_URL
+      ? { kind: 'postgres', url: config.DATABASE_URL }
+      : { kind: 'embedded', dataDir: config.DATA_DIR },
+    redisUrl: config.REDIS_URL,
+    hasUser: await app.get(OrganizationsService).hasAnyUser(),
+    signupAllowed: config.ALLOW_SIGNUP,
+    bootstrapEmail: config.BOOTSTRAP_ADMIN_EMAIL,
+  });
+  for (const line of lines) logger.log(line);
+  if (warning) logger.warn(warning);
+}
