@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
-import { ProblemSchema } from './common/openapi';
+import { finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
 import { httpConfig } from './config/namespaces';
@@ -36,22 +36,36 @@ export function configureApp(app: INestApplication): void {
   express.set('trust proxy', app.get<ConfigOf<typeof httpConfig>>(httpConfig.KEY).trustProxy);
   express.use(bodyParsers(JSON_BODY_LIMIT));
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Gatehouse')
-      .setDescription(
-        'API keys and programmatic access for a platform of AI agents. Errors are application/problem+json (RFC 9457).',
-      )
-      .setVersion('1')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key or an access token' })
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'X-API-Key')
-      .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key' }, 'api_key')
-      .build(),
-    { extraModels: [ProblemSchema] },
-  );
-  SwaggerModule.setup('docs', app, document, {
+  SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
   });
+}
+
+/** The OpenAPI document of an initialised app: served at /openapi.json, linted in CI (npm run openapi). */
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  return finishOpenApiDocument(
+    SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setOpenAPIVersion('3.1.0')
+        .setTitle('Gatehouse')
+        .setDescription(
+          'API keys and programmatic access for a platform of AI agents. Errors are application/problem+json (RFC 9457).',
+        )
+        .setVersion('1')
+        .setLicense('UNLICENSED (proprietary)', 'https://spdx.org/licenses/')
+        .addServer('/', 'This server')
+        .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key or an access token' })
+        .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'X-API-Key')
+        .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key' }, 'api_key')
+        .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' }, OPERATOR_SCHEME)
+        // Any one of the three ways to present a credential; public operations say `security: []`.
+        .addSecurityRequirements('bearer')
+        .addSecurityRequirements('X-API-Key')
+        .addSecurityRequirements('api_key')
+        .build(),
+      { extraModels: [ProblemSchema] },
+    ),
+  );
 }

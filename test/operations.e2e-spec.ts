@@ -131,6 +131,85 @@ describe('operations endpoints', () => {
       expect(withoutResponses).toEqual([]);
     });
 
+    describe('exact enough to generate a client', () => {
+      type Operation = {
+        security?: Record<string, string[]>[];
+        responses: Record<string, { headers?: Record<string, unknown> }>;
+      };
+      // Written out from the contract, independently of the decorators that produce the document.
+      const PUBLIC = ['get /health/live', 'get /health/ready', 'post /v1/auth/token', 'post /v1/auth/signup'];
+      const operations = (): { name: string; operation: Operation }[] =>
+        Object.entries(document.paths).flatMap(([path, item]) =>
+          Object.entries(item)
+            .filter(([method]) => HTTP_METHODS.includes(method) && !isDocumentationPath(path))
+            .map(([method, operation]) => ({ name: `${method} ${path}`, operation: operation as Operation })),
+        );
+      const full = () =>
+        document as unknown as {
+          servers: unknown[];
+          security: unknown[];
+          info: { license?: { name: string } };
+          components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> };
+        };
+
+      it('is OpenAPI 3.1, with servers and a license', () => {
+        expect(document.openapi).toBe('3.1.0');
+        expect(full().servers.length).toBeGreaterThan(0);
+        expect(full().info.license?.name).toEqual(expect.any(String));
+        // 3.0's `nullable` has no meaning in 3.1.
+        expect(JSON.stringify(document)).not.toContain('"nullable"');
+      });
+
+      it('offers the three ways to present a credential, by default on every operation', () => {
+        expect(full().components.securitySchemes).toMatchObject({
+          bearer: { type: 'http' },
+          'X-API-Key': { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          api_key: { type: 'apiKey', in: 'query', name: 'api_key' },
+        });
+        expect(full().security).toEqual([{ bearer: [] }, { 'X-API-Key': [] }, { api_key: [] }]);
+      });
+
+      it('needs no security on public operations, the operator secret on /metrics', () => {
+        for (const name of PUBLIC) {
+          expect(
+            `${name}: ${JSON.stringify(operations().find((o) => o.name === name)?.operation.security)}`,
+          ).toBe(`${name}: []`);
+        }
+        const metrics = operations().find((o) => o.name === 'get /metrics')!.operation;
+        expect(metrics.security).toEqual([{ operator: [] }]);
+      });
+
+      it('lists 401, 403, 429 and 503 on every operation behind the key check, with budget and retry headers', () => {
+        const protectedOperations = operations().filter(
+          ({ name }) => !PUBLIC.includes(name) && name !== 'get /metrics',
+        );
+        expect(protectedOperations.length).toBeGreaterThan(40);
+        const incomplete = protectedOperations
+          .filter(({ operation }) => {
+            const statuses = Object.keys(operation.responses);
+            const success = statuses.find((status) => status.startsWith('2'));
+            return (
+              operation.security !== undefined ||
+              !['401', '403', '429', '503'].every((status) => statuses.includes(status)) ||
+              !success ||
+              !operation.responses[success].headers?.['X-RateLimit-Remaining'] ||
+              !operation.responses['429'].headers?.['Retry-After']
+            );
+          })
+          .map(({ name }) => name);
+        expect(incomplete).toEqual([]);
+      });
+
+      it('gives every response its X-Request-Id', () => {
+        const missing = operations().flatMap(({ name, operation }) =>
+          Object.entries(operation.responses)
+            .filter(([, response]) => !response.headers?.['X-Request-Id'])
+            .map(([status]) => `${name} ${status}`),
+        );
+        expect(missing).toEqual([]);
+      });
+    });
+
     it('GET /docs serves the HTML UI without a credential, with its assets', async () => {
       const res = await t.http.get('/docs').expect(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);

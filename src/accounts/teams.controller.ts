@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -15,7 +14,6 @@ import { AddTeamMemberDto, CreateTeamDto, TeamPage, TeamResponse } from './dto/t
 import { TeamsService } from './teams.service';
 
 @ApiTags('teams')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/teams')
 export class TeamsController {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { mapPage } from '../common/pagination';
@@ -8,7 +8,6 @@ import { CreateUserDto, ListUsersQueryDto, UpdateUserDto, UserPage, UserResponse
 import { UsersService } from './users.service';
 
 @ApiTags('users')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/users')
 export class UsersController {

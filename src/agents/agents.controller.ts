@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -15,7 +14,6 @@ import { AgentsService, ECHO_AGENT } from './agents.service';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 
 @ApiTags('agents')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/agents')
 export class AgentsController {

@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -19,7 +18,6 @@ import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto 
 import { ApiKeyPage, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 
 @ApiTags('api-keys')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/api-keys')
 export class ApiKeysController {

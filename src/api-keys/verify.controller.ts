@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { permissionList } from '../roles/permissions';
@@ -8,7 +8,6 @@ import { VerifyResponse } from './dto/api-key-response.dto';
 import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
 
 @ApiTags('api-keys')
-@ApiBearerAuth()
 @Controller('v1/auth')
 export class VerifyController {
   /** Any valid key may ask about itself; restrictions and rate limits apply as on any call. */

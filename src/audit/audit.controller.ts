@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { mapPage } from '../common/pagination';
@@ -8,7 +8,6 @@ import { AuditService } from './audit.service';
 import { AuditChainResponse, AuditEntryResponse, AuditPage, AuditQueryDto } from './dto/audit.dto';
 
 @ApiTags('audit')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/audit-log')
 export class AuditController {

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiResponse, type OpenAPIObject } from '@nestjs/swagger';
 import { STATUS_CODES } from 'node:http';
 
 export class FieldErrorSchema {
@@ -30,4 +30,94 @@ export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecor
       }),
     ),
   );
+}
+
+/**
+ * @nestjs/swagger writes `nullable: true` (OpenAPI 3.0); in 3.1 a null is a type like any other:
+ * `type: ['string', 'null']`, or `anyOf: [<schema>, {type: 'null'}]` around a reference.
+ */
+function nullableToTypeUnions(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(nullableToTypeUnions);
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  for (const value of Object.values(schema)) nullableToTypeUnions(value);
+  if (!('nullable' in schema) || typeof schema.nullable !== 'boolean') return;
+  const nullable = schema.nullable;
+  delete schema.nullable;
+  if (!nullable) return;
+  if (typeof schema.type === 'string') {
+    schema.type = [schema.type, 'null'];
+  } else if (Array.isArray(schema.type)) {
+    if (!schema.type.includes('null')) schema.type = [...(schema.type as string[]), 'null'];
+  } else {
+    const inner = { ...schema };
+    for (const key of Object.keys(schema)) if (key !== 'description') delete schema[key];
+    schema.anyOf = [inner, { type: 'null' }];
+  }
+}
+
+/** Marks an operation `@Public()` routes carry until finishOpenApiDocument gives it `security: []`. */
+export const PUBLIC_OPERATION = 'x-gatehouse-public';
+/** The operator's bearer secret (METRICS_TOKEN), a scheme of its own: no organization holds it. */
+export const OPERATOR_SCHEME = 'operator';
+
+/** Response headers, documented once in `components.headers`. */
+const RATE_LIMIT_HEADERS = Object.fromEntries(
+  (['', '-hour'] as const).flatMap((window) => {
+    const span = window ? 'hour' : 'minute';
+    return [
+      [`X-RateLimit-Limit${window}`, `Requests the key may make per ${span}.`],
+      [`X-RateLimit-Remaining${window}`, `Requests left in the current ${span} window.`],
+      [`X-RateLimit-Reset${window}`, `Seconds until the current ${span} window ends.`],
+    ];
+  }),
+);
+const HEADERS: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = {
+  'X-Request-Id': {
+    description: "The id of this request (the caller's own if it sent a plain one), also in error bodies.",
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
+  ...Object.fromEntries(
+    Object.entries(RATE_LIMIT_HEADERS).map(([name, description]) => [
+      name,
+      { description: `${description} Sent on answers to an API key.`, schema: { type: 'integer' as const } },
+    ]),
+  ),
+};
+
+type Operation = {
+  security?: unknown[];
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+} & Record<string, unknown>;
+
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/**
+ * What the decorators cannot say per route, derived from each operation's access level so it cannot
+ * drift: public operations need no security (the document's default is any of the three ways to
+ * present a credential); every response carries `X-Request-Id`; behind the key check, answers carry
+ * the key's budget, and 429s and 503s say when to retry.
+ */
+export function finishOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
+  nullableToTypeUnions(document);
+  document.components = { ...document.components, headers: { ...document.components?.headers, ...HEADERS } };
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as Operation[]) {
+      if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
+      const isPublic = operation[PUBLIC_OPERATION] === true;
+      delete operation[PUBLIC_OPERATION];
+      if (isPublic) operation.security ??= [];
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
+        const code = Number(status);
+        if (!isPublic && ((code >= 200 && code < 300) || code === 429)) {
+          for (const name of Object.keys(RATE_LIMIT_HEADERS)) headers[name] = headerRef(name);
+        }
+        if (code === 429 || code === 503) headers['Retry-After'] = headerRef('Retry-After');
+        response.headers = { ...response.headers, ...headers };
+      }
+    }
+  }
+  return document;
 }

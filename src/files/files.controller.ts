@@ -14,7 +14,6 @@ import {
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import {
-  ApiBearerAuth,
   ApiBody,
   ApiConsumes,
   ApiCreatedResponse,
@@ -35,7 +34,6 @@ import { FilesService } from './files.service';
 import type { StoredUpload } from './streaming-storage-engine';
 
 @ApiTags('files')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/files')
 export class FilesController {

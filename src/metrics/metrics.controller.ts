@@ -1,12 +1,11 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { Public } from '../access/route-access.decorators';
-import { ApiProblems } from '../common/openapi';
+import { ApiProblems, OPERATOR_SCHEME } from '../common/openapi';
 import { MetricsService } from './metrics.service';
 import { OperatorTokenGuard } from './operator-token.guard';
 
 @ApiTags('operations')
-@ApiBearerAuth()
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}
@@ -24,6 +23,7 @@ export class MetricsController {
     description:
       'Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN set the route is off (404).',
   })
+  @ApiSecurity(OPERATOR_SCHEME)
   @ApiProduces('text/plain')
   @ApiOkResponse({ schema: { type: 'string' } })
   @ApiProblems(401, 404)

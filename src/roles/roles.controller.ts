@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -15,7 +14,6 @@ import { RequirePermissions } from '../access/route-access.decorators';
 import { RolesService } from './roles.service';
 
 @ApiTags('roles')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/roles')
 export class RolesController {

@@ -1,12 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBearerAuth,
-  ApiHeader,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { outboundCredentialHeaders } from '../auth/outbound-credentials';
 import { Principal } from '../access/principal';
@@ -17,7 +10,6 @@ import { CreateTaskDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/tasks')
 export class TasksController {

@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
-  ApiBearerAuth,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -26,7 +25,6 @@ import {
 import { WebhooksService } from './webhooks.service';
 
 @ApiTags('webhooks')
-@ApiBearerAuth()
 @ApiProblems(401, 403)
 @Controller('v1/webhooks')
 export class WebhooksController {
