@@ -1,5 +1,10 @@
 /** Unit specs live beside the code; e2e specs in test/ boot the real AppModule against PostgreSQL or PGlite. */
+// The e2e and medium suites compile with the @nestjs/swagger plugin, as `nest build` does.
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+const tsJestWithOpenApi = [
+  'ts-jest',
+  { tsconfig: 'tsconfig.json', astTransformers: { before: ['<rootDir>/test/support/openapi-plugin.js'] } },
+];
 module.exports = {
   // Booting an app on PGlite takes a few seconds on a loaded 2-core machine.
   testTimeout: 60000,
@@ -16,7 +21,7 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
+      transform: { '^.+\\.ts$': tsJestWithOpenApi },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
@@ -26,7 +31,7 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
+      transform: { '^.+\\.ts$': tsJestWithOpenApi },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

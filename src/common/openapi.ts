@@ -45,13 +45,16 @@ function nullableToTypeUnions(node: unknown): void {
   const nullable = schema.nullable;
   delete schema.nullable;
   if (!nullable) return;
-  if (typeof schema.type === 'string') {
+  const composed = ['$ref', 'allOf', 'oneOf', 'anyOf'].some((key) => key in schema);
+  if (!composed && typeof schema.type === 'string') {
     schema.type = [schema.type, 'null'];
-  } else if (Array.isArray(schema.type)) {
+  } else if (!composed && Array.isArray(schema.type)) {
     if (!schema.type.includes('null')) schema.type = [...(schema.type as string[]), 'null'];
   } else {
+    // A reference (or composition) cannot take a null type beside it: null is the other branch.
     const inner = { ...schema };
     for (const key of Object.keys(schema)) if (key !== 'description') delete schema[key];
+    delete inner.description;
     schema.anyOf = [inner, { type: 'null' }];
   }
 }

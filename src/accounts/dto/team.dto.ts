@@ -13,14 +13,14 @@ export class CreateTeamDto {
 }
 
 export class AddTeamMemberDto {
-  @ApiProperty({ example: 'usr_0Fq3…' })
+  @ApiProperty({ example: 'usr_0Fq3Vn7Kc2Hx9Tp4Rm8Wd1' })
   @IsString()
   @Matches(/^usr_[0-9A-Za-z]{22}$/, { message: 'user_id must be a user id (usr_…)' })
   user_id: string;
 }
 
 export class TeamResponse {
-  @ApiProperty({ example: 'team_7hK…' }) id: string;
+  @ApiProperty({ example: 'team_7hKp2Wq9ZtR4mNx8Ys3Lb6' }) id: string;
   @ApiProperty() name: string;
   @ApiProperty({ type: [String], description: 'Ids of the members, oldest membership first.' })
   member_ids: string[];

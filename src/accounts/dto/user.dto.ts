@@ -94,7 +94,7 @@ export class ListUsersQueryDto extends ListQueryDto {
 }
 
 export class UserResponse {
-  @ApiProperty({ example: 'usr_0Fq3…' }) id: string;
+  @ApiProperty({ example: 'usr_0Fq3Vn7Kc2Hx9Tp4Rm8Wd1' }) id: string;
   @ApiProperty() email: string;
   @ApiProperty() name: string;
   @ApiProperty({ example: 'developer' }) role: string;

@@ -54,7 +54,7 @@ export class UpdateAgentDto {
 }
 
 export class AgentResponse {
-  @ApiProperty({ example: 'agent_5Jk…' }) id: string;
+  @ApiProperty({ example: 'agent_5JkQm2Tz8RpVw3Xy7NbLc4' }) id: string;
   @ApiProperty() name: string;
   @ApiProperty({ example: 'echo' }) type: string;
   @ApiProperty({ type: String, nullable: true }) description: string | null;

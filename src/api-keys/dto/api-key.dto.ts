@@ -104,7 +104,7 @@ class ApiKeySettingsDto {
   description?: string | null;
 
   @ApiPropertyOptional({
-    example: 'team_7hK…',
+    example: 'team_7hKp2Wq9ZtR4mNx8Ys3Lb6',
     description: 'Required for team keys: the team the key acts for.',
   })
   @Omittable()

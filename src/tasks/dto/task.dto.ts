@@ -34,7 +34,7 @@ export class CreateTaskDto {
   attachments?: string[];
 
   @ApiPropertyOptional({
-    example: 'agent_5Jk…',
+    example: 'agent_5JkQm2Tz8RpVw3Xy7NbLc4',
     description: 'A configured agent of that type (required for http).',
   })
   @Omittable()

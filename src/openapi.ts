@@ -1,16 +1,17 @@
 /**
- * `npm run openapi -- <file>`: writes the OpenAPI document, exactly as /openapi.json serves it, from an
- * app booted on a throwaway embedded database (no server, no network, nothing listening). CI lints the
- * file with @redocly/cli (`npm run openapi:lint`).
+ * `npm run openapi -- <file>`: builds, then writes the OpenAPI document exactly as the built service
+ * serves it at /openapi.json (with the @nestjs/swagger plugin's types, so from dist/, not ts-node), from
+ * an app booted on a throwaway embedded database: no server, no network, nothing listening. CI lints
+ * the file with @redocly/cli (`npm run openapi:lint`).
  */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppModule } from '../src/app.module';
-import { APP_OPTIONS, createOpenApiDocument } from '../src/app.setup';
-import { loadAppConfig } from '../src/config/app-config';
+import { AppModule } from './app.module';
+import { APP_OPTIONS, createOpenApiDocument } from './app.setup';
+import { loadAppConfig } from './config/app-config';
 
 async function main(): Promise<void> {
   const out = process.argv[2] ?? 'openapi.json';

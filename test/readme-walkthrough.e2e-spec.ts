@@ -1,0 +1,235 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { freeLoopbackPort } from './support/ports';
+import { createTestDatabase, dropTestDatabase } from './support/test-app';
+
+/**
+ * The README's "Using the API" walkthrough runs as written: every ```bash block of that section, in order,
+ * as one bash script against the real entry point started as the README starts it, with no network.
+ *
+ * Only `localhost:3000` is rewritten to the real port. The script runs under `set -euo pipefail`, and `curl`
+ * is a function that calls the real curl and fails the script on any HTTP status outside 2xx, printing the
+ * body. Convention for the refusals the README shows on purpose: a command whose last line ends with a
+ * comment starting with a status code (`... # 401`, `... # 202, status "queued"`) must answer exactly that
+ * status. After each block, every variable the block assigns must be non-empty and not `undefined`/`null`.
+ */
+
+jest.setTimeout(240_000);
+
+const PROJECT_ROOT = resolve(__dirname, '..');
+const README = join(PROJECT_ROOT, 'README.md');
+const NAMED_VARS = ['TOKEN', 'KEY', 'KEY_ID', 'FILE_ID', 'TASK_ID'] as const;
+
+interface Output {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+type Child = ChildProcess & { output: () => Output };
+
+function spawnCaptured(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Child {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return Object.assign(child, {
+    output: () => ({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
+  });
+}
+
+/** Resolves when the child has exited; kills it (and reports `timedOut`) if it outlives `ms`. */
+function exited(child: Child, ms: number): Promise<Output & { timedOut: boolean }> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      return done({ ...child.output(), timedOut: false });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      child.once('close', () => done({ ...child.output(), timedOut: true }));
+    }, ms);
+    child.once('close', () => {
+      clearTimeout(timer);
+      done({ ...child.output(), timedOut: false });
+    });
+  });
+}
+
+async function waitUntilLive(child: Child, base: string, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the server exited before serving:\n${child.output().stderr}`);
+    }
+    const live = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(2000) })
+      .then((res) => res.ok)
+      .catch(() => false);
+    if (live) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the server did not serve within ${ms} ms:\n${child.output().stderr}`);
+}
+
+/** The ```bash blocks of "## Using the API" (up to "## Configuration"), in order. */
+function walkthroughBlocks(readme: string): string[] {
+  const start = readme.search(/^## Using the API$/m);
+  const end = readme.search(/^## Configuration$/m);
+  if (start < 0 || end < start) throw new Error('README has no "## Using the API" section');
+  const section = readme.slice(start, end);
+  return [...section.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+}
+
+/** Marks the curl calls of a command documented with a trailing `# <status>` comment as expecting it. */
+function withExpectedStatuses(block: string): string {
+  const lines = block.split('\n');
+  for (let first = 0; first < lines.length; ) {
+    let last = first;
+    while (last < lines.length - 1 && lines[last].endsWith('\\')) last++;
+    const status = /^(?!\s*#).*\s#\s*([1-5]\d\d)\b/.exec(lines[last])?.[1];
+    for (let i = first; status && i <= last; i++) {
+      lines[i] = lines[i].replace(/(^|[\s($|;&])curl(?=\s)/g, `$1README_EXPECT_STATUS=${status} curl`);
+    }
+    first = last + 1;
+  }
+  return lines.join('\n');
+}
+
+const PRELUDE = `set -euo pipefail
+shopt -s inherit_errexit
+
+# curl that fails on an unexpected HTTP status (2xx, or README_EXPECT_STATUS when set), showing the body.
+curl() {
+  local headers body status rc=0
+  headers=$(mktemp) body=$(mktemp)
+  command curl -D "$headers" "$@" >"$body" || rc=$?
+  status=$(awk '/^HTTP\\//{ s = $2 } END { print s }' "$headers")
+  cat "$body"
+  if [ "$rc" -ne 0 ]; then
+    echo "README walkthrough: curl exited $rc: curl $*" >&2
+  elif [ -n "\${README_EXPECT_STATUS:-}" ] && [ "$status" != "$README_EXPECT_STATUS" ]; then
+    echo "README walkthrough: HTTP $status, expected $README_EXPECT_STATUS: curl $*" >&2
+    rc=1
+  elif [ -z "\${README_EXPECT_STATUS:-}" ] && [[ "$status" != 2?? ]]; then
+    echo "README walkthrough: HTTP $status: curl $*" >&2
+    rc=1
+  fi
+  [ "$rc" -eq 0 ] || cat "$body" >&2
+  rm -f "$headers" "$body"
+  return "$rc"
+}
+
+# Every variable a block assigned holds a value.
+readme_check_vars() {
+  local name
+  for name in "$@"; do
+    case "\${!name-}" in
+      '' | undefined | null)
+        echo "README walkthrough: $name is '\${!name-}' after block $README_BLOCK" >&2
+        exit 1
+        ;;
+    esac
+  done
+}
+`;
+
+function walkthroughScript(readme: string, port: number): string {
+  const blocks = walkthroughBlocks(readme);
+  const parts = [PRELUDE];
+  blocks.forEach((block, index) => {
+    const assigned = [...new Set([...block.matchAll(/^\s*([A-Za-z_]\w*)=/gm)].map((m) => m[1]))];
+    parts.push(
+      `README_BLOCK=${index + 1}`,
+      withExpectedStatuses(block).replaceAll('localhost:3000', `localhost:${port}`),
+      `readme_check_vars ${assigned.join(' ')}`,
+    );
+  });
+  parts.push(...NAMED_VARS.map((name) => `echo "README_VAR ${name}=\${${name}-}"`));
+  return parts.join('\n') + '\n';
+}
+
+describe('the README walkthrough', () => {
+  it('finds the blocks and the documented refusals', () => {
+    const blocks = walkthroughBlocks(readFileSync(README, 'utf8'));
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    const script = walkthroughScript(readFileSync(README, 'utf8'), 1234);
+    expect(script).toContain('README_EXPECT_STATUS=401 curl');
+    expect(script).not.toContain('localhost:3000');
+  });
+
+  it('runs as written against the real process, offline', async () => {
+    const port = await freeLoopbackPort();
+    const base = `http://127.0.0.1:${port}`;
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-data-'));
+    const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-'));
+    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
+    const path = `${dirname(process.execPath)}:${process.env.PATH}`;
+    const server = spawnCaptured(
+      process.execPath,
+      ['-r', require.resolve('ts-node/register/transpile-only'), join(PROJECT_ROOT, 'src/main.ts')],
+      PROJECT_ROOT,
+      {
+        PATH: path,
+        HOME: process.env.HOME,
+        TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
+        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
+        BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      },
+    );
+    try {
+      await waitUntilLive(server, base, 90_000);
+
+      copyFileSync(README, join(workDir, 'README.md'));
+      writeFileSync(join(workDir, 'walkthrough.sh'), walkthroughScript(readFileSync(README, 'utf8'), port));
+      const run = await exited(
+        spawnCaptured('bash', ['walkthrough.sh'], workDir, { PATH: path, HOME: process.env.HOME }),
+        90_000,
+      );
+      const transcript = `exit ${run.code}${run.timedOut ? ' (timed out)' : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+      expect({ code: run.code, timedOut: run.timedOut, transcript }).toEqual({
+        code: 0,
+        timedOut: false,
+        transcript,
+      });
+
+      const vars = Object.fromEntries(
+        [...run.stdout.matchAll(/^README_VAR (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]]),
+      );
+      expect(Object.keys(vars).sort()).toEqual([...NAMED_VARS].sort());
+      for (const name of NAMED_VARS) {
+        expect({ name, value: vars[name] }).toEqual({
+          name,
+          value: expect.not.stringMatching(/^(|undefined|null)$/),
+        });
+      }
+      expect(vars.KEY).toMatch(/^sk_/);
+      expect(vars.KEY_ID).toMatch(/^key_/);
+      expect(vars.FILE_ID).toMatch(/^file_/);
+      expect(vars.TASK_ID).toMatch(/^task_/);
+
+      // The task the README started succeeded, and the README showed it so.
+      expect(run.stdout).toContain('"status":"succeeded"');
+      const task = await fetch(`${base}/v1/tasks/${vars.TASK_ID}`, {
+        headers: { authorization: `Bearer ${vars.KEY}` },
+      });
+      expect(task.status).toBe(200);
+      expect(((await task.json()) as { status: string }).status).toBe('succeeded');
+      // The file downloaded back is the one uploaded.
+      expect(readFileSync(join(workDir, 'copy.md'))).toEqual(readFileSync(README));
+    } finally {
+      if (server.exitCode === null && server.signalCode === null) {
+        server.kill('SIGTERM');
+        await exited(server, 30_000);
+      }
+      rmSync(workDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+    }
+  });
+});
