@@ -4,7 +4,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'eslint.config.mjs', 'jest.config.js'],
+    // Plain CommonJS configuration (Jest and its ts-jest transformer), outside the TypeScript project.
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'data/**',
+      'coverage/**',
+      'eslint.config.mjs',
+      'jest.config.js',
+      'test/support/openapi-plugin.js',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
