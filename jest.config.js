@@ -3,7 +3,10 @@
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 const tsJestWithOpenApi = [
   'ts-jest',
-  { tsconfig: 'tsconfig.json', astTransformers: { before: ['<rootDir>/test/support/openapi-plugin.js'] } },
+  {
+    tsconfig: 'tsconfig.e2e.json',
+    astTransformers: { before: ['<rootDir>/test/support/openapi-plugin.js'] },
+  },
 ];
 module.exports = {
   // Booting an app on PGlite takes a few seconds on a loaded 2-core machine.

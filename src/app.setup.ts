@@ -2,7 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
-import { finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
+import { describeWebhooks, finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
+import { WEBHOOK_EVENT_PAYLOADS } from './webhooks/webhook-payloads';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
 import { httpConfig } from './config/namespaces';
@@ -44,7 +45,7 @@ export function configureApp(app: INestApplication): void {
 
 /** The OpenAPI document of an initialised app: served at /openapi.json, linted in CI (npm run openapi). */
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
-  return finishOpenApiDocument(
+  const document = finishOpenApiDocument(
     SwaggerModule.createDocument(
       app,
       new DocumentBuilder()
@@ -65,7 +66,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         .addSecurityRequirements('X-API-Key')
         .addSecurityRequirements('api_key')
         .build(),
-      { extraModels: [ProblemSchema] },
+      { extraModels: [ProblemSchema, ...Object.values(WEBHOOK_EVENT_PAYLOADS)] },
     ),
   );
+  return describeWebhooks(document, WEBHOOK_EVENT_PAYLOADS);
 }

@@ -1,10 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
+import { CapturedChild, ChildOutput, exited, spawnCaptured } from './support/child-process';
 import { freeLoopbackPort } from './support/ports';
 import {
   expectProblem,
@@ -320,21 +320,16 @@ describe('operations endpoints', () => {
   });
 });
 
-interface ProcessResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+type ProcessResult = ChildOutput;
 
 /** The real entry point, as a child process with only the environment given (plus PATH and HOME). */
 function spawnMain(
   env: Record<string, string | undefined>,
   { cwd = PROJECT_ROOT }: { cwd?: string } = {},
-): ChildProcess & { output: () => ProcessResult } {
+): CapturedChild {
   const main = join(PROJECT_ROOT, 'src/main.ts');
   const tsNode = require.resolve('ts-node/register/transpile-only');
-  const child = spawn(process.execPath, ['-r', tsNode, main], {
+  return spawnCaptured(process.execPath, ['-r', tsNode, main], {
     cwd,
     env: {
       PATH: process.env.PATH,
@@ -342,33 +337,6 @@ function spawnMain(
       TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return Object.assign(child, {
-    output: () => ({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
-  });
-}
-
-/** Resolves when the child has exited; kills it (and reports `timedOut`) if it outlives `ms`. */
-function exited(
-  child: ChildProcess & { output: () => ProcessResult },
-  ms: number,
-): Promise<ProcessResult & { timedOut: boolean }> {
-  return new Promise((done) => {
-    if (child.exitCode !== null || child.signalCode !== null)
-      return done({ ...child.output(), timedOut: false });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      child.once('close', () => done({ ...child.output(), timedOut: true }));
-    }, ms);
-    child.once('close', () => {
-      clearTimeout(timer);
-      done({ ...child.output(), timedOut: false });
-    });
   });
 }
 
@@ -381,10 +349,7 @@ async function runMain(
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls /health/live until the child answers 200; fails at once if the child exits instead. */
-async function waitUntilLive(
-  child: ChildProcess & { output: () => ProcessResult },
-  base: string,
-): Promise<void> {
+async function waitUntilLive(child: CapturedChild, base: string): Promise<void> {
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`the process exited before serving:\n${child.output().stderr}`);
@@ -455,10 +420,7 @@ describe('the real process', () => {
       result.stderr.split('\n').filter((line) => line.trim() !== '');
 
     /** Until stdout holds `text`; fails at once if the child exits first. */
-    const untilPrinted = async (
-      child: ChildProcess & { output: () => ProcessResult },
-      text: string,
-    ): Promise<string> => {
+    const untilPrinted = async (child: CapturedChild, text: string): Promise<string> => {
       for (let waited = 0; waited < 40_000; waited += 100) {
         const { stdout, stderr } = child.output();
         if (stdout.includes(text)) return stdout;
@@ -468,7 +430,7 @@ describe('the real process', () => {
       throw new Error(`never printed "${text}":\n${child.output().stdout}`);
     };
 
-    const stop = async (child: ChildProcess & { output: () => ProcessResult }): Promise<void> => {
+    const stop = async (child: CapturedChild): Promise<void> => {
       child.kill('SIGTERM');
       await exited(child, 45_000);
     };

@@ -1,7 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { CapturedChild, exited, spawnCaptured } from './support/child-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase } from './support/test-app';
 
@@ -22,43 +22,10 @@ const PROJECT_ROOT = resolve(__dirname, '..');
 const README = join(PROJECT_ROOT, 'README.md');
 const NAMED_VARS = ['TOKEN', 'KEY', 'KEY_ID', 'FILE_ID', 'TASK_ID'] as const;
 
-interface Output {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-type Child = ChildProcess & { output: () => Output };
-
-function spawnCaptured(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Child {
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return Object.assign(child, {
-    output: () => ({ code: child.exitCode, signal: child.signalCode, stdout, stderr }),
-  });
-}
-
-/** Resolves when the child has exited; kills it (and reports `timedOut`) if it outlives `ms`. */
-function exited(child: Child, ms: number): Promise<Output & { timedOut: boolean }> {
-  return new Promise((done) => {
-    if (child.exitCode !== null || child.signalCode !== null)
-      return done({ ...child.output(), timedOut: false });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      child.once('close', () => done({ ...child.output(), timedOut: true }));
-    }, ms);
-    child.once('close', () => {
-      clearTimeout(timer);
-      done({ ...child.output(), timedOut: false });
-    });
-  });
-}
+type Child = CapturedChild;
 
 async function waitUntilLive(child: Child, base: string, ms: number): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`the server exited before serving:\n${child.output().stderr}`);
     }
@@ -83,7 +50,7 @@ function walkthroughBlocks(readme: string): string[] {
 /** Marks the curl calls of a command documented with a trailing `# <status>` comment as expecting it. */
 function withExpectedStatuses(block: string): string {
   const lines = block.split('\n');
-  for (let first = 0; first < lines.length; ) {
+  for (let first = 0; first < lines.length;) {
     let last = first;
     while (last < lines.length - 1 && lines[last].endsWith('\\')) last++;
     const status = /^(?!\s*#).*\s#\s*([1-5]\d\d)\b/.exec(lines[last])?.[1];
@@ -144,7 +111,7 @@ function walkthroughScript(readme: string, port: number): string {
       `readme_check_vars ${assigned.join(' ')}`,
     );
   });
-  parts.push(...NAMED_VARS.map((name) => `echo "README_VAR ${name}=\${${name}-}"`));
+  parts.push('echo', ...NAMED_VARS.map((name) => `echo "README_VAR ${name}=\${${name}-}"`));
   return parts.join('\n') + '\n';
 }
 
@@ -167,19 +134,21 @@ describe('the README walkthrough', () => {
     const server = spawnCaptured(
       process.execPath,
       ['-r', require.resolve('ts-node/register/transpile-only'), join(PROJECT_ROOT, 'src/main.ts')],
-      PROJECT_ROOT,
       {
-        PATH: path,
-        HOME: process.env.HOME,
-        TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
-        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
-        BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+        cwd: PROJECT_ROOT,
+        env: {
+          PATH: path,
+          HOME: process.env.HOME,
+          TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
+          BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
+          BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          LOG_LEVEL: 'warn',
+          ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+        },
       },
     );
     try {
@@ -188,7 +157,10 @@ describe('the README walkthrough', () => {
       copyFileSync(README, join(workDir, 'README.md'));
       writeFileSync(join(workDir, 'walkthrough.sh'), walkthroughScript(readFileSync(README, 'utf8'), port));
       const run = await exited(
-        spawnCaptured('bash', ['walkthrough.sh'], workDir, { PATH: path, HOME: process.env.HOME }),
+        spawnCaptured('bash', ['walkthrough.sh'], {
+          cwd: workDir,
+          env: { PATH: path, HOME: process.env.HOME },
+        }),
         90_000,
       );
       const transcript = `exit ${run.code}${run.timedOut ? ' (timed out)' : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;

@@ -1,3 +1,4 @@
+import Ajv from 'ajv';
 import { rmSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { KeyExpiryJob } from '../src/api-keys/key-expiry.job';
@@ -905,6 +906,36 @@ describe('webhooks', () => {
           'task.succeeded',
           'ping',
         ].sort(),
+      );
+    });
+
+    it("matches the OpenAPI document's webhooks section with every event body it sent (whole suite)", async () => {
+      const document = (await t.http.get('/openapi.json').expect(200)).body;
+      // The document's component schemas, addressable from each event's body schema.
+      const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
+      ajv.addSchema({ $id: 'openapi', components: document.components });
+      const documented = Object.keys(document.webhooks).sort();
+      expect(documented).toEqual([...ALL_EVENTS].sort());
+      const validators = Object.fromEntries(
+        documented.map((event) => {
+          const schema = document.webhooks[event].post.requestBody.content['application/json'].schema;
+          const rebased = JSON.parse(
+            JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'),
+          );
+          return [event, ajv.compile(rebased)];
+        }),
+      );
+      const bodies = receiver.received.map((r) => r.json).filter((body) => body?.type in validators);
+      // Key and task events of every kind were sent by the tests above.
+      expect(new Set(bodies.map((body) => body.type))).toEqual(new Set(documented));
+      const mismatches = bodies.flatMap((body) => {
+        const validate = validators[body.type];
+        return validate(body) ? [] : [{ type: body.type, errors: ajv.errorsText(validate.errors) }];
+      });
+      expect(mismatches).toEqual([]);
+      // And the schemas are not so loose that anything passes.
+      expect(validators['task.failed']({ type: 'task.failed', timestamp: 'x', data: { task_id: 't' } })).toBe(
+        false,
       );
     });
 

@@ -1,18 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditActor, AuditService, RequestOrigin } from '../audit/audit.service';
+import type { KeyEventData, KeyEventDetails } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 
-export interface KeyChange {
-  key: { id: string; organizationId: string; name: string; type: string; role: string };
+interface KeyChangeOf<Action extends keyof KeyEventDetails> {
+  key: { id: string; organizationId: string; name: string; type: KeyEventData['type']; role: string };
   /** `key.created`, `key.rotated`, … : the audit action and the event type are the same name. */
-  action: string;
+  action: Action;
   actor: AuditActor;
   origin?: RequestOrigin;
-  details?: Record<string, unknown>;
+  /** What the event adds for this action (src/events/event-payloads.ts), also the audit details. */
+  details: KeyEventDetails[Action];
   /** A new key value that the event must carry (policy rotations only); sealed, never logged. */
   secret?: string;
 }
+
+export type KeyChange = { [Action in keyof KeyEventDetails]: KeyChangeOf<Action> }[keyof KeyEventDetails];
 
 /**
  * Every key change leaves two records in the caller's transaction: an audit entry and an outbox
@@ -50,7 +54,7 @@ export class KeyChangeRecorder {
           role: change.key.role,
           actor: change.actor,
           ...change.details,
-        },
+        } satisfies KeyEventData,
         secret: change.secret,
       })),
     );

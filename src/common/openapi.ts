@@ -124,3 +124,69 @@ export function finishOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
   }
   return document;
 }
+
+const SIGNATURE_HEADERS = [
+  ['webhook-id', 'The event id (`evt_…`): the same on every retry, so receivers can deduplicate.'],
+  ['webhook-timestamp', 'Unix seconds when this attempt was signed.'],
+  [
+    'webhook-signature',
+    '`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks).',
+  ],
+] as const;
+
+/**
+ * The document's `webhooks`: one entry per event, the body Gatehouse POSTs (`{type, timestamp,
+ * data}`) with `data` the event's payload schema, and the Standard Webhooks signature headers.
+ */
+export function describeWebhooks(
+  document: OpenAPIObject,
+  payloads: Readonly<Record<string, { name: string }>>,
+): OpenAPIObject {
+  document.webhooks = Object.fromEntries(
+    Object.entries(payloads).map(([event, payload]) => [
+      event,
+      {
+        post: {
+          summary: `${event} event`,
+          operationId: `webhook_${event.replace('.', '_')}`,
+          tags: ['webhooks'],
+          security: [],
+          parameters: SIGNATURE_HEADERS.map(([name, description]) => ({
+            name,
+            in: 'header',
+            required: true,
+            description,
+            schema: { type: 'string' },
+          })),
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['type', 'timestamp', 'data'],
+                  properties: {
+                    type: { type: 'string', const: event },
+                    timestamp: {
+                      type: 'string',
+                      format: 'date-time',
+                      description: 'When the event happened.',
+                    },
+                    data: { $ref: `#/components/schemas/${payload.name}` },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            '2XX': { description: 'Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS.' },
+            '4XX': {
+              description: 'Not delivered: retried with exponential backoff, like a 5xx or no answer.',
+            },
+          },
+        },
+      },
+    ]),
+  ) as OpenAPIObject['webhooks'];
+  return document;
+}

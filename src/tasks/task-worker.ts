@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
 import { TickBatch } from '../common/tick-batch';
 import { AgentsService } from '../agents/agents.service';
+import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
@@ -199,11 +200,14 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
             .map(({ task, outcome }) => ({
               organizationId: task.organizationId,
               type: `task.${outcome.status}`,
-              data: {
-                task_id: task.id,
-                agent_type: task.agentType,
-                ...(outcome.status === 'failed' ? { error: outcome.error } : {}),
-              },
+              data:
+                outcome.status === 'failed'
+                  ? ({
+                      task_id: task.id,
+                      agent_type: task.agentType,
+                      error: outcome.error,
+                    } satisfies TaskFailedData)
+                  : ({ task_id: task.id, agent_type: task.agentType } satisfies TaskEventData),
             })),
         );
       },

@@ -5,6 +5,7 @@ import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { Page } from '../common/pagination';
+import type { TaskEventData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
@@ -141,7 +142,7 @@ export class TasksService {
         {
           organizationId: task.organizationId,
           type: 'task.cancelled',
-          data: { task_id: task.id, agent_type: task.agentType },
+          data: { task_id: task.id, agent_type: task.agentType } satisfies TaskEventData,
         },
       ]),
     );

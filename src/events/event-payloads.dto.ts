@@ -1,0 +1,77 @@
+/**
+ * What each event's `data` carries: the types the producers build their events with, and the schemas
+ * of the OpenAPI document's `webhooks` section (the @nestjs/swagger plugin reads these classes'
+ * TypeScript types), so the description cannot drift from what is sent.
+ */
+
+export class EventActor {
+  /** Who acted: a user, an API key, or the service itself (scheduled expiry and rotation). */
+  type: 'user' | 'api_key' | 'system';
+  /** The user's or key's id; null for the service. */
+  id: string | null;
+}
+
+/** Every key event: which key, and who acted. */
+export class KeyEventData {
+  key_id: string;
+  name: string;
+  type: 'personal' | 'team' | 'service';
+  role: string;
+  actor: EventActor;
+}
+
+export class KeyCreatedData extends KeyEventData {}
+
+export class KeyRotatedData extends KeyEventData {
+  /** True for a rotation by the key's rotation policy. */
+  automatic: boolean;
+  grace_period_seconds: number;
+  /** When the previous value stops working; null without a grace period. */
+  previous_key_expires_at: string | null;
+  /** The new key value: only on an automatic rotation (a manual one returns it to its caller). */
+  key?: string;
+}
+
+export class KeyDeletedData extends KeyEventData {}
+
+export class KeyRevokedData extends KeyEventData {
+  reason: 'owner_deactivated';
+  /** The deactivated owner of the personal key. */
+  owner_id: string;
+}
+
+/** `key.expiring` (EXPIRY_WARNING_DAYS ahead) and `key.expired`. */
+export class KeyExpiryData extends KeyEventData {
+  expiration: string;
+}
+
+/** `key.updated` (audit log and outbox only: not a webhook event). */
+export class KeyUpdatedData extends KeyEventData {
+  /** The fields the update changed. */
+  fields: string[];
+}
+
+export class TaskEventData {
+  task_id: string;
+  agent_type: string;
+}
+
+export class TaskError {
+  code: string;
+  message: string;
+}
+
+export class TaskFailedData extends TaskEventData {
+  error: TaskError;
+}
+
+/** What a key event adds to KeyEventData, by event type: what KeyChangeRecorder's callers pass. */
+export interface KeyEventDetails {
+  'key.created': Pick<KeyCreatedData, 'name' | 'role' | 'type'>;
+  'key.updated': Omit<KeyUpdatedData, keyof KeyEventData>;
+  'key.rotated': Omit<KeyRotatedData, keyof KeyEventData | 'key'>;
+  'key.deleted': Pick<KeyDeletedData, 'name'>;
+  'key.revoked': Omit<KeyRevokedData, keyof KeyEventData>;
+  'key.expiring': Omit<KeyExpiryData, keyof KeyEventData>;
+  'key.expired': Omit<KeyExpiryData, keyof KeyEventData>;
+}

@@ -1,0 +1,29 @@
+import type { Type } from '@nestjs/common';
+import {
+  KeyCreatedData,
+  KeyDeletedData,
+  KeyExpiryData,
+  KeyRevokedData,
+  KeyRotatedData,
+  TaskEventData,
+  TaskFailedData,
+} from '../events/event-payloads.dto';
+import { WEBHOOK_EVENTS } from './webhook.entity';
+
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/**
+ * The `data` of each event a webhook can subscribe to. `satisfies` makes an event without a payload
+ * type a compile error; the OpenAPI `webhooks` section is built from this table.
+ */
+export const WEBHOOK_EVENT_PAYLOADS = {
+  'key.created': KeyCreatedData,
+  'key.rotated': KeyRotatedData,
+  'key.expiring': KeyExpiryData,
+  'key.deleted': KeyDeletedData,
+  'key.revoked': KeyRevokedData,
+  'key.expired': KeyExpiryData,
+  'task.succeeded': TaskEventData,
+  'task.failed': TaskFailedData,
+  'task.cancelled': TaskEventData,
+} as const satisfies Record<WebhookEvent, Type<unknown>>;
