@@ -798,6 +798,30 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    LiveResponse: {
+      status: string;
+    };
+    DependencyStatus: {
+      /**
+       * @description `degraded`: Redis unreachable while RATE_LIMIT_FAILURE_MODE=open (every request still served).
+       * @enum {string}
+       */
+      status: 'up' | 'down' | 'degraded';
+      /** @description Why, when it is not up. */
+      message?: string;
+    };
+    Dependencies: {
+      database?: components['schemas']['DependencyStatus'];
+      /** @description Present when REDIS_URL is set. */
+      redis?: components['schemas']['DependencyStatus'];
+    };
+    ReadyResponse: {
+      /** @enum {string} */
+      status: 'error' | 'ok' | 'shutting_down';
+      info: components['schemas']['Dependencies'];
+      error: components['schemas']['Dependencies'];
+      details: components['schemas']['Dependencies'];
+    };
     VerifyResponse: {
       /** @example true */
       valid: boolean;
@@ -1194,8 +1218,24 @@ export interface components {
     AuditEntryResponse: {
       /** @example aud_8Hq… */
       id: string;
-      /** @example key.created */
-      action: string;
+      /**
+       * @example key.created
+       * @enum {string}
+       */
+      action:
+        | 'key.created'
+        | 'key.updated'
+        | 'key.rotated'
+        | 'key.deleted'
+        | 'key.revoked'
+        | 'key.expiring'
+        | 'key.expired'
+        | 'key.denied'
+        | 'webhook.created'
+        | 'webhook.updated'
+        | 'webhook.secret_rotated'
+        | 'webhook.deleted'
+        | 'webhook.disabled';
       key_id: string | null;
       actor: components['schemas']['AuditActorResponse'];
       ip: string | null;
@@ -1749,7 +1789,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': unknown;
+          'application/json': components['schemas']['LiveResponse'];
         };
       };
     };
@@ -1769,7 +1809,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': unknown;
+          'application/json': components['schemas']['ReadyResponse'];
         };
       };
       /** @description Service Unavailable */
@@ -4144,7 +4184,20 @@ export interface operations {
         limit?: number;
         /** @description Opaque cursor from a previous page's `next_cursor`. */
         cursor?: string;
-        action?: string;
+        action?:
+          | 'key.created'
+          | 'key.updated'
+          | 'key.rotated'
+          | 'key.deleted'
+          | 'key.revoked'
+          | 'key.expiring'
+          | 'key.expired'
+          | 'key.denied'
+          | 'webhook.created'
+          | 'webhook.updated'
+          | 'webhook.secret_rotated'
+          | 'webhook.deleted'
+          | 'webhook.disabled';
         key_id?: string;
       };
       header?: never;

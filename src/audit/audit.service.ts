@@ -25,11 +25,30 @@ export interface RequestOrigin {
 export interface AuditEvent {
   organizationId: string;
   keyId?: string | null;
-  action: string;
+  action: AuditAction;
   actor: AuditActor;
   origin?: RequestOrigin;
   details?: Record<string, unknown>;
 }
+
+/** Every action the audit log records; `GET /v1/audit-log?action=` takes one of them. */
+export const AUDIT_ACTIONS = [
+  'key.created',
+  'key.updated',
+  'key.rotated',
+  'key.deleted',
+  'key.revoked',
+  'key.expiring',
+  'key.expired',
+  'key.denied',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret_rotated',
+  'webhook.deleted',
+  'webhook.disabled',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const SYSTEM_ACTOR: AuditActor = { type: 'system', id: null };
 

@@ -14,6 +14,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { rateLimitsConfig } from '../config/namespaces';
 import { DatabaseError, DatabaseErrorCode } from '../database/database.errors';
 import { RedisConnection } from '../redis/redis.connection';
+import { LiveResponse, ReadyResponse } from './dto/health.dto';
 import { HealthError, HealthErrorCode } from './health.errors';
 
 @ApiTags('operations')
@@ -30,8 +31,8 @@ export class HealthController {
   @Get('live')
   @Public()
   @ApiOperation({ summary: 'Liveness: the process answers' })
-  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
-  live(): { status: 'ok' } {
+  @ApiOkResponse({ type: LiveResponse })
+  live(): LiveResponse {
     return { status: 'ok' };
   }
 
@@ -43,7 +44,7 @@ export class HealthController {
     description:
       'With Redis unreachable and RATE_LIMIT_FAILURE_MODE=open every request is still served, so the instance stays ready (200) and reports Redis as `degraded`; in closed mode it is not ready (503).',
   })
-  @ApiOkResponse({ schema: { example: { status: 'ok', info: { database: { status: 'up' } } } } })
+  @ApiOkResponse({ type: ReadyResponse })
   @ApiProblems(503)
   async ready(): Promise<HealthCheckResult> {
     const checks = [() => this.database.pingCheck('database', { timeout: 2000 })];

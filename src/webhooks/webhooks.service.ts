@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import { AuditAction, actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { ListQueryDto, Page } from '../common/pagination';
@@ -129,7 +129,7 @@ export class WebhooksService {
   private recordChange(
     manager: EntityManager,
     webhook: Webhook,
-    action: string,
+    action: AuditAction & `webhook.${string}`,
     principal: Principal,
     origin: RequestOrigin,
     details: Record<string, unknown> = {},

@@ -1,14 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
 import type { AuditEntry } from '../audit-entry.entity';
+import { AUDIT_ACTIONS, type AuditAction } from '../audit.service';
 
 export class AuditQueryDto extends ListQueryDto {
-  @ApiPropertyOptional({ example: 'key.rotated' })
+  @ApiPropertyOptional({ enum: AUDIT_ACTIONS, example: 'key.rotated' })
   @IsOptional()
-  @IsString()
-  @Matches(/^[a-z_]+\.[a-z_]+$/, { message: 'action must look like "key.rotated"' })
-  action?: string;
+  @IsIn(AUDIT_ACTIONS, { message: `action must be one of ${AUDIT_ACTIONS.join(', ')}` })
+  action?: AuditAction;
 
   @ApiPropertyOptional({ example: 'key_2Nq…' })
   @IsOptional()
@@ -24,7 +24,7 @@ export class AuditActorResponse {
 
 export class AuditEntryResponse {
   @ApiProperty({ example: 'aud_8Hq…' }) id: string;
-  @ApiProperty({ example: 'key.created' }) action: string;
+  @ApiProperty({ enum: AUDIT_ACTIONS, example: 'key.created' }) action: string;
   @ApiProperty({ type: String, nullable: true }) key_id: string | null;
   @ApiProperty({ type: AuditActorResponse }) actor: AuditActorResponse;
   @ApiProperty({ type: String, nullable: true }) ip: string | null;
