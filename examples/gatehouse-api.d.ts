@@ -1463,8 +1463,11 @@ export interface components {
       /** @example agent_5JkQm2Tz8RpVw3Xy7NbLc4 */
       id: string;
       name: string;
-      /** @example echo */
-      type: string;
+      /**
+       * @example echo
+       * @enum {string}
+       */
+      type: 'echo' | 'http';
       description: string | null;
       built_in: boolean;
       config?: {
@@ -1483,8 +1486,9 @@ export interface components {
       /**
        * @description A registered agent type: echo, http, …
        * @example http
+       * @enum {string}
        */
-      type: string;
+      type: 'echo' | 'http';
       description?: string | null;
       /**
        * @example {
@@ -1505,8 +1509,11 @@ export interface components {
     CreateTaskDto: {
       /** @example Summarise the attached report */
       instruction: string;
-      /** @example echo */
-      agent_type: string;
+      /**
+       * @example echo
+       * @enum {string}
+       */
+      agent_type: 'echo' | 'http';
       /**
        * @example [
        *       "file_9aZ…"
@@ -1529,7 +1536,8 @@ export interface components {
       /** @enum {string} */
       status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
       instruction: string;
-      agent_type: string;
+      /** @enum {string} */
+      agent_type: 'echo' | 'http';
       agent_id: string | null;
       attachments: string[];
       /** @description Attempts made so far. */

@@ -2,7 +2,14 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
-import { describeWebhooks, finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
+import { AgentRunners } from './agents/agent-runner';
+import {
+  describeWebhooks,
+  enumerateProperty,
+  finishOpenApiDocument,
+  OPERATOR_SCHEME,
+  ProblemSchema,
+} from './common/openapi';
 import { WEBHOOK_EVENT_PAYLOADS } from './webhooks/webhook-payloads';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
@@ -37,11 +44,20 @@ export function configureApp(app: INestApplication): void {
   express.set('trust proxy', app.get<ConfigOf<typeof httpConfig>>(httpConfig.KEY).trustProxy);
   express.use(bodyParsers(JSON_BODY_LIMIT));
 
-  SwaggerModule.setup('docs', app, createOpenApiDocument(app), {
+  // A factory, built at the first request: by then every module's onModuleInit has run (agent types
+  // are registered there).
+  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
   });
 }
+
+const AGENT_TYPE_PROPERTIES: [string, string][] = [
+  ['CreateAgentDto', 'type'],
+  ['AgentResponse', 'type'],
+  ['CreateTaskDto', 'agent_type'],
+  ['TaskResponse', 'agent_type'],
+];
 
 /** The OpenAPI document of an initialised app: served at /openapi.json, linted in CI (npm run openapi). */
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -69,5 +85,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       { extraModels: [ProblemSchema, ...Object.values(WEBHOOK_EVENT_PAYLOADS)] },
     ),
   );
+  // Agent types are registered at start by any module: the document lists those of this app.
+  const agentTypes = app.get(AgentRunners).types();
+  for (const property of AGENT_TYPE_PROPERTIES) enumerateProperty(document, property, agentTypes);
   return describeWebhooks(document, WEBHOOK_EVENT_PAYLOADS);
 }

@@ -100,6 +100,11 @@ describe('Extending Gatehouse (README recipes)', () => {
       (res) => res.body.status === 'succeeded',
     );
     expect(value.body.result).toEqual({ output: 'esuohetag' });
+    // And the OpenAPI document (so a generated client) lists it beside the built-in types.
+    const document = (await t.http.get('/openapi.json').expect(200)).body;
+    expect(document.components.schemas.CreateTaskDto.properties.agent_type.enum).toEqual(
+      expect.arrayContaining(['echo', 'http', 'reverse']),
+    );
   });
 
   it('guards added routes with their declared permissions, and refuses undeclared ones', async () => {

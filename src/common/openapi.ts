@@ -190,3 +190,18 @@ export function describeWebhooks(
   ) as OpenAPIObject['webhooks'];
   return document;
 }
+
+/**
+ * Lists the values a string property takes, when only the running app knows them (the agent types
+ * registered by every module, a platform team's included).
+ */
+export function enumerateProperty(
+  document: OpenAPIObject,
+  [schema, property]: [string, string],
+  values: readonly string[],
+): void {
+  const target = (document.components?.schemas?.[schema] as { properties?: Record<string, object> })
+    ?.properties?.[property];
+  if (!target) throw new Error(`OpenAPI: no property ${schema}.${property} to enumerate`);
+  Object.assign(target, { enum: [...values] });
+}
