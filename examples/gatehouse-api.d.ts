@@ -1548,10 +1548,16 @@ export interface components {
       started_at: string | null;
       /** Format: date-time */
       completed_at: string | null;
-      /** @description Present when succeeded. */
-      result?: {
-        [key: string]: unknown;
-      };
+      /** @description Present when succeeded: the agent's answer, any JSON value. */
+      result?:
+        | {
+            [key: string]: unknown;
+          }
+        | unknown[]
+        | string
+        | number
+        | boolean
+        | null;
       /** @description Present when failed. */
       error?: components['schemas']['TaskErrorResponse'];
     };

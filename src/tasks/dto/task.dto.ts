@@ -66,7 +66,21 @@ export class TaskResponse {
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
-  @ApiPropertyOptional({ description: 'Present when succeeded.', type: 'object', additionalProperties: true })
+  /**
+   * Present when succeeded: the agent's answer, any JSON value (an http agent's JSON body as it sent
+   * it). The built-in echo agent answers `{output, attachments: [{id, filename, size, sha256}]}`.
+   */
+  @ApiPropertyOptional({
+    description: "Present when succeeded: the agent's answer, any JSON value.",
+    anyOf: [
+      { type: 'object', additionalProperties: true },
+      { type: 'array', items: {} },
+      { type: 'string' },
+      { type: 'number' },
+      { type: 'boolean' },
+      { type: 'null' },
+    ],
+  })
   result?: unknown;
   @ApiPropertyOptional({ type: TaskErrorResponse, description: 'Present when failed.' })
   error?: TaskErrorResponse;
