@@ -1863,11 +1863,7 @@ export interface operations {
           'application/json': components['schemas']['VerifyResponse'];
         };
       };
-      /**
-       * @description Unauthorized
-       *
-       *     Unauthorized
-       */
+      /** @description Unauthorized */
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1877,11 +1873,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemSchema'];
         };
       };
-      /**
-       * @description Forbidden
-       *
-       *     Forbidden
-       */
+      /** @description Forbidden */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1891,11 +1883,7 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemSchema'];
         };
       };
-      /**
-       * @description Too Many Requests
-       *
-       *     Too Many Requests
-       */
+      /** @description Too Many Requests */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

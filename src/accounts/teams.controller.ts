@@ -14,7 +14,6 @@ import { AddTeamMemberDto, CreateTeamDto, TeamPage, TeamResponse } from './dto/t
 import { TeamsService } from './teams.service';
 
 @ApiTags('teams')
-@ApiProblems(401, 403)
 @Controller('v1/teams')
 export class TeamsController {
   constructor(private readonly teams: TeamsService) {}

@@ -8,7 +8,6 @@ import { CreateUserDto, ListUsersQueryDto, UpdateUserDto, UserPage, UserResponse
 import { UsersService } from './users.service';
 
 @ApiTags('users')
-@ApiProblems(401, 403)
 @Controller('v1/users')
 export class UsersController {
   constructor(private readonly users: UsersService) {}

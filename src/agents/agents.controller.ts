@@ -14,7 +14,6 @@ import { AgentsService, ECHO_AGENT } from './agents.service';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 
 @ApiTags('agents')
-@ApiProblems(401, 403)
 @Controller('v1/agents')
 export class AgentsController {
   constructor(private readonly agents: AgentsService) {}

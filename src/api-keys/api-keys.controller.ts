@@ -18,7 +18,6 @@ import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto 
 import { ApiKeyPage, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 
 @ApiTags('api-keys')
-@ApiProblems(401, 403)
 @Controller('v1/api-keys')
 export class ApiKeysController {
   constructor(

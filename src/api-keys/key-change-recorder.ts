@@ -10,7 +10,7 @@ interface KeyChangeOf<Action extends keyof KeyEventDetails> {
   action: Action;
   actor: AuditActor;
   origin?: RequestOrigin;
-  /** What the event adds for this action (src/events/event-payloads.ts), also the audit details. */
+  /** What the event adds for this action (src/events/event-payloads.dto.ts), also the audit details. */
   details: KeyEventDetails[Action];
   /** A new key value that the event must carry (policy rotations only); sealed, never logged. */
   secret?: string;

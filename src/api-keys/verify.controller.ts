@@ -1,7 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
-import { ApiProblems } from '../common/openapi';
 import { permissionList } from '../roles/permissions';
 import { RequirePermissions } from '../access/route-access.decorators';
 import { VerifyResponse } from './dto/api-key-response.dto';
@@ -15,7 +14,6 @@ export class VerifyController {
   @RequirePermissions()
   @ApiOperation({ summary: 'Verify the presented API key and describe it' })
   @ApiOkResponse({ type: VerifyResponse })
-  @ApiProblems(401, 403, 429)
   verify(@Principal() principal: Principal): VerifyResponse {
     if (!principal.key)
       throw new ApiKeyError(ApiKeyErrorCode.ApiKeyRequired, 'Verify takes an API key, not an access token.');

@@ -8,7 +8,6 @@ import { AuditService } from './audit.service';
 import { AuditChainResponse, AuditEntryResponse, AuditPage, AuditQueryDto } from './dto/audit.dto';
 
 @ApiTags('audit')
-@ApiProblems(401, 403)
 @Controller('v1/audit-log')
 export class AuditController {
   constructor(private readonly audit: AuditService) {}

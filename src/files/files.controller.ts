@@ -34,7 +34,6 @@ import { FilesService } from './files.service';
 import type { StoredUpload } from './streaming-storage-engine';
 
 @ApiTags('files')
-@ApiProblems(401, 403)
 @Controller('v1/files')
 export class FilesController {
   constructor(private readonly files: FilesService) {}

@@ -14,7 +14,6 @@ import { RequirePermissions } from '../access/route-access.decorators';
 import { RolesService } from './roles.service';
 
 @ApiTags('roles')
-@ApiProblems(401, 403)
 @Controller('v1/roles')
 export class RolesController {
   constructor(private readonly roles: RolesService) {}

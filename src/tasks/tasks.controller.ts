@@ -10,7 +10,6 @@ import { CreateTaskDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
-@ApiProblems(401, 403)
 @Controller('v1/tasks')
 export class TasksController {
   constructor(private readonly tasks: TasksService) {}

@@ -25,7 +25,6 @@ import {
 import { WebhooksService } from './webhooks.service';
 
 @ApiTags('webhooks')
-@ApiProblems(401, 403)
 @Controller('v1/webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
