@@ -205,6 +205,10 @@ describe('creating a key', () => {
       allowed_ips: [],
       rate_limit: { requests_per_minute: null, requests_per_hour: null },
       hide_credentials: false,
+      enabled: true,
+      meta: {},
+      credits: null,
+      last_used_ip: null,
     });
     expect(sorted(created.permissions)).toEqual(DEVELOPER);
     expectTimeNear(created.created_at, before, 60_000);
@@ -698,6 +702,8 @@ describe('reading and changing a key', () => {
       role: 'developer',
       permissions: expect.any(Array),
       expires_at: null,
+      meta: {},
+      credits_remaining: null,
     });
     expect(sorted(asDeveloper.permissions)).toEqual(DEVELOPER);
 
@@ -751,6 +757,8 @@ describe('presenting a key', () => {
       role: 'viewer',
       permissions: expect.any(Array),
       expires_at: null,
+      meta: {},
+      credits_remaining: null,
     });
     expect(sorted(res.body.permissions)).toEqual(VIEWER);
   };

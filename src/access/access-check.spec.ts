@@ -1,7 +1,7 @@
 import { ACCESS_STEPS, GLOBAL_GUARDS } from './access-check';
 
 describe('the key check order', () => {
-  it('is credential, restrictions, permission, policies, rate limit, concurrency across the guards', () => {
+  it('is credential, restrictions, permission, policies, rate limit, credits, concurrency across the guards', () => {
     // Nest runs global guards in registration order; AccessModule registers GLOBAL_GUARDS as listed.
     expect(GLOBAL_GUARDS.flatMap((guard) => guard.steps)).toEqual([...ACCESS_STEPS]);
     expect(ACCESS_STEPS).toEqual([
@@ -10,6 +10,7 @@ describe('the key check order', () => {
       'permission',
       'policies',
       'rate_limit',
+      'credits',
       'concurrency',
     ]);
   });

@@ -12,7 +12,8 @@ import { RolesGuard } from './guards/roles.guard';
  *   3. permission    steps/permission.step.ts    the route's @RequirePermissions against the principal
  *   3b. policies     access-policy.ts            extensions' @AccessPolicy() steps, in module order
  *   4. rate limit    @nestjs/throttler           per key, per minute and per hour (rate-limits.module.ts)
- *   5. concurrency   steps/concurrency.step.ts   requests of one key in flight
+ *   5. credits       steps/credits.step.ts       one credit of a key with a balance (api-keys/credits)
+ *   6. concurrency   steps/concurrency.step.ts   requests of one key in flight
  */
 export const ACCESS_STEPS = [
   'credential',
@@ -20,6 +21,7 @@ export const ACCESS_STEPS = [
   'permission',
   'policies',
   'rate_limit',
+  'credits',
   'concurrency',
 ] as const;
 

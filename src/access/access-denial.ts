@@ -10,12 +10,14 @@ export enum AccessDenialCode {
   InvalidCredentials = 'invalid_credentials',
   KeyExpired = 'key_expired',
   KeyRevoked = 'key_revoked',
+  KeyDisabled = 'key_disabled',
   TokenExpired = 'token_expired',
   UserDeactivated = 'user_deactivated',
   IpNotAllowed = 'ip_not_allowed',
   ReferrerNotAllowed = 'referrer_not_allowed',
   Forbidden = 'forbidden',
   RateLimited = 'rate_limited',
+  CreditsExhausted = 'credits_exhausted',
   TooManyConcurrentRequests = 'too_many_concurrent_requests',
 }
 
@@ -35,6 +37,17 @@ export class AccessDenial {
     /** Extra audit details of a `key.denied` entry (public data only). */
     readonly auditDetails: Readonly<Record<string, unknown>> = {},
   ) {}
+
+  /**
+   * The key a credential-step refusal is about (an expired, revoked or disabled key that did resolve),
+   * so its usage counts the refusal; later steps know the key from `request.principal`.
+   */
+  subject?: { organizationId: string; keyId: string };
+
+  about(key: { organizationId: string; id: string }): this {
+    this.subject = { organizationId: key.organizationId, keyId: key.id };
+    return this;
+  }
 }
 
 export interface DenialResponse {
@@ -52,12 +65,14 @@ export const DENIAL_RESPONSES: Readonly<Record<AccessDenialCode, DenialResponse>
   [AccessDenialCode.InvalidCredentials]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.KeyExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.KeyRevoked]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.KeyDisabled]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.TokenExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.UserDeactivated]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.IpNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.ReferrerNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.Forbidden]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.RateLimited]: { status: HttpStatus.TOO_MANY_REQUESTS, audited: true },
+  [AccessDenialCode.CreditsExhausted]: { status: HttpStatus.TOO_MANY_REQUESTS, audited: true },
   [AccessDenialCode.TooManyConcurrentRequests]: { status: HttpStatus.TOO_MANY_REQUESTS, audited: false },
 };
 

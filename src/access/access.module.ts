@@ -7,6 +7,7 @@ import { AuthModule } from '../auth/auth.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { RolesModule } from '../roles/roles.module';
+import { UsageModule } from '../usage/usage.module';
 import { GLOBAL_GUARDS } from './access-check';
 import { AccessPolicies } from './access-policy';
 import { AccessTokenResolver } from './credentials/access-token.resolver';
@@ -15,6 +16,7 @@ import { KeyCache } from './credentials/key-cache';
 import { DenialRecorder } from './denial-recorder';
 import { ConcurrencyStep } from './steps/concurrency.step';
 import { CredentialStep } from './steps/credential.step';
+import { CreditsStep } from './steps/credits.step';
 import { PermissionStep } from './steps/permission.step';
 import { RestrictionsStep } from './steps/restrictions.step';
 
@@ -32,6 +34,7 @@ import { RestrictionsStep } from './steps/restrictions.step';
     AuditModule,
     MetricsModule,
     RateLimitsModule,
+    UsageModule,
   ],
   providers: [
     KeyCache,
@@ -41,6 +44,7 @@ import { RestrictionsStep } from './steps/restrictions.step';
     RestrictionsStep,
     PermissionStep,
     AccessPolicies,
+    CreditsStep,
     ConcurrencyStep,
     DenialRecorder,
     ...GLOBAL_GUARDS,

@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import type { CreditedKey } from '../api-keys/credits/credits.service';
 import type { Permission } from '../roles/permissions';
 
 /**
@@ -30,6 +31,10 @@ export interface KeyContext {
   allowedIps: readonly string[];
   allowedReferrers: readonly string[];
   rateLimit: { perMinute: number | null; perHour: number | null };
+  /** The integrator's data on the key ({} when none). */
+  meta: Readonly<Record<string, unknown>>;
+  /** The key's balance as loaded (null: unlimited); the credits step spends the live one. */
+  credits: CreditedKey | null;
 }
 
 /** Handler parameter decorator: `list(@Principal() principal: Principal)`. */

@@ -3,8 +3,17 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColum
 export const KEY_TYPES = ['personal', 'team', 'service'] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
 
-export const KEY_STATUSES = ['active', 'expired', 'revoked'] as const;
+export const KEY_STATUSES = ['active', 'expired', 'revoked', 'disabled'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
+
+export const REFILL_INTERVALS = ['daily', 'monthly'] as const;
+export type RefillInterval = (typeof REFILL_INTERVALS)[number];
+
+/** pg answers bigint as a string (it may exceed 2^53); credit balances stay far below that. */
+const bigintAsNumber = {
+  to: (value: number | null) => value,
+  from: (value: string | null) => (value === null ? null : Number(value)),
+};
 
 @Entity({ name: 'api_keys' })
 @Index('api_keys_organization_created_idx', ['organizationId', 'createdAt'])
@@ -111,6 +120,56 @@ export class ApiKey {
   @Column({ name: 'hide_credentials', type: 'boolean', default: false })
   hideCredentials: boolean;
 
+  /** The kill switch: a disabled key is refused (`key_disabled`) until it is enabled again. */
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  /** The integrator's own JSON object (plan, customer id), at most 4 KiB as JSON text. */
+  @Column({ type: 'jsonb', nullable: true })
+  meta: Record<string, unknown> | null;
+
+  // The credit columns are never written by save(): spends move the balance between a read and a save,
+  // and a save would put the old value back. ApiKeysRepository's credit methods write them.
+
+  /**
+   * Credits left; null: unlimited. With Redis the live balance is Redis's and this column follows it
+   * within a second (src/credits); without Redis this column is the balance.
+   */
+  @Column({ name: 'credits_remaining', update: false, type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  creditsRemaining: number | null;
+
+  @Column({ name: 'credits_refill_interval', update: false, type: 'text', nullable: true })
+  creditsRefillInterval: RefillInterval | null;
+
+  @Column({ name: 'credits_refill_amount', update: false, type: 'integer', nullable: true })
+  creditsRefillAmount: number | null;
+
+  /** When the balance was last refilled: the refill boundary (00:00 UTC) it was refilled for. */
+  @Column({ name: 'credits_refilled_at', update: false, type: 'timestamptz', precision: 3, nullable: true })
+  creditsRefilledAt: Date | null;
+
+  /** When the balance was last set by create or PATCH. */
+  @Column({ name: 'credits_set_at', update: false, type: 'timestamptz', precision: 3, nullable: true })
+  creditsSetAt: Date | null;
+
+  /** The amount last set or refilled: `key.credits_low` is sent when the balance falls below 10% of it. */
+  @Column({ name: 'credits_baseline', update: false, type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  creditsBaseline: number | null;
+
+  /**
+   * Bumped whenever the balance is set (create, PATCH, refill): a write-back from a cached or Redis
+   * balance of an older generation never overwrites a newer one.
+   */
+  @Column({ name: 'credits_generation', update: false, type: 'integer', default: 0 })
+  creditsGeneration: number;
+
+  /** The generation `key.credits_low` was sent for: once per amount set or refilled, on any instance. */
+  @Column({ name: 'credits_low_generation', update: false, type: 'integer', nullable: true })
+  creditsLowGeneration: number | null;
+
+  @Column({ name: 'last_used_ip', type: 'text', nullable: true })
+  lastUsedIp: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
@@ -118,9 +177,16 @@ export class ApiKey {
   updatedAt: Date;
 }
 
-/** A key's status is derived, never stored, so it cannot disagree with its expiration. */
-export function keyStatus(key: Pick<ApiKey, 'revokedAt' | 'expiration'>, now = new Date()): KeyStatus {
+/**
+ * A key's status is derived, never stored, so it cannot disagree with its expiration. Precedence:
+ * revoked, then expired, then disabled, then active.
+ */
+export function keyStatus(
+  key: Pick<ApiKey, 'revokedAt' | 'expiration' | 'enabled'>,
+  now = new Date(),
+): KeyStatus {
   if (key.revokedAt) return 'revoked';
   if (key.expiration && key.expiration.getTime() <= now.getTime()) return 'expired';
+  if (!key.enabled) return 'disabled';
   return 'active';
 }

@@ -13,8 +13,14 @@ import { KeyExpiryJob } from './key-expiry.job';
 import { KeyRotationJob } from './key-rotation.job';
 import { KeyUsageRecorder } from './key-usage-recorder';
 import { VerifyController } from './verify.controller';
+import { RedisConnection } from '../redis/redis.connection';
+import { CreditLedger } from './credits/credit-ledger';
+import { CreditRefillJob } from './credits/credit-refill.job';
+import { CreditsService } from './credits/credits.service';
+import { PostgresCreditLedger } from './credits/postgres-credit-ledger';
+import { RedisCreditLedger } from './credits/redis-credit-ledger';
 
-/** API keys: lifecycle endpoints, verification, key values and their last use. */
+/** API keys: lifecycle endpoints, verification, key values, their last use and their credits. */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule],
   controllers: [VerifyController, ApiKeysController],
@@ -27,7 +33,16 @@ import { VerifyController } from './verify.controller';
     KeyChangeRecorder,
     KeyExpiryJob,
     KeyRotationJob,
+    {
+      // Credits are spent in Redis when every instance shares one, else in the database.
+      provide: CreditLedger,
+      inject: [RedisConnection, ApiKeysRepository],
+      useFactory: (redis: RedisConnection, keys: ApiKeysRepository) =>
+        redis.client ? new RedisCreditLedger(redis.client, keys) : new PostgresCreditLedger(keys),
+    },
+    CreditsService,
+    CreditRefillJob,
   ],
-  exports: [ApiKeyValues, ApiKeysService, ApiKeysRepository, KeyPermissions, KeyUsageRecorder],
+  exports: [ApiKeyValues, ApiKeysService, ApiKeysRepository, KeyPermissions, KeyUsageRecorder, CreditsService],
 })
 export class ApiKeysModule {}

@@ -2,13 +2,37 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { ApiKey, KeyStatus } from './api-key.entity';
+import { ApiKey, KeyStatus, RefillInterval } from './api-key.entity';
 
 export interface KeyListFilters {
   type?: ApiKey['type'];
   status?: KeyStatus;
   ownerId?: string;
   teamId?: string;
+}
+
+/** A credit balance as stored: what is left, of which amount, in which generation of settings. */
+export interface CreditState {
+  remaining: number;
+  baseline: number;
+  generation: number;
+}
+
+interface CreditRow {
+  credits_remaining: string;
+  credits_baseline: string | null;
+  credits_generation: number;
+}
+
+const CREDIT_COLUMNS = 'credits_remaining, credits_baseline, credits_generation';
+
+function creditState(row: CreditRow): CreditState {
+  const remaining = Number(row.credits_remaining);
+  return {
+    remaining,
+    baseline: row.credits_baseline === null ? remaining : Number(row.credits_baseline),
+    generation: Number(row.credits_generation),
+  };
 }
 
 /** How many keys one scheduled scan claims at most; the next scan takes the rest. */
@@ -62,8 +86,15 @@ export class ApiKeysRepository {
     if (filters.teamId) builder.andWhere('key.team_id = :teamId', { teamId: filters.teamId });
     if (filters.status === 'revoked') builder.andWhere('key.revoked_at IS NOT NULL');
     if (filters.status === 'expired') builder.andWhere('key.revoked_at IS NULL AND key.expiration <= now()');
+    if (filters.status === 'disabled') {
+      builder.andWhere(
+        'key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now()) AND NOT key.enabled',
+      );
+    }
     if (filters.status === 'active') {
-      builder.andWhere('key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now())');
+      builder.andWhere(
+        'key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now()) AND key.enabled',
+      );
     }
     return paginate(builder, query);
   }
@@ -91,13 +122,133 @@ export class ApiKeysRepository {
     });
   }
 
-  /** Moves `last_used_at` (or the previous value's) forward, never back. */
-  async recordUse(keyId: string, previousValue: boolean, at: Date): Promise<void> {
-    const column = previousValue ? 'previous_key_last_used_at' : 'last_used_at';
+  /**
+   * Moves `last_used_at` (or the previous value's) forward, never back, with the client address of
+   * that use (`last_used_ip` follows the current value only).
+   */
+  async recordUse(keyId: string, previousValue: boolean, at: Date, ip: string | null): Promise<void> {
+    if (previousValue) {
+      await this.keys.query(
+        `UPDATE api_keys SET previous_key_last_used_at = GREATEST(COALESCE(previous_key_last_used_at, $2), $2) WHERE id = $1`,
+        [keyId, at],
+      );
+      return;
+    }
     await this.keys.query(
-      `UPDATE api_keys SET ${column} = GREATEST(COALESCE(${column}, $2), $2) WHERE id = $1`,
-      [keyId, at],
+      `UPDATE api_keys SET last_used_at = $2, last_used_ip = $3 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2)`,
+      [keyId, at, ip],
     );
+  }
+
+  // --- Credits (src/api-keys/credits): the database is the balance without Redis, its backing with.
+
+  /** Spends one credit if one is left; the balance after, or null when none was (or none is kept). */
+  async spendCredit(keyId: string): Promise<CreditState | null> {
+    const [rows] = await this.keys.query<[CreditRow[], number]>(
+      `UPDATE api_keys SET credits_remaining = credits_remaining - 1
+         WHERE id = $1 AND credits_remaining > 0
+         RETURNING ${CREDIT_COLUMNS}`,
+      [keyId],
+    );
+    return rows.length ? creditState(rows[0]) : null;
+  }
+
+  /**
+   * Sets (or with null removes) the balance and its refill, as a new generation: a top-up replaces
+   * whatever is left, and spends of the old generation are not written back over it.
+   */
+  async setCredits(
+    manager: EntityManager,
+    keyId: string,
+    credits: { remaining: number; refill?: { interval: RefillInterval; amount: number } | null } | null,
+    at: Date,
+  ): Promise<number> {
+    const [rows] = await manager.query<[{ credits_generation: number }[], number]>(
+      `UPDATE api_keys
+          SET credits_remaining = $2::bigint, credits_baseline = $2::bigint, credits_refill_interval = $3,
+              credits_refill_amount = $4, credits_set_at = $5,
+              credits_refilled_at = CASE WHEN $2::bigint IS NULL THEN NULL ELSE credits_refilled_at END,
+              credits_generation = credits_generation + 1
+        WHERE id = $1
+        RETURNING credits_generation`,
+      [keyId, credits?.remaining ?? null, credits?.refill?.interval ?? null, credits?.refill?.amount ?? null, credits ? at : null],
+    );
+    return Number(rows[0].credits_generation);
+  }
+
+  /** Gives back a credit spent by a request refused later in the key check (same generation only). */
+  async refundCredit(keyId: string, generation: number): Promise<void> {
+    await this.keys.query(
+      `UPDATE api_keys SET credits_remaining = credits_remaining + 1 WHERE id = $1 AND credits_generation = $2`,
+      [keyId, generation],
+    );
+  }
+
+  /** The balance as the database holds it now (null: unlimited or no such key). */
+  async readCredits(keyId: string): Promise<CreditState | null> {
+    const rows = await this.keys.query<CreditRow[]>(
+      `SELECT ${CREDIT_COLUMNS} FROM api_keys WHERE id = $1 AND credits_remaining IS NOT NULL`,
+      [keyId],
+    );
+    return rows.length ? creditState(rows[0]) : null;
+  }
+
+  /**
+   * Refills the balance for `boundary` unless that refill (or a later setting) already happened: one
+   * conditional UPDATE, so of several instances racing at midnight exactly one refills.
+   */
+  async refillCredits(keyId: string, boundary: Date): Promise<CreditState | null> {
+    const [rows] = await this.keys.query<[CreditRow[], number]>(
+      `UPDATE api_keys
+          SET credits_remaining = credits_refill_amount, credits_baseline = credits_refill_amount,
+              credits_refilled_at = $2, credits_generation = credits_generation + 1
+        WHERE id = $1 AND credits_remaining IS NOT NULL AND credits_refill_amount IS NOT NULL
+          AND (credits_refilled_at IS NULL OR credits_refilled_at < $2)
+          AND (credits_set_at IS NULL OR credits_set_at < $2)
+        RETURNING ${CREDIT_COLUMNS}`,
+      [keyId, boundary],
+    );
+    return rows.length ? creditState(rows[0]) : null;
+  }
+
+  /** Live keys with a refill whose balance stands from before `before` (candidates for the refill scan). */
+  async keysWithRefillBefore(before: Date, limit: number): Promise<ApiKey[]> {
+    return this.keys
+      .createQueryBuilder('key')
+      .where('key.credits_refill_interval IS NOT NULL AND key.credits_remaining IS NOT NULL')
+      .andWhere('GREATEST(key.credits_refilled_at, key.credits_set_at, key.created_at) < :before', { before })
+      .andWhere('key.revoked_at IS NULL AND key.deleted_at IS NULL')
+      .limit(limit)
+      .getMany();
+  }
+
+  /**
+   * Writes balances spent in Redis back to the row: only within the same generation and only
+   * downwards, so instances writing in any order leave the lowest, and a newer setting is never undone.
+   */
+  async writeBackCredits(balances: { keyId: string; generation: number; remaining: number }[]): Promise<void> {
+    if (!balances.length) return;
+    await this.keys.query(
+      `UPDATE api_keys AS key SET credits_remaining = spent.remaining
+         FROM unnest($1::text[], $2::int[], $3::bigint[]) AS spent(id, generation, remaining)
+        WHERE key.id = spent.id AND key.credits_generation = spent.generation
+          AND key.credits_remaining > spent.remaining`,
+      [balances.map((b) => b.keyId), balances.map((b) => b.generation), balances.map((b) => b.remaining)],
+    );
+  }
+
+  /**
+   * Marks `key.credits_low` sent for this generation; false when it already was (or the balance was
+   * set again meanwhile), so the event is recorded once whichever instance saw the crossing.
+   */
+  async claimCreditsLow(manager: EntityManager, keyId: string, generation: number): Promise<boolean> {
+    const [rows] = await manager.query<[unknown[], number]>(
+      `UPDATE api_keys SET credits_low_generation = $2
+        WHERE id = $1 AND credits_generation = $2 AND credits_low_generation IS DISTINCT FROM $2
+        RETURNING id`,
+      [keyId, generation],
+    );
+    return rows.length > 0;
   }
 
   /** Live keys expiring within `days` not yet warned about, now marked warned. */

@@ -19,6 +19,8 @@ import { KeyPermissions } from './key-permissions';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
+import { CreditsService } from './credits/credits.service';
+import type { KeyChange } from './key-change-recorder';
 
 const DAY_MS = 86_400_000;
 
@@ -36,6 +38,7 @@ export class ApiKeysService {
     private readonly changes: KeyChangeRecorder,
     private readonly invalidations: InvalidationBus,
     private readonly values: ApiKeyValues,
+    private readonly credits: CreditsService,
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
     holders: RoleHolders,
   ) {
@@ -93,6 +96,13 @@ export class ApiKeysService {
       allowedReferrers: dto.allowed_referrers ?? [],
       allowedIps: dto.allowed_ips ?? [],
       hideCredentials: dto.hide_credentials ?? false,
+      enabled: dto.enabled ?? true,
+      meta: dto.meta ?? null,
+      ...creditColumns(dto.credits ?? null, now),
+      creditsRefilledAt: null,
+      creditsGeneration: 0,
+      creditsLowGeneration: null,
+      lastUsedIp: null,
     });
     applyRotationPolicy(key, dto.rotation_policy, now);
     applyRateLimit(key, dto.rate_limit);
@@ -110,8 +120,9 @@ export class ApiKeysService {
       ]);
       return row;
     });
-    const [permissions] = await this.effectivePermissions([saved]);
-    return { ...ApiKeyResponse.of(saved, permissions), key: value };
+    if (saved.creditsRemaining !== null) await this.credits.published(saved.id, creditStateOf(saved));
+    const [response] = await this.present([saved]);
+    return { ...response, key: value };
   }
 
   async list(principal: Principal, query: ListApiKeysQueryDto): Promise<Page<ApiKeyResponse>> {
@@ -120,17 +131,12 @@ export class ApiKeysService {
       { type: query.type, status: query.status, ownerId: query.owner_id, teamId: query.team_id },
       query,
     );
-    const permissions = await this.effectivePermissions(page.data);
-    return {
-      data: page.data.map((key, i) => ApiKeyResponse.of(key, permissions[i])),
-      next_cursor: page.next_cursor,
-    };
+    return { data: await this.present(page.data), next_cursor: page.next_cursor };
   }
 
   async get(principal: Principal, id: string): Promise<ApiKeyResponse> {
-    const key = await this.find(principal, id);
-    const [permissions] = await this.effectivePermissions([key]);
-    return ApiKeyResponse.of(key, permissions);
+    const [response] = await this.present([await this.find(principal, id)]);
+    return response;
   }
 
   async update(
@@ -143,8 +149,9 @@ export class ApiKeysService {
     if (key.revokedAt)
       throw new ApiKeyError(ApiKeyErrorCode.KeyNotActive, 'A revoked key cannot be changed.');
     const changed: string[] = Object.keys(dto).filter(
-      (field) => (dto as Record<string, unknown>)[field] !== undefined,
+      (field) => field !== 'enabled' && (dto as Record<string, unknown>)[field] !== undefined,
     );
+    const switched = dto.enabled !== undefined && dto.enabled !== key.enabled;
 
     if (dto.role !== undefined && dto.role !== key.role) {
       assertWithinPrincipal(
@@ -167,23 +174,34 @@ export class ApiKeysService {
     if (dto.allowed_referrers !== undefined) key.allowedReferrers = dto.allowed_referrers;
     if (dto.allowed_ips !== undefined) key.allowedIps = dto.allowed_ips;
     if (dto.hide_credentials !== undefined) key.hideCredentials = dto.hide_credentials;
+    if (dto.enabled !== undefined) key.enabled = dto.enabled;
+    if (dto.meta !== undefined) key.meta = dto.meta;
 
+    const now = new Date();
     const saved = await this.keys.transaction(async (manager) => {
       const row = await this.keys.save(manager, key);
-      await this.changes.record(manager, [
-        {
-          key: row,
-          action: 'key.updated',
-          actor: actorOf(principal),
-          origin,
-          details: { fields: changed.sort() },
-        },
-      ]);
+      if (dto.credits !== undefined) {
+        Object.assign(row, creditColumns(dto.credits, now), {
+          creditsGeneration: await this.keys.setCredits(manager, row.id, dto.credits, now),
+        });
+      }
+      const records: KeyChange[] = [];
+      const actor = actorOf(principal);
+      if (changed.length || !switched) {
+        records.push({ key: row, action: 'key.updated', actor, origin, details: { fields: changed.sort() } });
+      }
+      if (switched) {
+        const action = row.enabled ? 'key.enabled' : 'key.disabled';
+        records.push({ key: row, action, actor, origin, details: { enabled: row.enabled } });
+      }
+      await this.changes.record(manager, records);
       return row;
     });
+    // After commit: the new balance is the live one everywhere, then every key cache drops the record.
+    if (dto.credits) await this.credits.published(saved.id, creditStateOf(saved));
     this.invalidations.publish({ kind: 'key', keyId: saved.id });
-    const [permissions] = await this.effectivePermissions([saved]);
-    return ApiKeyResponse.of(saved, permissions);
+    const [response] = await this.present([saved]);
+    return response;
   }
 
   /** New value now; the old one keeps working for `grace_period_seconds` (default 0: at once). */
@@ -202,8 +220,8 @@ export class ApiKeysService {
       this.rotateInTransaction(manager, key, dto.grace_period_seconds ?? 0, actorOf(principal), origin),
     );
     this.invalidations.publish({ kind: 'key', keyId: saved.id });
-    const [permissions] = await this.effectivePermissions([saved]);
-    return { ...ApiKeyResponse.of(saved, permissions), key: value };
+    const [response] = await this.present([saved]);
+    return { ...response, key: value };
   }
 
   /** Shared by manual rotation and rotation policies. */
@@ -326,6 +344,17 @@ export class ApiKeysService {
     return teamId;
   }
 
+  /** Key objects: effective permissions and live credit balances, each fetched once for the batch. */
+  private async present(keys: ApiKey[]): Promise<ApiKeyResponse[]> {
+    const [permissions, balances] = await Promise.all([
+      this.effectivePermissions(keys),
+      this.credits.balances(keys),
+    ]);
+    return keys.map((key, i) =>
+      ApiKeyResponse.of(key, permissions[i], { creditsRemaining: balances.get(key.id) ?? null }),
+    );
+  }
+
   /** Effective permissions of each key, as the key check computes them (one rule: KeyPermissions). */
   private async effectivePermissions(keys: ApiKey[]): Promise<ReadonlySet<Permission>[]> {
     return (await this.grants.of(keys)).map((grant) => grant.permissions);
@@ -338,6 +367,25 @@ function applyRotationPolicy(key: ApiKey, policy: CreateApiKeyDto['rotation_poli
   key.rotationGraceSeconds = policy?.grace_period_seconds ?? 0;
   key.nextRotationAt =
     key.rotationEnabled && key.rotationDays ? new Date(now.getTime() + key.rotationDays * DAY_MS) : null;
+}
+
+/** The credit columns of a balance as set by create or PATCH (null: unlimited). */
+function creditColumns(credits: CreateApiKeyDto['credits'], now: Date): Partial<ApiKey> {
+  return {
+    creditsRemaining: credits?.remaining ?? null,
+    creditsBaseline: credits?.remaining ?? null,
+    creditsRefillInterval: credits?.refill?.interval ?? null,
+    creditsRefillAmount: credits?.refill?.amount ?? null,
+    creditsSetAt: credits ? now : null,
+  };
+}
+
+function creditStateOf(key: ApiKey) {
+  return {
+    remaining: key.creditsRemaining!,
+    baseline: key.creditsBaseline ?? key.creditsRemaining!,
+    generation: key.creditsGeneration,
+  };
 }
 
 function applyRateLimit(key: ApiKey, limit: CreateApiKeyDto['rate_limit']): void {

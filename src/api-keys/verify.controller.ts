@@ -1,4 +1,5 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
 import { permissionList } from '../roles/permissions';
@@ -14,7 +15,7 @@ export class VerifyController {
   @RequirePermissions()
   @ApiOperation({ summary: 'Verify the presented API key and describe it' })
   @ApiOkResponse({ type: VerifyResponse })
-  verify(@Principal() principal: Principal): VerifyResponse {
+  verify(@Principal() principal: Principal, @Req() request: Request): VerifyResponse {
     if (!principal.key)
       throw new ApiKeyError(ApiKeyErrorCode.ApiKeyRequired, 'Verify takes an API key, not an access token.');
     return {
@@ -24,6 +25,9 @@ export class VerifyController {
       role: principal.role,
       permissions: permissionList(principal.permissions),
       expires_at: principal.key.expiresAt?.toISOString() ?? null,
+      meta: principal.key.meta,
+      // Counted after this request's own credit (the credits step ran before the handler).
+      credits_remaining: request.creditsRemaining ?? null,
     };
   }
 }

@@ -45,6 +45,20 @@ export class KeyExpiryData extends KeyEventData {
   expiration: string;
 }
 
+/** `key.disabled` and `key.enabled`: the kill switch was turned (PATCH `enabled`). */
+export class KeySwitchedData extends KeyEventData {
+  /** The key's `enabled` after the change. */
+  enabled: boolean;
+}
+
+/** `key.credits_low`: the balance fell below 10% of the amount last set or refilled (sent once per amount). */
+export class KeyCreditsLowData extends KeyEventData {
+  /** Credits left when the mark was crossed. */
+  remaining: number;
+  /** The amount last set or refilled. */
+  amount: number;
+}
+
 /** `key.updated` (audit log and outbox only: not a webhook event). */
 export class KeyUpdatedData extends KeyEventData {
   /** The fields the update changed. */
@@ -74,4 +88,7 @@ export interface KeyEventDetails {
   'key.revoked': Omit<KeyRevokedData, keyof KeyEventData>;
   'key.expiring': Omit<KeyExpiryData, keyof KeyEventData>;
   'key.expired': Omit<KeyExpiryData, keyof KeyEventData>;
+  'key.disabled': Omit<KeySwitchedData, keyof KeyEventData>;
+  'key.enabled': Omit<KeySwitchedData, keyof KeyEventData>;
+  'key.credits_low': Omit<KeyCreditsLowData, keyof KeyEventData>;
 }

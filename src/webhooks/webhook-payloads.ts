@@ -1,10 +1,12 @@
 import type { Type } from '@nestjs/common';
 import {
   KeyCreatedData,
+  KeyCreditsLowData,
   KeyDeletedData,
   KeyExpiryData,
   KeyRevokedData,
   KeyRotatedData,
+  KeySwitchedData,
   TaskEventData,
   TaskFailedData,
 } from '../events/event-payloads.dto';
@@ -23,6 +25,9 @@ export const WEBHOOK_EVENT_PAYLOADS = {
   'key.deleted': KeyDeletedData,
   'key.revoked': KeyRevokedData,
   'key.expired': KeyExpiryData,
+  'key.disabled': KeySwitchedData,
+  'key.enabled': KeySwitchedData,
+  'key.credits_low': KeyCreditsLowData,
   'task.succeeded': TaskEventData,
   'task.failed': TaskFailedData,
   'task.cancelled': TaskEventData,

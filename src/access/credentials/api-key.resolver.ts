@@ -37,10 +37,32 @@ function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): P
       allowedIps: key.allowedIps,
       allowedReferrers: key.allowedReferrers,
       rateLimit: Object.freeze({ perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour }),
+      meta: Object.freeze(key.meta ?? {}),
+      credits: key.creditsRemaining === null ? null : key,
     }),
   });
   byChannel[via] = principal;
   return principal;
+}
+
+/** Why a resolved key is refused now, in the status precedence: revoked, expired, disabled. */
+function refusalOf(resolved: ResolvedKey, now: Date): AccessDenial | undefined {
+  const { key } = resolved;
+  const status = keyStatus(key, now);
+  if (status === 'revoked' || resolved.ownerActive === false) {
+    return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been revoked.');
+  }
+  if (status === 'expired') return new AccessDenial(AccessDenialCode.KeyExpired, 'The API key has expired.');
+  if (status === 'disabled') {
+    return new AccessDenial(AccessDenialCode.KeyDisabled, 'The API key is disabled; an operator can enable it again.');
+  }
+  if (resolved.matchedPrevious && !(key.previousKeyExpiresAt && key.previousKeyExpiresAt > now)) {
+    return new AccessDenial(
+      AccessDenialCode.KeyRevoked,
+      'This key value was replaced by a rotation and its grace period has ended.',
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -62,7 +84,11 @@ export class ApiKeyResolver {
   ) {}
 
   /** `connection` is the socket the credential came on (see ConnectionHashMemo). */
-  async resolve(credential: PresentedCredential, connection: object): Promise<Principal | AccessDenial> {
+  async resolve(
+    credential: PresentedCredential,
+    connection: object,
+    clientIp: string | null,
+  ): Promise<Principal | AccessDenial> {
     let hash = this.hashes.recall(connection, credential.value);
     if (hash === undefined) {
       // Shape and checksum first (no database); a value recalled on its connection passed them.
@@ -79,21 +105,10 @@ export class ApiKeyResolver {
     if (!resolved) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The API key is not valid.');
 
     const { key } = resolved;
-    const now = new Date();
-    const status = keyStatus(key, now);
-    if (status === 'revoked' || resolved.ownerActive === false) {
-      return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been revoked.');
-    }
-    if (status === 'expired')
-      return new AccessDenial(AccessDenialCode.KeyExpired, 'The API key has expired.');
-    if (resolved.matchedPrevious && !(key.previousKeyExpiresAt && key.previousKeyExpiresAt > now)) {
-      return new AccessDenial(
-        AccessDenialCode.KeyRevoked,
-        'This key value was replaced by a rotation and its grace period has ended.',
-      );
-    }
-
-    this.usage.markUsed(key.id, resolved.matchedPrevious);
+    const denial = refusalOf(resolved, new Date());
+    // A refusal of a key that did resolve counts in that key's usage (see DenialRecorder).
+    if (denial) return denial.about(key);
+    this.usage.markUsed(key.id, resolved.matchedPrevious, clientIp);
     return principalFor(resolved, credential.via);
   }
 

@@ -9,6 +9,7 @@ import { MemoryFixedWindowStorage } from '../../rate-limits/fixed-window.storage
 import type { KeyContext } from '../principal';
 import { DenialRecorder } from '../denial-recorder';
 import { ConcurrencyStep } from '../steps/concurrency.step';
+import { CreditsStep } from '../steps/credits.step';
 import { KeyThrottlerGuard } from './key-throttler.guard';
 import { accessConfig } from '../../config/namespaces';
 import { AccessDenial } from '../access-denial';
@@ -56,6 +57,8 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
     providers: [
       { provide: accessConfig.KEY, useValue: { maxConcurrentRequestsPerKey: 10 } },
       ConcurrencyStep,
+      // Keys here have no credits, so the credits step is never asked; any call would fail the test.
+      { provide: CreditsStep, useValue: {} },
       {
         provide: DenialRecorder,
         useValue: {
@@ -85,7 +88,11 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
         apiKeyId: `key_${keyId}`,
         role: 'developer',
         permissions: new Set(),
-        key: { id: `key_${keyId}`, rateLimit: { perMinute: null, perHour: null } } as unknown as KeyContext,
+        key: {
+          id: `key_${keyId}`,
+          rateLimit: { perMinute: null, perHour: null },
+          credits: null,
+        } as unknown as KeyContext,
       };
     }
     next();

@@ -5,10 +5,11 @@ import { accessAttempt } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { DenialRecorder } from '../denial-recorder';
 import { ConcurrencyStep } from '../steps/concurrency.step';
+import { CreditsStep } from '../steps/credits.step';
 
 /**
- * Global guard 3 of 3 (see access-check.ts): rate limit, then concurrency, for requests made with an
- * API key. Access tokens and public routes pass (sign-in has its own limiter).
+ * Global guard 3 of 3 (see access-check.ts): rate limit, credits, then concurrency, for requests made
+ * with an API key. Access tokens and public routes pass (sign-in has its own limiter).
  *
  * The rate limit is @nestjs/throttler's, through its subclassing API: the windows are the named
  * throttlers configured in rate-limits.module.ts (per minute and per hour, limits resolved from the
@@ -24,20 +25,31 @@ import { ConcurrencyStep } from '../steps/concurrency.step';
  */
 @Injectable()
 export class KeyThrottlerGuard extends ThrottlerGuard {
-  static readonly steps = ['rate_limit', 'concurrency'] as const;
+  static readonly steps = ['rate_limit', 'credits', 'concurrency'] as const;
 
   // Property injection: ThrottlerGuard's constructor parameters are its own.
   @Inject(DenialRecorder) private readonly denials: DenialRecorder;
   @Inject(ConcurrencyStep) private readonly concurrency: ConcurrencyStep;
+  @Inject(CreditsStep) private readonly credits: CreditsStep;
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const attempt = accessAttempt(context);
     if (!attempt.request.principal) return true;
     const key = attempt.request.principal.key;
-    if (key) for (const throttler of this.throttlers) await this.countWindow(context, throttler);
+    if (key) {
+      for (const throttler of this.throttlers) await this.countWindow(context, throttler);
+      if (key.credits) {
+        const refused = await this.credits.check(attempt);
+        if (refused) throw this.denials.refuse(attempt, refused);
+      }
+    }
     const denial = await this.concurrency.check(attempt);
-    if (denial) throw this.denials.refuse(attempt, denial);
-    this.denials.allow();
+    if (denial) {
+      // Refused after its credit was spent: the contract says a refused request spends nothing.
+      if (key?.credits) await this.credits.refund(attempt);
+      throw this.denials.refuse(attempt, denial);
+    }
+    this.denials.allow(attempt);
     return true;
   }
 

@@ -34,7 +34,7 @@ export class CredentialStep implements AccessStep {
     const resolved =
       credential.via === 'bearer' && this.accessTokens.looksLikeAccessToken(credential.value)
         ? await this.accessTokens.resolve(credential.value)
-        : await this.apiKeys.resolve(credential, request.socket);
+        : await this.apiKeys.resolve(credential, request.socket, request.ip ?? null);
     if (resolved instanceof AccessDenial) return resolved;
     request.principal = resolved;
     if (resolved.key) rememberPresentedKey(request, credential.value);

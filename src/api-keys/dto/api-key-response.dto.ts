@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { permissionList, Permission } from '../../roles/permissions';
-import { ApiKey, KEY_STATUSES, KEY_TYPES, keyStatus } from '../api-key.entity';
+import { ApiKey, KEY_STATUSES, KEY_TYPES, keyStatus, REFILL_INTERVALS } from '../api-key.entity';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
@@ -16,6 +16,36 @@ export class RateLimitResponse {
   requests_per_minute: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'null: the service default applies' })
   requests_per_hour: number | null;
+}
+
+export class CreditRefillResponse {
+  @ApiProperty({ enum: REFILL_INTERVALS }) interval: string;
+  @ApiProperty() amount: number;
+}
+
+export class CreditsResponse {
+  @ApiProperty({ description: 'Requests the key may still make.' }) remaining: number;
+  @ApiProperty({ type: CreditRefillResponse, nullable: true }) refill: CreditRefillResponse | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'The last refill (00:00 UTC of its day); null before the first.',
+  })
+  refilled_at: string | null;
+}
+
+/** What the key object shows of a balance; `remaining` is the live one (see CreditBalances). */
+export function creditsOf(key: ApiKey, remaining: number | null): CreditsResponse | null {
+  if (remaining === null) return null;
+  return {
+    remaining,
+    refill:
+      key.creditsRefillInterval && key.creditsRefillAmount
+        ? { interval: key.creditsRefillInterval, amount: key.creditsRefillAmount }
+        : null,
+    refilled_at: iso(key.creditsRefilledAt),
+  };
 }
 
 /** The key object. Never carries the value or its hash; `start` is its first 10 characters. */
@@ -54,8 +84,28 @@ export class ApiKeyResponse {
   @ApiProperty({ type: [String] }) allowed_ips: string[];
   @ApiProperty({ type: RateLimitResponse }) rate_limit: RateLimitResponse;
   @ApiProperty() hide_credentials: boolean;
+  @ApiProperty({ description: 'false: the key is switched off (status `disabled`) and refused.' })
+  enabled: boolean;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Your own data, as last set; {} when none.',
+  })
+  meta: Record<string, unknown>;
+  @ApiProperty({ type: CreditsResponse, nullable: true, description: 'null: unlimited.' })
+  credits: CreditsResponse | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The client address of the last use.' })
+  last_used_ip: string | null;
 
-  static of(key: ApiKey, permissions: Iterable<Permission>, now = new Date()): ApiKeyResponse {
+  /**
+   * `creditsRemaining` is the live balance (it moves on every request, ahead of the row when Redis
+   * holds it); the row's own value when not given.
+   */
+  static of(
+    key: ApiKey,
+    permissions: Iterable<Permission>,
+    { now = new Date(), creditsRemaining = key.creditsRemaining }: { now?: Date; creditsRemaining?: number | null } = {},
+  ): ApiKeyResponse {
     const graceRunning = key.previousKeyExpiresAt && key.previousKeyExpiresAt > now;
     return {
       id: key.id,
@@ -85,6 +135,10 @@ export class ApiKeyResponse {
       allowed_ips: key.allowedIps,
       rate_limit: { requests_per_minute: key.rateLimitPerMinute, requests_per_hour: key.rateLimitPerHour },
       hide_credentials: key.hideCredentials,
+      enabled: key.enabled,
+      meta: key.meta ?? {},
+      credits: creditsOf(key, creditsRemaining),
+      last_used_ip: key.lastUsedIp,
     };
   }
 }
@@ -106,4 +160,12 @@ export class VerifyResponse {
   @ApiProperty() role: string;
   @ApiProperty({ type: [String] }) permissions: Permission[];
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true }) expires_at: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: "The key's meta; {} when none." })
+  meta: Record<string, unknown>;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: "Credits left after this request's; null when the key is unlimited.",
+  })
+  credits_remaining: number | null;
 }

@@ -20,7 +20,14 @@ import {
 import { Omittable, IsNotBlank } from '../../common/validators';
 import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
 import { ListQueryDto } from '../../common/pagination';
-import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
+import {
+  KEY_STATUSES,
+  KEY_TYPES,
+  KeyStatus,
+  KeyType,
+  REFILL_INTERVALS,
+  RefillInterval,
+} from '../api-key.entity';
 import { isIpRule } from '../../restrictions/ip-rules';
 import { isReferrerRule } from '../../restrictions/referrer-rules';
 
@@ -77,6 +84,49 @@ export class RotationPolicyDto {
   @Min(0)
   @Max(604800)
   grace_period_seconds?: number;
+}
+
+/** The contract's bound on `meta`, measured as the JSON text the key object will carry. */
+export const MAX_META_BYTES = 4096;
+
+const IsMetaObject = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isMetaObject',
+    validator: {
+      validate: (value: unknown) =>
+        value === null ||
+        value === undefined ||
+        (typeof value === 'object' &&
+          !Array.isArray(value) &&
+          Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_META_BYTES),
+      defaultMessage: () => `meta must be a JSON object of at most ${MAX_META_BYTES} bytes as JSON text`,
+    },
+  });
+
+export class CreditRefillDto {
+  @ApiProperty({ enum: REFILL_INTERVALS, description: 'daily: at 00:00 UTC; monthly: on the 1st, 00:00 UTC.' })
+  @IsIn(REFILL_INTERVALS)
+  interval: RefillInterval;
+
+  @ApiProperty({ minimum: 1, maximum: 1000000000000, description: 'What `remaining` is set to at each refill.' })
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000_000)
+  amount: number;
+}
+
+export class CreditsDto {
+  @ApiProperty({ minimum: 0, maximum: 1000000000000, description: 'Requests the key may still make.' })
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000_000_000)
+  remaining: number;
+
+  @ApiPropertyOptional({ type: CreditRefillDto, nullable: true, description: 'Omitted or null: no refill.' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CreditRefillDto)
+  refill?: CreditRefillDto | null;
 }
 
 export class RateLimitDto {
@@ -152,6 +202,36 @@ class ApiKeySettingsDto {
   @Omittable()
   @IsBoolean()
   hide_credentials?: boolean;
+
+  @ApiPropertyOptional({
+    default: true,
+    description: 'The kill switch: a disabled key is refused (401 key_disabled) until enabled again.',
+  })
+  @Omittable()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    example: { plan: 'pro', customer_id: 'cus_123' },
+    description:
+      'Your own data (plan, customer id), at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.',
+  })
+  @IsOptional()
+  @IsMetaObject()
+  meta?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional({
+    type: CreditsDto,
+    nullable: true,
+    description: 'A budget of requests, optionally refilled; omitted or null: unlimited.',
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CreditsDto)
+  credits?: CreditsDto | null;
 }
 
 export class CreateApiKeyDto extends ApiKeySettingsDto {

@@ -4,6 +4,7 @@ import { KeyPoliciesOutbox1795292400954 } from './1795292400954-KeyPoliciesOutbo
 import { AgentsTasksFiles1795293424707 } from './1795293424707-AgentsTasksFiles';
 import { Webhooks1795293629344 } from './1795293629344-Webhooks';
 import { TaskQueuedNotify1795400000000 } from './1795400000000-TaskQueuedNotify';
+import { KeyControlsCreditsUsage1795500000000 } from './1795500000000-KeyControlsCreditsUsage';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   AgentsTasksFiles1795293424707,
   Webhooks1795293629344,
   TaskQueuedNotify1795400000000,
+  KeyControlsCreditsUsage1795500000000,
 ];

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import type { CreditAccount } from '../../api-keys/credits/credit-ledger';
+import { CreditsService } from '../../api-keys/credits/credits.service';
+import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
+import { AccessDenial, AccessDenialCode } from '../access-denial';
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** Set by the credits step: the key's balance after this request's credit (verify shows it). */
+    creditsRemaining?: number;
+  }
+}
+
+/**
+ * Step 5, credits: a key with a balance spends one credit per request that passed credential,
+ * restrictions, permission and rate limit; with none left it is refused (429 `credits_exhausted`,
+ * Retry-After up to the next refill). Keys without credits (the default) pass without a lookup.
+ */
+@Injectable()
+export class CreditsStep implements AccessStep {
+  private readonly spent = new WeakMap<Request, CreditAccount>();
+
+  constructor(private readonly credits: CreditsService) {}
+
+  async check({ request }: AccessAttempt): Promise<StepOutcome> {
+    const key = request.principal?.key?.credits;
+    if (!key) return undefined;
+    const outcome = await this.credits.spend(key);
+    if (outcome.spent) {
+      request.creditsRemaining = outcome.remaining;
+      this.spent.set(request, outcome.account);
+      return undefined;
+    }
+    return new AccessDenial(
+      AccessDenialCode.CreditsExhausted,
+      outcome.retryAfterSeconds === null
+        ? 'The key has no credits left.'
+        : 'The key has no credits left until its next refill.',
+      outcome.retryAfterSeconds === null ? {} : { 'Retry-After': String(outcome.retryAfterSeconds) },
+    );
+  }
+
+  /** A later step refused the request: it spends nothing, so its credit goes back. */
+  async refund({ request }: AccessAttempt): Promise<void> {
+    const account = this.spent.get(request);
+    if (!account) return;
+    this.spent.delete(request);
+    delete request.creditsRemaining;
+    await this.credits.refund(account);
+  }
+}

@@ -1,0 +1,156 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { SYSTEM_ACTOR } from '../../audit/audit.service';
+import { InvalidationBus } from '../../cache-invalidation/invalidation-bus';
+import { Clock } from '../../common/clock';
+import type { ApiKey } from '../api-key.entity';
+import { ApiKeysRepository, CreditState } from '../api-keys.repository';
+import { KeyChangeRecorder } from '../key-change-recorder';
+import { CreditAccount, CreditLedger } from './credit-ledger';
+import { dueRefill, refillBoundaryAfter } from './refill-schedule';
+
+/** What spending needs of a key: the record the key check resolved (a cached row). */
+export type CreditedKey = Pick<
+  ApiKey,
+  | 'id'
+  | 'organizationId'
+  | 'name'
+  | 'type'
+  | 'role'
+  | 'createdAt'
+  | 'creditsRemaining'
+  | 'creditsGeneration'
+  | 'creditsRefillInterval'
+  | 'creditsRefilledAt'
+  | 'creditsSetAt'
+>;
+
+export type SpendOutcome =
+  | { spent: true; account: CreditAccount; remaining: number }
+  | { spent: false; retryAfterSeconds: number | null };
+
+/** `key.credits_low` is sent when the balance falls below this share of the amount last set or refilled. */
+const LOW_SHARE = 0.1;
+
+/**
+ * Credits: a balance per key, spent one per request that passed everything before it, refilled at
+ * 00:00 UTC daily or on the 1st monthly. The ledger (database, or Redis backed by the database) keeps
+ * it exact across instances; this service adds the calendar and the low-balance event.
+ */
+@Injectable()
+export class CreditsService {
+  private readonly logger = new Logger('Credits');
+  /** Refills this instance already made or saw refused, by key: no UPDATE per request until the cache reloads. */
+  private readonly refilledFor = new Map<string, { boundary: number; generation: number }>();
+
+  constructor(
+    private readonly ledger: CreditLedger,
+    private readonly keys: ApiKeysRepository,
+    private readonly changes: KeyChangeRecorder,
+    private readonly invalidations: InvalidationBus,
+    private readonly clock: Clock,
+  ) {}
+
+  /** One credit of the key, refilling first if a refill is due; with none left, when to retry. */
+  async spend(key: CreditedKey): Promise<SpendOutcome> {
+    const now = this.clock.date();
+    const generation = await this.refillIfDue(key, now);
+    const account = { keyId: key.id, generation };
+    const state = await this.ledger.spend(account);
+    if (!state) {
+      const retryAt = key.creditsRefillInterval ? refillBoundaryAfter(key.creditsRefillInterval, now) : null;
+      return {
+        spent: false,
+        retryAfterSeconds: retryAt ? Math.max(1, Math.ceil((retryAt.getTime() - now.getTime()) / 1000)) : null,
+      };
+    }
+    if (crossedLowMark(state)) void this.recordLow(key, state);
+    return { spent: true, account: { keyId: key.id, generation: state.generation }, remaining: state.remaining };
+  }
+
+  refund(account: CreditAccount): Promise<void> {
+    return this.ledger.refund(account);
+  }
+
+  /**
+   * The live balance of each key with credits (refilling those due), for the key object; keys
+   * without credits are absent.
+   */
+  async balances(keys: readonly ApiKey[]): Promise<Map<string, number>> {
+    const credited = keys.filter((key) => key.creditsRemaining !== null);
+    const now = this.clock.date();
+    for (const key of credited) {
+      if (!dueRefill(key, now)) continue;
+      const state = await this.refill(key, dueRefill(key, now)!);
+      if (state) Object.assign(key, { creditsRemaining: state.remaining, creditsGeneration: state.generation });
+    }
+    return this.ledger.balances(
+      credited.map((key) => ({
+        keyId: key.id,
+        state: {
+          remaining: key.creditsRemaining!,
+          baseline: key.creditsBaseline ?? key.creditsRemaining!,
+          generation: key.creditsGeneration,
+        },
+      })),
+    );
+  }
+
+  /** After a create or PATCH set the balance (committed): it is the live one from now on, everywhere. */
+  async published(keyId: string, state: CreditState): Promise<void> {
+    this.refilledFor.delete(keyId);
+    await this.ledger.publish(keyId, state);
+  }
+
+  /** The scheduled refill (credit-refill.job.ts), for keys nobody used since their boundary. */
+  async refillIfDueNow(key: ApiKey): Promise<boolean> {
+    const boundary = dueRefill(key, this.clock.date());
+    return boundary ? (await this.refill(key, boundary)) !== null : false;
+  }
+
+  /** The generation to spend from: the key's, or the new one if a refill was due and made here. */
+  private async refillIfDue(key: CreditedKey, now: Date): Promise<number> {
+    const boundary = dueRefill(key, now);
+    if (!boundary) return key.creditsGeneration;
+    const known = this.refilledFor.get(key.id);
+    if (known && known.boundary >= boundary.getTime()) return Math.max(known.generation, key.creditsGeneration);
+    const state = await this.refill(key, boundary);
+    // Another instance refilled first: spend from the generation its refill made.
+    const generation = state?.generation ?? (await this.keys.readCredits(key.id))?.generation ?? key.creditsGeneration;
+    this.refilledFor.set(key.id, { boundary: boundary.getTime(), generation });
+    return generation;
+  }
+
+  private async refill(key: Pick<ApiKey, 'id'>, boundary: Date): Promise<CreditState | null> {
+    const state = await this.keys.refillCredits(key.id, boundary);
+    if (!state) return null;
+    await this.ledger.publish(key.id, state);
+    // Other instances' cached records still carry the old schedule; they reload within a second.
+    this.invalidations.publish({ kind: 'key', keyId: key.id });
+    return state;
+  }
+
+  /** Once per generation, whichever instance's spend crossed the mark (claimed on the row). */
+  private async recordLow(key: CreditedKey, state: CreditState): Promise<void> {
+    try {
+      await this.keys.transaction(async (manager) => {
+        if (!(await this.keys.claimCreditsLow(manager, key.id, state.generation))) return;
+        await this.changes.record(manager, [
+          {
+            key,
+            action: 'key.credits_low',
+            actor: SYSTEM_ACTOR,
+            details: { remaining: state.remaining, amount: state.baseline },
+          },
+        ]);
+      });
+    } catch (error) {
+      this.logger.warn(`could not record key.credits_low for ${key.id}: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** True for the one spend that took the balance below the mark (balances only fall within a generation). */
+function crossedLowMark({ remaining, baseline }: CreditState): boolean {
+  const mark = baseline * LOW_SHARE;
+  return remaining < mark && remaining + 1 >= mark;
+}
