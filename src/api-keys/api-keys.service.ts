@@ -19,6 +19,7 @@ import { KeyPermissions } from './key-permissions';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
+import { Clock } from '../common/clock';
 import { CreditsService } from './credits/credits.service';
 import type { KeyChange } from './key-change-recorder';
 
@@ -39,6 +40,7 @@ export class ApiKeysService {
     private readonly invalidations: InvalidationBus,
     private readonly values: ApiKeyValues,
     private readonly credits: CreditsService,
+    private readonly clock: Clock,
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
     holders: RoleHolders,
   ) {
@@ -98,7 +100,8 @@ export class ApiKeysService {
       hideCredentials: dto.hide_credentials ?? false,
       enabled: dto.enabled ?? true,
       meta: dto.meta ?? null,
-      ...creditColumns(dto.credits ?? null, now),
+      // Refills count from when the balance was set, on the clock the refills run by.
+      ...creditColumns(dto.credits ?? null, this.clock.date()),
       creditsRefilledAt: null,
       creditsGeneration: 0,
       creditsLowGeneration: null,
@@ -177,7 +180,7 @@ export class ApiKeysService {
     if (dto.enabled !== undefined) key.enabled = dto.enabled;
     if (dto.meta !== undefined) key.meta = dto.meta;
 
-    const now = new Date();
+    const now = this.clock.date();
     const saved = await this.keys.transaction(async (manager) => {
       const row = await this.keys.save(manager, key);
       if (dto.credits !== undefined) {

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { createKey, pollUntil } from '../support/keys';
 import { expectProblem, signUpOrganization } from '../support/factories';
 import { hasRedisServer, OwnRedis } from '../support/own-redis';
@@ -112,6 +114,50 @@ describeIfRunnable('a Redis outage under two instances', () => {
     } finally {
       await closed?.close();
       await open?.close();
+      await own.close();
+    }
+  });
+
+  it('keeps credits exact through a Redis outage and restart: spent in the database meanwhile, reseeded after', async () => {
+    const own = await OwnRedis.start();
+    let app: TestApp | undefined;
+    let database: Client | undefined;
+    try {
+      app = await startTestApp({ env: { ...env, REDIS_URL: own.url } });
+      database = new Client({ connectionString: app.databaseUrl });
+      await database.connect();
+      const org = await signUpOrganization(app.http, 'Credits');
+      const key = await createKey(app.http, org.auth, { role: 'viewer', credits: { remaining: 10 } });
+      const spend = async () => (await app!.http.get('/v1/auth/verify').set(key.auth).expect(200)).body.credits_remaining;
+      const rowBalance = async () =>
+        Number((await database!.query('SELECT credits_remaining FROM api_keys WHERE id = $1', [key.id])).rows[0].credits_remaining);
+
+      for (const expected of [9, 8, 7, 6]) expect(await spend()).toBe(expected);
+      // Spent in Redis, written back to the row shortly after (what a Redis restart would otherwise lose).
+      expect((await pollUntil(rowBalance, (n) => n === 6, { timeoutMs: 5_000 })).value).toBe(6);
+
+      await own.stop();
+      expect(await spend()).toBe(5);
+      expect(await spend()).toBe(4);
+      expect(await rowBalance()).toBe(4);
+
+      // Redis is back, empty: the balance is reseeded from the row and goes on where it was.
+      await own.start();
+      await pollUntil(
+        () => app!.http.get('/health/ready'),
+        (res) => res.status === 200 && res.body.details?.redis?.status === 'up',
+        { timeoutMs: 10_000 },
+      );
+      expect(await spend()).toBe(3);
+      const fromRedis = spawnSync('redis-cli', ['-p', String(own.port), 'HGET', `gatehouse:credits:${key.id}`, 'r'], {
+        encoding: 'utf8',
+      });
+      expect(fromRedis.stdout.trim()).toBe('3');
+      for (const expected of [2, 1, 0]) expect(await spend()).toBe(expected);
+      expectProblem(await app.http.get('/v1/auth/verify').set(key.auth), 429, 'credits_exhausted');
+    } finally {
+      await database?.end();
+      await app?.close();
       await own.close();
     }
   });

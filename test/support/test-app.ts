@@ -1,5 +1,5 @@
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { AppModule } from '../../src/app.module';
 import { WorkerModule } from '../../src/worker.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
+import { Clock } from '../../src/common/clock';
 import { AppConfig, loadAppConfig } from '../../src/config/app-config';
 import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer } from './test-database';
 
@@ -21,6 +22,8 @@ export interface TestAppOptions {
   dataDir?: string;
   /** Extra modules booted beside AppModule, as a platform team's own modules would be. */
   imports?: ModuleMetadata['imports'];
+  /** Replaces the app's Clock, e.g. with a ManualClock (test/support/manual-clock.ts). */
+  clock?: Clock;
 }
 
 export interface TestApp {
@@ -81,15 +84,21 @@ async function prepareInstance(options: TestAppOptions) {
   return { config, databaseUrl, dataDir, cleanUp };
 }
 
+function compileWithClock(builder: TestingModuleBuilder, clock?: Clock): Promise<TestingModule> {
+  if (clock) builder.overrideProvider(Clock).useValue(clock);
+  return builder.compile();
+}
+
 /**
  * Boots the real AppModule, configured exactly as main.ts configures it, on its own fresh database
  * (PostgreSQL when the run has one, PGlite otherwise).
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const { config, databaseUrl, dataDir, cleanUp } = await prepareInstance(options);
-  const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot(config), ...(options.imports ?? [])],
-  }).compile();
+  const moduleRef = await compileWithClock(
+    Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] }),
+    options.clock,
+  );
   const app = moduleRef.createNestApplication(APP_OPTIONS);
   configureApp(app);
   await app.init();
@@ -125,7 +134,7 @@ export async function startServiceContext(
   const { config, databaseUrl, cleanUp } = await prepareInstance(options);
   // `worker`: the worker process's module, as src/worker.ts boots it, without the HTTP side.
   const root = options.root === 'worker' ? WorkerModule.forRoot(config) : AppModule.forRoot(config);
-  const moduleRef = await Test.createTestingModule({ imports: [root] }).compile();
+  const moduleRef = await compileWithClock(Test.createTestingModule({ imports: [root] }), options.clock);
   await moduleRef.init();
   return {
     get: moduleRef.get.bind(moduleRef) as TestingModule['get'],

@@ -79,9 +79,17 @@ export class CreditsService {
     const credited = keys.filter((key) => key.creditsRemaining !== null);
     const now = this.clock.date();
     for (const key of credited) {
-      if (!dueRefill(key, now)) continue;
-      const state = await this.refill(key, dueRefill(key, now)!);
-      if (state) Object.assign(key, { creditsRemaining: state.remaining, creditsGeneration: state.generation });
+      const boundary = dueRefill(key, now);
+      if (!boundary) continue;
+      const state = await this.refill(key, boundary);
+      if (state) {
+        Object.assign(key, {
+          creditsRemaining: state.remaining,
+          creditsBaseline: state.baseline,
+          creditsGeneration: state.generation,
+          creditsRefilledAt: boundary,
+        });
+      }
     }
     return this.ledger.balances(
       credited.map((key) => ({
