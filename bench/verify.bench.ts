@@ -7,9 +7,10 @@
  * the bare route too and flatter the ratio. Measured: the bare route, the same bare app with three
  * global guards that do nothing (a process of its own: what the shape costs before any work), a public
  * Gatehouse route
- * (GET /health/live: middleware and the global guards, no credential) and GET /v1/auth/verify with
- * a valid service key (the whole key check). Then again, bare and verify only, with BENCH_KEYS more
- * keys in the table.
+ * (GET /health/live: middleware and the global guards, no credential), GET /v1/auth/verify with
+ * a valid service key (the whole key check), and the same with a key that has credits (one credit
+ * spent per request: in Redis with REDIS_URL, else an UPDATE in PostgreSQL). Then again, bare and
+ * verify only, with BENCH_KEYS more keys in the table.
  *
  * Throughput on a shared 2-core machine drifts from second to second, so no scenario is measured in
  * one block: the scenarios run in interleaved rounds (the order rotates each round, so none always
@@ -173,12 +174,17 @@ async function main(): Promise<void> {
       bare.next<{ url: string }>('ready'),
       guarded.next<{ url: string }>('ready'),
     ]);
-    const key = await createKey(appUrl);
+    const { key, creditedKey } = await createKeys(appUrl);
     const scenarios = {
       bare: { url: `${bareUrl}/bare`, headers: {}, server: bare },
       guarded: { url: `${guardedUrl}/bare`, headers: {}, server: guarded },
       public: { url: `${appUrl}/health/live`, headers: {}, server: app },
       verify: { url: `${appUrl}/v1/auth/verify`, headers: { authorization: `Bearer ${key}` }, server: app },
+      credits: {
+        url: `${appUrl}/v1/auth/verify`,
+        headers: { authorization: `Bearer ${creditedKey}` },
+        server: app,
+      },
     };
     type Name = keyof typeof scenarios;
     const load = (name: Name, duration: number): Promise<autocannon.Result> =>
@@ -217,7 +223,7 @@ async function main(): Promise<void> {
       return samples;
     };
 
-    const few = await phase(['bare', 'guarded', 'public', 'verify']);
+    const few = await phase(['bare', 'guarded', 'public', 'verify', 'credits']);
     // BENCH_KEYS=0 skips the second phase (a quicker comparison while working on the key check).
     let many: Record<Name, Sample[]> | undefined;
     let keys = 0;
@@ -235,7 +241,7 @@ async function main(): Promise<void> {
 }
 
 function report(
-  few: Record<'bare' | 'guarded' | 'public' | 'verify', Sample[]>,
+  few: Record<'bare' | 'guarded' | 'public' | 'verify' | 'credits', Sample[]>,
   many: Record<'bare' | 'verify', Sample[]> | undefined,
   keys: number,
   redis: boolean,
@@ -271,6 +277,7 @@ function report(
   row('bare NestJS + 3 no-op global guards', few.guarded);
   row('public, GET /health/live', few.public);
   row(`verify, ${KEYS_CREATED} keys`, few.verify);
+  row(`verify, key with credits`, few.credits);
   if (many) {
     row(`bare NestJS, GET /bare (again)`, many.bare);
     row(`verify, ${keys} keys`, many.verify);
@@ -294,11 +301,22 @@ function report(
       `(rounds ${percent(Math.min(...shape))}..${percent(Math.max(...shape))})  three global guards, no work`,
   );
   ratio(`verify / bare, ${KEYS_CREATED} keys:`, few.verify, few.bare, TARGETS.verify);
+  // Credits against verify itself: what spending a credit adds (the contract allows 5%).
+  const credits = few.credits.map((sample, round) => sample.rps / few.verify[round].rps);
+  console.log(
+    `  ${'credits / verify:'.padEnd(28)} ${percent(median(credits)).padStart(6)}  ` +
+      `(rounds ${percent(Math.min(...credits))}..${percent(Math.max(...credits))})  ` +
+      `a credit spent per request, in ${redis ? 'Redis' : 'PostgreSQL'}; target >= 95.0%: ` +
+      `${median(credits) >= 0.95 ? 'met' : 'NOT met'}`,
+  );
   if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verify);
 }
 
-/** An administrator, then KEYS_CREATED keys with limits no run can reach; the last one is measured. */
-async function createKey(appUrl: string): Promise<string> {
+/**
+ * An administrator, then KEYS_CREATED keys with limits no run can reach (the last one is measured),
+ * and one more with credits no run can spend.
+ */
+async function createKeys(appUrl: string): Promise<{ key: string; creditedKey: string }> {
   const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
     const response = await fetch(`${appUrl}${path}`, {
       method: 'POST',
@@ -329,7 +347,18 @@ async function createKey(appUrl: string): Promise<string> {
       )
     ).key;
   }
-  return key;
+  const { key: creditedKey } = await post<{ key: string }>(
+    '/v1/api-keys',
+    {
+      name: 'bench credits',
+      role: 'developer',
+      type: 'service',
+      rate_limit: { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 },
+      credits: { remaining: 1_000_000_000_000 },
+    },
+    token,
+  );
+  return { key, creditedKey };
 }
 
 main().catch((error: unknown) => {

@@ -15,6 +15,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { platformModules } from './platform.modules';
 import { RolesModule } from './roles/roles.module';
 import { TasksHttpModule } from './tasks/tasks-http.module';
+import { UsageHttpModule } from './usage/usage-http.module';
 import { WebhooksHttpModule } from './webhooks/webhooks-http.module';
 
 /**
@@ -38,6 +39,7 @@ export class AppModule {
         AccountsModule,
         AuthModule,
         AuditHttpModule,
+        UsageHttpModule,
         FilesHttpModule,
         AgentsHttpModule,
         TasksHttpModule,

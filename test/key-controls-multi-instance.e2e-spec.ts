@@ -17,14 +17,16 @@ jest.setTimeout(90_000);
 
 const HAS_POSTGRES = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL);
 const describeWithPostgres = HAS_POSTGRES ? describe : describe.skip;
-if (!HAS_POSTGRES) console.warn('key-controls multi-instance e2e skipped: it needs PostgreSQL (DATABASE_URL).');
+if (!HAS_POSTGRES)
+  console.warn('key-controls multi-instance e2e skipped: it needs PostgreSQL (DATABASE_URL).');
 
 const verify = (http: TestAgent, auth: Auth) => http.get('/v1/auth/verify').set(auth);
 
 /** Polls for at most the contract's second after the change returned. */
 async function withinOneSecond(probe: () => PromiseLike<Response>, done: (res: Response) => boolean) {
   const { value, elapsedMs } = await pollUntil(probe, done, { timeoutMs: 1_000, intervalMs: 50 });
-  if (!done(value)) throw new Error(`not seen ${elapsedMs} ms after the change: ${value.status} ${value.text}`);
+  if (!done(value))
+    throw new Error(`not seen ${elapsedMs} ms after the change: ${value.status} ${value.text}`);
   return value;
 }
 
@@ -53,12 +55,18 @@ describeWithPostgres('key controls on two instances (needs PostgreSQL)', () => {
 
     await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: false }).expect(200);
     expectProblem(
-      await withinOneSecond(() => verify(b.http, key.auth), (res) => res.status === 401),
+      await withinOneSecond(
+        () => verify(b.http, key.auth),
+        (res) => res.status === 401,
+      ),
       401,
       'key_disabled',
     );
     await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: true }).expect(200);
-    await withinOneSecond(() => verify(b.http, key.auth), (res) => res.status === 200);
+    await withinOneSecond(
+      () => verify(b.http, key.auth),
+      (res) => res.status === 200,
+    );
   });
 
   it('a balance of N accepts exactly N requests spread over both instances at once', async () => {
@@ -79,7 +87,9 @@ describeWithPostgres('key controls on two instances (needs PostgreSQL)', () => {
       Array.from({ length: N }, (_, i) => i),
     );
     for (const http of [a.http, b.http]) {
-      expect((await http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining).toBe(0);
+      expect(
+        (await http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining,
+      ).toBe(0);
     }
   });
 
@@ -88,8 +98,15 @@ describeWithPostgres('key controls on two instances (needs PostgreSQL)', () => {
     await verify(b.http, key.auth).expect(200);
     expectProblem(await verify(b.http, key.auth), 429, 'credits_exhausted');
 
-    await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ credits: { remaining: 3 } }).expect(200);
-    const served = await withinOneSecond(() => verify(b.http, key.auth), (res) => res.status === 200);
+    await a.http
+      .patch(`/v1/api-keys/${key.id}`)
+      .set(org.auth)
+      .send({ credits: { remaining: 3 } })
+      .expect(200);
+    const served = await withinOneSecond(
+      () => verify(b.http, key.auth),
+      (res) => res.status === 200,
+    );
     expect(served.body.credits_remaining).toBe(2);
   });
 
@@ -99,7 +116,9 @@ describeWithPostgres('key controls on two instances (needs PostgreSQL)', () => {
 
     await a.close({ keepData: true });
     a = await startTestApp({ databaseUrl: b.databaseUrl, env });
-    expect((await a.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining).toBe(7);
+    expect(
+      (await a.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining,
+    ).toBe(7);
     expect((await verify(a.http, key.auth).expect(200)).body.credits_remaining).toBe(6);
     expect((await verify(b.http, key.auth).expect(200)).body.credits_remaining).toBe(5);
   });

@@ -136,7 +136,8 @@ describe('meta', () => {
 });
 
 describe('credits', () => {
-  const remainingOf = async (id: string): Promise<number | null> => (await getKey(id)).credits?.remaining ?? null;
+  const remainingOf = async (id: string): Promise<number | null> =>
+    (await getKey(id)).credits?.remaining ?? null;
 
   it('spends one per request, verify included, then refuses with 429 credits_exhausted and spends nothing', async () => {
     const key = await createKey(t.http, org.auth, { role: 'viewer', credits: { remaining: 3 } });
@@ -186,7 +187,8 @@ describe('credits', () => {
     expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBe(1);
 
     expect((await patchKey(key.id, { credits: null })).body.credits).toBeNull();
-    for (let i = 0; i < 3; i++) expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBeNull();
+    for (let i = 0; i < 3; i++)
+      expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBeNull();
   });
 
   it('refuses invalid credits with 400 and changes nothing', async () => {
@@ -212,7 +214,11 @@ describe('credits', () => {
       role: 'viewer',
       credits: { remaining: 2, refill: { interval: 'daily', amount: 5 } },
     });
-    expect(key.body.credits).toEqual({ remaining: 2, refill: { interval: 'daily', amount: 5 }, refilled_at: null });
+    expect(key.body.credits).toEqual({
+      remaining: 2,
+      refill: { interval: 'daily', amount: 5 },
+      refilled_at: null,
+    });
     await verify(t.http, key.auth).expect(200);
     await verify(t.http, key.auth).expect(200);
 
@@ -231,7 +237,10 @@ describe('credits', () => {
 
     // Three days unused: one refill, for the latest midnight, shown before any request.
     clock.set(Date.parse('2026-03-14T09:00:00Z'));
-    expect((await getKey(key.id)).credits).toMatchObject({ remaining: 5, refilled_at: '2026-03-14T00:00:00.000Z' });
+    expect((await getKey(key.id)).credits).toMatchObject({
+      remaining: 5,
+      refilled_at: '2026-03-14T00:00:00.000Z',
+    });
     expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBe(4);
   });
 
@@ -286,7 +295,10 @@ describe('last_used_ip and the key-check metric', () => {
   it('shows the client address of the last use', async () => {
     expect(key.body.last_used_ip).toBeNull();
     await verify(t.http, key.auth).expect(200);
-    const { value } = await pollUntil(() => getKey(key.id), (body) => body.last_used_ip !== null);
+    const { value } = await pollUntil(
+      () => getKey(key.id),
+      (body) => body.last_used_ip !== null,
+    );
     expect(value.last_used_ip).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
     expect(value.last_used_at).not.toBeNull();
   });
@@ -298,7 +310,10 @@ describe('last_used_ip and the key-check metric', () => {
     const metrics: Response = await t.http.get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`);
     expect(metrics.status).toBe(200);
     const count = (outcome: string): number =>
-      Number(new RegExp(`gatehouse_key_checks_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics.text)?.[1] ?? 0);
+      Number(
+        new RegExp(`gatehouse_key_checks_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics.text)?.[1] ??
+          0,
+      );
     expect(count('allowed')).toBeGreaterThan(0);
     expect(count('credits_exhausted')).toBeGreaterThan(0);
     expect(count('key_disabled')).toBeGreaterThan(0);

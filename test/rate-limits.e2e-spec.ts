@@ -386,4 +386,23 @@ describe('concurrent requests of one key (MAX_CONCURRENT_REQUESTS_PER_KEY=2)', (
       201, 201,
     ]);
   });
+
+  it('gives back the credit of a request refused for concurrency: a refused request spends nothing', async () => {
+    const credited = await createKey(tuned.http, tunedOrg.auth, {
+      rate_limit: { requests_per_minute: 10_000, requests_per_hour: 100_000 },
+      credits: { remaining: 5 },
+    });
+    const held = [holdUpload(credited.auth), holdUpload(credited.auth)];
+    await waitForInFlight(credited.id, 2);
+    for (let i = 0; i < 3; i++) {
+      expectProblem(await verify(tuned.http, credited.auth), 429, 'too_many_concurrent_requests');
+    }
+    expect((await Promise.all(held.map((upload) => upload.finish()))).map((res) => res.status)).toEqual([
+      201, 201,
+    ]);
+    // The two uploads spent two; the three refusals spent nothing.
+    const body = (await tuned.http.get(`/v1/api-keys/${credited.id}`).set(tunedOrg.auth).expect(200)).body;
+    expect(body.credits.remaining).toBe(3);
+    expect((await verify(tuned.http, credited.auth).expect(200)).body.credits_remaining).toBe(2);
+  });
 });

@@ -38,6 +38,9 @@ const ALL_EVENTS = [
   'key.deleted',
   'key.revoked',
   'key.expired',
+  'key.disabled',
+  'key.enabled',
+  'key.credits_low',
   'task.succeeded',
   'task.failed',
   'task.cancelled',
@@ -444,6 +447,42 @@ describe('webhooks', () => {
         const request = await received(path, keyEvent('key.deleted', key.id));
         expectWellFormed(request, secret, { forbidden: issued });
         expect(request.json.data).toMatchObject({ key_id: key.id, actor: { type: 'user', id: org.userId } });
+      });
+
+      it('sends key.disabled and key.enabled when the kill switch is turned', async () => {
+        const key = await createKey(org.auth);
+        issued.push(key.key);
+        await t.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: false }).expect(200);
+        const disabled = await received(path, keyEvent('key.disabled', key.id));
+        expectWellFormed(disabled, secret, { forbidden: issued });
+        expect(disabled.json.data).toMatchObject({
+          key_id: key.id,
+          enabled: false,
+          actor: { type: 'user', id: org.userId },
+        });
+        await t.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: true }).expect(200);
+        const enabled = await received(path, keyEvent('key.enabled', key.id));
+        expectWellFormed(enabled, secret, { forbidden: issued });
+        expect(enabled.json.data).toMatchObject({ key_id: key.id, enabled: true });
+      });
+
+      it('sends key.credits_low once, when the balance falls below 10% of its amount', async () => {
+        const key = await createKey(org.auth, { credits: { remaining: 10 } });
+        issued.push(key.key);
+        // 10% of 10 is 1: the tenth request leaves 0 and crosses it.
+        for (let i = 0; i < 10; i++) {
+          await t.http.get('/v1/auth/verify').set('Authorization', `Bearer ${key.key}`).expect(200);
+        }
+        const request = await received(path, keyEvent('key.credits_low', key.id));
+        expectWellFormed(request, secret, { forbidden: issued });
+        expect(request.json.data).toMatchObject({
+          key_id: key.id,
+          remaining: 0,
+          amount: 10,
+          actor: { type: 'system', id: null },
+        });
+        await t.http.get('/v1/auth/verify').set('Authorization', `Bearer ${key.key}`).expect(429);
+        expect(receiver.at(path).filter((r) => keyEvent('key.credits_low', key.id)(r.json))).toHaveLength(1);
       });
 
       it("sends key.revoked when a personal key's owner is deactivated", async () => {

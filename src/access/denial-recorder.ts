@@ -25,7 +25,8 @@ export class DenialRecorder {
     this.metrics.recordKeyCheck(denial.code);
     const key = request.principal?.key;
     if (key) this.usage.count(request.principal!.organizationId, key.id, denial.code);
-    else if (denial.subject) this.usage.count(denial.subject.organizationId, denial.subject.keyId, denial.code);
+    else if (denial.subject)
+      this.usage.count(denial.subject.organizationId, denial.subject.keyId, denial.code);
     const keyId = request.principal?.apiKeyId;
     if (keyId && denialResponseOf(denial.code).audited) {
       this.audit.recordDenial({

@@ -21,6 +21,7 @@ const bigintAsNumber = {
 // The scheduled scans (rotation policies, expiry) read these instead of the whole table.
 @Index('api_keys_next_rotation_idx', ['nextRotationAt'], { where: 'rotation_enabled' })
 @Index('api_keys_expiration_idx', ['expiration'], { where: 'expiration IS NOT NULL' })
+@Index('api_keys_credits_refill_idx', ['creditsRefilledAt'], { where: 'credits_refill_interval IS NOT NULL' })
 export class ApiKey {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -135,7 +136,13 @@ export class ApiKey {
    * Credits left; null: unlimited. With Redis the live balance is Redis's and this column follows it
    * within a second (src/credits); without Redis this column is the balance.
    */
-  @Column({ name: 'credits_remaining', update: false, type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  @Column({
+    name: 'credits_remaining',
+    update: false,
+    type: 'bigint',
+    nullable: true,
+    transformer: bigintAsNumber,
+  })
   creditsRemaining: number | null;
 
   @Column({ name: 'credits_refill_interval', update: false, type: 'text', nullable: true })
@@ -153,7 +160,13 @@ export class ApiKey {
   creditsSetAt: Date | null;
 
   /** The amount last set or refilled: `key.credits_low` is sent when the balance falls below 10% of it. */
-  @Column({ name: 'credits_baseline', update: false, type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  @Column({
+    name: 'credits_baseline',
+    update: false,
+    type: 'bigint',
+    nullable: true,
+    transformer: bigintAsNumber,
+  })
   creditsBaseline: number | null;
 
   /**

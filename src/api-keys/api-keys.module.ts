@@ -43,6 +43,13 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     CreditsService,
     CreditRefillJob,
   ],
-  exports: [ApiKeyValues, ApiKeysService, ApiKeysRepository, KeyPermissions, KeyUsageRecorder, CreditsService],
+  exports: [
+    ApiKeyValues,
+    ApiKeysService,
+    ApiKeysRepository,
+    KeyPermissions,
+    KeyUsageRecorder,
+    CreditsService,
+  ],
 })
 export class ApiKeysModule {}

@@ -65,6 +65,16 @@ export class ApiKeysRepository {
     return this.keys.findOneBy({ id, organizationId, deletedAt: IsNull() });
   }
 
+  /** Names by id of the organization's keys among `ids`, deleted ones left out. */
+  async namesOf(organizationId: string, ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const keys = await this.keys.find({
+      select: { id: true, name: true },
+      where: { organizationId, id: In(ids), deletedAt: IsNull() },
+    });
+    return new Map(keys.map((key) => [key.id, key.name]));
+  }
+
   /** The key whose current or previous (rotated-out) value has this hash, unless deleted. */
   async findByValueHash(hash: string): Promise<{ key: ApiKey; matchedPrevious: boolean } | null> {
     const key = await this.keys
@@ -171,7 +181,13 @@ export class ApiKeysRepository {
               credits_generation = credits_generation + 1
         WHERE id = $1
         RETURNING credits_generation`,
-      [keyId, credits?.remaining ?? null, credits?.refill?.interval ?? null, credits?.refill?.amount ?? null, credits ? at : null],
+      [
+        keyId,
+        credits?.remaining ?? null,
+        credits?.refill?.interval ?? null,
+        credits?.refill?.amount ?? null,
+        credits ? at : null,
+      ],
     );
     return Number(rows[0].credits_generation);
   }
@@ -226,7 +242,9 @@ export class ApiKeysRepository {
    * Writes balances spent in Redis back to the row: only within the same generation and only
    * downwards, so instances writing in any order leave the lowest, and a newer setting is never undone.
    */
-  async writeBackCredits(balances: { keyId: string; generation: number; remaining: number }[]): Promise<void> {
+  async writeBackCredits(
+    balances: { keyId: string; generation: number; remaining: number }[],
+  ): Promise<void> {
     if (!balances.length) return;
     await this.keys.query(
       `UPDATE api_keys AS key SET credits_remaining = spent.remaining

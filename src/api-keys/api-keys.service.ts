@@ -289,6 +289,11 @@ export class ApiKeysService {
     return key;
   }
 
+  /** Names of the organization's keys among `ids` that are not deleted (usage reports name them). */
+  async namesOf(principal: Principal, ids: string[]): Promise<Map<string, string>> {
+    return this.keys.namesOf(principal.organizationId, ids);
+  }
+
   /** Runs inside the deactivation transaction; the caller publishes the user invalidation after commit. */
   private async revokePersonalKeys(
     manager: EntityManager,

@@ -182,6 +182,13 @@ export class EnvironmentVariables {
   @Max(365)
   EXPIRY_WARNING_DAYS = 7;
 
+  /** Per-key usage (hourly counts) is kept this many days. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  USAGE_RETENTION_DAYS = 90;
+
   /** How often due rotation policies and expiry warnings are looked for. */
   @Transform(toInt)
   @IsInt()

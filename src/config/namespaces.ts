@@ -63,6 +63,10 @@ export const apiKeysConfig = configNamespace('apiKeys', (env) => ({
   rotationScanSeconds: env.ROTATION_SCAN_SECONDS,
 }));
 
+export const usageConfig = configNamespace('usage', (env) => ({
+  retentionDays: env.USAGE_RETENTION_DAYS,
+}));
+
 export const accessConfig = configNamespace('access', (env) => ({
   allowQueryApiKey: env.ALLOW_QUERY_API_KEY,
   maxConcurrentRequestsPerKey: env.MAX_CONCURRENT_REQUESTS_PER_KEY,
@@ -117,6 +121,7 @@ export const CONFIG_NAMESPACES = [
   authConfig,
   accountsConfig,
   apiKeysConfig,
+  usageConfig,
   accessConfig,
   rateLimitsConfig,
   auditConfig,

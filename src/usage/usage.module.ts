@@ -1,5 +1,17 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { KeyUsageHourly } from './key-usage-hourly.entity';
 import { UsageCounter } from './usage-counter';
+import { UsageRetentionJob } from './usage-retention.job';
+import { UsageRepository } from './usage.repository';
 
-@Module({ providers: [UsageCounter], exports: [UsageCounter] })
+/**
+ * Per-key usage without its HTTP side: the counter the key check feeds (AccessModule imports this),
+ * the hourly rollup table and its retention. The endpoints are UsageHttpModule's.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([KeyUsageHourly])],
+  providers: [UsageCounter, UsageRepository, UsageRetentionJob],
+  exports: [UsageCounter, UsageRepository],
+})
 export class UsageModule {}

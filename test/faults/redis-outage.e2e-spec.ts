@@ -128,9 +128,13 @@ describeIfRunnable('a Redis outage under two instances', () => {
       await database.connect();
       const org = await signUpOrganization(app.http, 'Credits');
       const key = await createKey(app.http, org.auth, { role: 'viewer', credits: { remaining: 10 } });
-      const spend = async () => (await app!.http.get('/v1/auth/verify').set(key.auth).expect(200)).body.credits_remaining;
+      const spend = async () =>
+        (await app!.http.get('/v1/auth/verify').set(key.auth).expect(200)).body.credits_remaining;
       const rowBalance = async () =>
-        Number((await database!.query('SELECT credits_remaining FROM api_keys WHERE id = $1', [key.id])).rows[0].credits_remaining);
+        Number(
+          (await database!.query('SELECT credits_remaining FROM api_keys WHERE id = $1', [key.id])).rows[0]
+            .credits_remaining,
+        );
 
       for (const expected of [9, 8, 7, 6]) expect(await spend()).toBe(expected);
       // Spent in Redis, written back to the row shortly after (what a Redis restart would otherwise lose).
@@ -149,9 +153,13 @@ describeIfRunnable('a Redis outage under two instances', () => {
         { timeoutMs: 10_000 },
       );
       expect(await spend()).toBe(3);
-      const fromRedis = spawnSync('redis-cli', ['-p', String(own.port), 'HGET', `gatehouse:credits:${key.id}`, 'r'], {
-        encoding: 'utf8',
-      });
+      const fromRedis = spawnSync(
+        'redis-cli',
+        ['-p', String(own.port), 'HGET', `gatehouse:credits:${key.id}`, 'r'],
+        {
+          encoding: 'utf8',
+        },
+      );
       expect(fromRedis.stdout.trim()).toBe('3');
       for (const expected of [2, 1, 0]) expect(await spend()).toBe(expected);
       expectProblem(await app.http.get('/v1/auth/verify').set(key.auth), 429, 'credits_exhausted');

@@ -54,7 +54,10 @@ function refusalOf(resolved: ResolvedKey, now: Date): AccessDenial | undefined {
   }
   if (status === 'expired') return new AccessDenial(AccessDenialCode.KeyExpired, 'The API key has expired.');
   if (status === 'disabled') {
-    return new AccessDenial(AccessDenialCode.KeyDisabled, 'The API key is disabled; an operator can enable it again.');
+    return new AccessDenial(
+      AccessDenialCode.KeyDisabled,
+      'The API key is disabled; an operator can enable it again.',
+    );
   }
   if (resolved.matchedPrevious && !(key.previousKeyExpiresAt && key.previousKeyExpiresAt > now)) {
     return new AccessDenial(

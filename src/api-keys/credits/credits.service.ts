@@ -60,11 +60,17 @@ export class CreditsService {
       const retryAt = key.creditsRefillInterval ? refillBoundaryAfter(key.creditsRefillInterval, now) : null;
       return {
         spent: false,
-        retryAfterSeconds: retryAt ? Math.max(1, Math.ceil((retryAt.getTime() - now.getTime()) / 1000)) : null,
+        retryAfterSeconds: retryAt
+          ? Math.max(1, Math.ceil((retryAt.getTime() - now.getTime()) / 1000))
+          : null,
       };
     }
     if (crossedLowMark(state)) void this.recordLow(key, state);
-    return { spent: true, account: { keyId: key.id, generation: state.generation }, remaining: state.remaining };
+    return {
+      spent: true,
+      account: { keyId: key.id, generation: state.generation },
+      remaining: state.remaining,
+    };
   }
 
   refund(account: CreditAccount): Promise<void> {
@@ -120,10 +126,12 @@ export class CreditsService {
     const boundary = dueRefill(key, now);
     if (!boundary) return key.creditsGeneration;
     const known = this.refilledFor.get(key.id);
-    if (known && known.boundary >= boundary.getTime()) return Math.max(known.generation, key.creditsGeneration);
+    if (known && known.boundary >= boundary.getTime())
+      return Math.max(known.generation, key.creditsGeneration);
     const state = await this.refill(key, boundary);
     // Another instance refilled first: spend from the generation its refill made.
-    const generation = state?.generation ?? (await this.keys.readCredits(key.id))?.generation ?? key.creditsGeneration;
+    const generation =
+      state?.generation ?? (await this.keys.readCredits(key.id))?.generation ?? key.creditsGeneration;
     this.refilledFor.set(key.id, { boundary: boundary.getTime(), generation });
     return generation;
   }

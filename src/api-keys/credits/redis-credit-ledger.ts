@@ -33,7 +33,13 @@ return 1`;
 
 interface CreditScripts {
   gatehouseSpendCredit(key: string, generation: number, ttl: number): Promise<number[]>;
-  gatehouseSeedCredits(key: string, generation: number, remaining: number, baseline: number, ttl: number): Promise<number>;
+  gatehouseSeedCredits(
+    key: string,
+    generation: number,
+    remaining: number,
+    baseline: number,
+    ttl: number,
+  ): Promise<number>;
   gatehouseRefundCredit(key: string, generation: number): Promise<number>;
 }
 
@@ -67,10 +73,18 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
 
   async spend(account: CreditAccount): Promise<CreditState | null> {
     try {
-      let answer = await this.scripts.gatehouseSpendCredit(balanceKey(account.keyId), account.generation, IDLE_TTL_MS);
+      let answer = await this.scripts.gatehouseSpendCredit(
+        balanceKey(account.keyId),
+        account.generation,
+        IDLE_TTL_MS,
+      );
       if (answer[0] === -1) {
         if (!(await this.reseed(account))) return null;
-        answer = await this.scripts.gatehouseSpendCredit(balanceKey(account.keyId), account.generation, IDLE_TTL_MS);
+        answer = await this.scripts.gatehouseSpendCredit(
+          balanceKey(account.keyId),
+          account.generation,
+          IDLE_TTL_MS,
+        );
         if (answer[0] === -1) return this.spendInDatabase(account);
       }
       if (answer[0] === -2) return null;
@@ -170,7 +184,8 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       await this.keys.writeBackCredits([...batch.values()]);
     } catch (error) {
       // Kept for the next try (Redis still holds the live balance); newer spends win the merge.
-      for (const [keyId, state] of batch) if (!this.pendingWriteBack.has(keyId)) this.pendingWriteBack.set(keyId, state);
+      for (const [keyId, state] of batch)
+        if (!this.pendingWriteBack.has(keyId)) this.pendingWriteBack.set(keyId, state);
       this.logger.warn(`could not write credit balances back: ${(error as Error).message}`);
       if (!this.writeBackTimer) {
         this.writeBackTimer = setTimeout(() => void this.flushWriteBack(), 1000);

@@ -17,7 +17,10 @@ export function refillBoundaryAfter(interval: RefillInterval, at: Date): Date {
     : new Date(Date.UTC(floor.getUTCFullYear(), floor.getUTCMonth() + 1, 1));
 }
 
-type CreditSchedule = Pick<ApiKey, 'creditsRefillInterval' | 'creditsRefilledAt' | 'creditsSetAt' | 'createdAt'>;
+type CreditSchedule = Pick<
+  ApiKey,
+  'creditsRefillInterval' | 'creditsRefilledAt' | 'creditsSetAt' | 'createdAt'
+>;
 
 /** Since when the balance stands: its last refill or the last time it was set, whichever is later. */
 function balanceSince(key: CreditSchedule): Date {

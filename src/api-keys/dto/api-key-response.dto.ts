@@ -104,7 +104,10 @@ export class ApiKeyResponse {
   static of(
     key: ApiKey,
     permissions: Iterable<Permission>,
-    { now = new Date(), creditsRemaining = key.creditsRemaining }: { now?: Date; creditsRemaining?: number | null } = {},
+    {
+      now = new Date(),
+      creditsRemaining = key.creditsRemaining,
+    }: { now?: Date; creditsRemaining?: number | null } = {},
   ): ApiKeyResponse {
     const graceRunning = key.previousKeyExpiresAt && key.previousKeyExpiresAt > now;
     return {

@@ -104,11 +104,18 @@ const IsMetaObject = (): PropertyDecorator =>
   });
 
 export class CreditRefillDto {
-  @ApiProperty({ enum: REFILL_INTERVALS, description: 'daily: at 00:00 UTC; monthly: on the 1st, 00:00 UTC.' })
+  @ApiProperty({
+    enum: REFILL_INTERVALS,
+    description: 'daily: at 00:00 UTC; monthly: on the 1st, 00:00 UTC.',
+  })
   @IsIn(REFILL_INTERVALS)
   interval: RefillInterval;
 
-  @ApiProperty({ minimum: 1, maximum: 1000000000000, description: 'What `remaining` is set to at each refill.' })
+  @ApiProperty({
+    minimum: 1,
+    maximum: 1000000000000,
+    description: 'What `remaining` is set to at each refill.',
+  })
   @IsInt()
   @Min(1)
   @Max(1_000_000_000_000)

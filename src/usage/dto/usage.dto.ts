@@ -1,0 +1,82 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, ValidateBy } from 'class-validator';
+import { GRANULARITIES, type Granularity, MAX_BUCKETS, parseTimestamp } from '../usage-range';
+
+const IsTimestamp = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isTimestamp',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && parseTimestamp(value) !== undefined,
+      defaultMessage: (args) =>
+        `${args?.property} must be an ISO 8601 timestamp such as 2025-01-31T13:00:00Z (UTC without an offset)`,
+    },
+  });
+
+export class UsageRangeQueryDto {
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: `ISO 8601, rounded down to the bucket. Default: 23 buckets before \`to\`. At most ${MAX_BUCKETS} buckets.`,
+    example: '2025-01-30T14:00:00Z',
+  })
+  @IsOptional()
+  @IsTimestamp()
+  from?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one.',
+    example: '2025-01-31T13:00:00Z',
+  })
+  @IsOptional()
+  @IsTimestamp()
+  to?: string;
+}
+
+export class KeyUsageQueryDto extends UsageRangeQueryDto {
+  @ApiPropertyOptional({ enum: GRANULARITIES, default: 'hour', description: 'UTC hours or UTC days.' })
+  @IsOptional()
+  @IsIn(GRANULARITIES, { message: `granularity must be one of ${GRANULARITIES.join(', ')}` })
+  granularity?: Granularity;
+}
+
+export class UsageBucketResponse {
+  @ApiProperty({ format: 'date-time', description: 'The start of the UTC hour or day.' }) start: string;
+  @ApiProperty({ type: 'integer', description: 'allowed + denied' }) requests: number;
+  @ApiProperty({ type: 'integer' }) allowed: number;
+  @ApiProperty({ type: 'integer' }) denied: number;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    description: "Refused requests by the refusal's code; {} when none.",
+    example: { rate_limited: 3, ip_not_allowed: 1 },
+  })
+  denied_by_reason: Record<string, number>;
+}
+
+export class KeyUsageResponse {
+  @ApiProperty({ example: 'key_2Nq…' }) key_id: string;
+  @ApiProperty({ enum: GRANULARITIES }) granularity: Granularity;
+  @ApiProperty({ format: 'date-time', description: 'The start of the first bucket.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last bucket.' }) to: string;
+  @ApiProperty({ type: [UsageBucketResponse], description: 'Every bucket of the range, oldest first.' })
+  data: UsageBucketResponse[];
+}
+
+export class KeyUsageTotalResponse {
+  @ApiProperty({ example: 'key_2Nq…' }) key_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: 'integer' }) requests: number;
+  @ApiProperty({ type: 'integer' }) allowed: number;
+  @ApiProperty({ type: 'integer' }) denied: number;
+}
+
+export class OrganizationUsageResponse {
+  @ApiProperty({ format: 'date-time', description: 'The start of the first hour.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last hour.' }) to: string;
+  @ApiProperty({
+    type: [KeyUsageTotalResponse],
+    description: 'The keys used in the range, most requests first (then by key_id).',
+  })
+  data: KeyUsageTotalResponse[];
+}

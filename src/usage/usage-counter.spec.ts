@@ -1,0 +1,122 @@
+import { Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { MAX_PENDING_COUNTERS, UsageCounter } from './usage-counter';
+import type { UsageIncrement, UsageRepository } from './usage.repository';
+
+class FixedClock extends Clock {
+  constructor(public ms: number) {
+    super();
+  }
+  override now(): number {
+    return this.ms;
+  }
+}
+
+/** Records what would be written; fails while `down`. */
+class FakeUsageTable {
+  writes: UsageIncrement[][] = [];
+  down = false;
+  add(rows: readonly UsageIncrement[]): Promise<void> {
+    if (this.down) return Promise.reject(new Error('connection refused'));
+    this.writes.push([...rows]);
+    return Promise.resolve();
+  }
+  /** Sum per (key, hour, outcome) over every write, as the additive upsert leaves the table. */
+  totals(): Record<string, number> {
+    const totals: Record<string, number> = {};
+    for (const row of this.writes.flat()) {
+      const id = `${row.keyId} ${new Date(row.hour).toISOString()} ${row.outcome}`;
+      totals[id] = (totals[id] ?? 0) + row.count;
+    }
+    return totals;
+  }
+}
+
+describe('UsageCounter', () => {
+  const hour10 = Date.parse('2030-05-10T10:00:00Z');
+  let clock: FixedClock;
+  let table: FakeUsageTable;
+  let counter: UsageCounter;
+
+  let warnings: jest.SpyInstance;
+
+  beforeEach(() => {
+    warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    clock = new FixedClock(hour10 + 59 * 60_000);
+    table = new FakeUsageTable();
+    counter = new UsageCounter(clock, table as unknown as UsageRepository);
+  });
+  afterEach(async () => {
+    await counter.beforeApplicationShutdown();
+    warnings.mockRestore();
+  });
+
+  it('writes one row per key, UTC hour and outcome, sorted as the primary key, in one statement', async () => {
+    counter.count('org_b', 'key_b', 'allowed');
+    counter.count('org_a', 'key_a', 'rate_limited');
+    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', 'key_a', 'allowed');
+    clock.ms = hour10 + 60 * 60_000;
+    counter.count('org_a', 'key_a', 'allowed');
+    await counter.flush();
+
+    expect(table.writes).toHaveLength(1);
+    expect(
+      table.writes[0].map((r) => [
+        r.organizationId,
+        r.keyId,
+        new Date(r.hour).toISOString(),
+        r.outcome,
+        r.count,
+      ]),
+    ).toEqual([
+      ['org_a', 'key_a', '2030-05-10T10:00:00.000Z', 'allowed', 2],
+      ['org_a', 'key_a', '2030-05-10T10:00:00.000Z', 'rate_limited', 1],
+      ['org_a', 'key_a', '2030-05-10T11:00:00.000Z', 'allowed', 1],
+      ['org_b', 'key_b', '2030-05-10T10:00:00.000Z', 'allowed', 1],
+    ]);
+  });
+
+  it('writes nothing when nothing was counted, and each count once', async () => {
+    await counter.flush();
+    counter.count('org_a', 'key_a', 'allowed');
+    await counter.flush();
+    await counter.flush();
+    expect(table.writes.map((rows) => rows.length)).toEqual([1]);
+  });
+
+  it('keeps the counts of a failed flush and adds them to the next one', async () => {
+    counter.count('org_a', 'key_a', 'allowed');
+    table.down = true;
+    await counter.flush();
+    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', 'key_a', 'forbidden');
+    table.down = false;
+    await counter.flush();
+    expect(table.totals()).toEqual({
+      'key_a 2030-05-10T10:00:00.000Z allowed': 2,
+      'key_a 2030-05-10T10:00:00.000Z forbidden': 1,
+    });
+  });
+
+  it('bounds memory while the database is down: new counters are dropped, existing ones still count', async () => {
+    table.down = true;
+    for (let i = 0; i < MAX_PENDING_COUNTERS; i++) counter.count('org_a', `key_${i}`, 'allowed');
+    counter.count('org_a', 'key_over_the_cap', 'allowed');
+    counter.count('org_a', 'key_0', 'allowed');
+    await counter.flush();
+    table.down = false;
+    await counter.flush();
+    const totals = table.totals();
+    expect(Object.keys(totals)).toHaveLength(MAX_PENDING_COUNTERS);
+    expect(totals['key_0 2030-05-10T10:00:00.000Z allowed']).toBe(2);
+    expect(totals['key_over_the_cap 2030-05-10T10:00:00.000Z allowed']).toBeUndefined();
+    expect(warnings).toHaveBeenCalledWith(expect.stringMatching(/^dropped 1 requests from usage/));
+  });
+
+  it('writes what is pending at shutdown', async () => {
+    counter.count('org_a', 'key_a', 'key_disabled');
+    await counter.beforeApplicationShutdown();
+    expect(table.totals()).toEqual({ 'key_a 2030-05-10T10:00:00.000Z key_disabled': 1 });
+  });
+});

@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../access/principal';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { Clock } from '../common/clock';
+import type {
+  KeyUsageQueryDto,
+  KeyUsageResponse,
+  OrganizationUsageResponse,
+  UsageBucketResponse,
+  UsageRangeQueryDto,
+} from './dto/usage.dto';
+import { BucketRange, parseTimestamp } from './usage-range';
+import { UsageRepository } from './usage.repository';
+
+const ALLOWED = 'allowed';
+
+/** Reads of the hourly rollup: a key's buckets, and the organization's keys by requests. */
+@Injectable()
+export class UsageService {
+  constructor(
+    private readonly usage: UsageRepository,
+    private readonly keys: ApiKeysService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Every bucket of the range, oldest first, zeros where the key made no request. */
+  async ofKey(principal: Principal, keyId: string, query: KeyUsageQueryDto): Promise<KeyUsageResponse> {
+    const range = this.rangeOf(query);
+    // 404 for a key of another organization (or a deleted one), never 403.
+    const key = await this.keys.find(principal, keyId);
+    const counts = await this.usage.countsOfKey(
+      principal.organizationId,
+      key.id,
+      range.granularity,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    const buckets = new Map<number, UsageBucketResponse>(
+      range.starts().map((start) => [start, emptyBucket(start)]),
+    );
+    for (const { start, outcome, count } of counts) {
+      const bucket = buckets.get(start.getTime());
+      if (!bucket) continue;
+      bucket.requests += count;
+      if (outcome === ALLOWED) {
+        bucket.allowed += count;
+      } else {
+        bucket.denied += count;
+        bucket.denied_by_reason[outcome] = (bucket.denied_by_reason[outcome] ?? 0) + count;
+      }
+    }
+    return {
+      key_id: key.id,
+      granularity: range.granularity,
+      from: new Date(range.from).toISOString(),
+      to: new Date(range.to).toISOString(),
+      data: [...buckets.values()],
+    };
+  }
+
+  /** The organization's (non-deleted) keys used in the range, by hour, most requests first. */
+  async ofOrganization(principal: Principal, query: UsageRangeQueryDto): Promise<OrganizationUsageResponse> {
+    const range = this.rangeOf({ ...query, granularity: 'hour' });
+    const totals = await this.usage.totalsByKey(
+      principal.organizationId,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    // Names through the keys module (which owns api_keys); deleted keys have none and are left out.
+    const names = await this.keys.namesOf(
+      principal,
+      totals.map((total) => total.keyId),
+    );
+    return {
+      from: new Date(range.from).toISOString(),
+      to: new Date(range.to).toISOString(),
+      data: totals
+        .filter(({ keyId }) => names.has(keyId))
+        .map(({ keyId, requests, allowed }) => ({
+          key_id: keyId,
+          name: names.get(keyId)!,
+          requests,
+          allowed,
+          denied: requests - allowed,
+        })),
+    };
+  }
+
+  private rangeOf(query: KeyUsageQueryDto): BucketRange {
+    return BucketRange.resolve(
+      {
+        // The DTO has validated both; parseTimestamp reads them as UTC when they carry no offset.
+        from: query.from === undefined ? undefined : parseTimestamp(query.from),
+        to: query.to === undefined ? undefined : parseTimestamp(query.to),
+        granularity: query.granularity,
+      },
+      this.clock.now(),
+    );
+  }
+}
+
+function emptyBucket(start: number): UsageBucketResponse {
+  return {
+    start: new Date(start).toISOString(),
+    requests: 0,
+    allowed: 0,
+    denied: 0,
+    denied_by_reason: {},
+  };
+}
