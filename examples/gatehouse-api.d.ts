@@ -373,6 +373,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/api-keys/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A key's requests per hour or day, allowed and refused by reason
+     * @description One entry per bucket of the range, oldest first, zeros where the key made no request. Default: the 24 buckets that end with the current one. Counts are readable within 10 seconds.
+     */
+    get: operations['UsageController_ofKey'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The organization's keys used in a range of hours, most requests first
+     * @description Default: the 24 hours that end with the current one.
+     */
+    get: operations['UsageController_ofOrganization'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/files': {
     parameters: {
       query?: never;
@@ -744,6 +784,57 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'key.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** key.disabled event */
+    post: operations['webhook_key_disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'key.enabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** key.enabled event */
+    post: operations['webhook_key_enabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'key.credits_low': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** key.credits_low event */
+    post: operations['webhook_key_credits_low'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'task.succeeded': {
     parameters: {
       query?: never;
@@ -887,6 +978,12 @@ export interface components {
       )[];
       /** Format: date-time */
       expires_at?: string | null;
+      /** @description The key's meta; {} when none. */
+      meta: {
+        [key: string]: unknown;
+      };
+      /** @description Credits left after this request's; null when the key is unlimited. */
+      credits_remaining: number | null;
     };
     RotationPolicyDto: {
       enabled: boolean;
@@ -896,11 +993,26 @@ export interface components {
        * @description Grace period of automatic rotations.
        * @default 0
        */
-      grace_period_seconds: number;
+      grace_period_seconds?: number;
     };
     RateLimitDto: {
       requests_per_minute?: number;
       requests_per_hour?: number;
+    };
+    CreditRefillDto: {
+      /**
+       * @description daily: at 00:00 UTC; monthly: on the 1st, 00:00 UTC.
+       * @enum {string}
+       */
+      interval: 'daily' | 'monthly';
+      /** @description What `remaining` is set to at each refill. */
+      amount: number;
+    };
+    CreditsDto: {
+      /** @description Requests the key may still make. */
+      remaining: number;
+      /** @description Omitted or null: no refill. */
+      refill?: components['schemas']['CreditRefillDto'] | null;
     };
     CreateApiKeyDto: {
       description?: string | null;
@@ -931,6 +1043,23 @@ export interface components {
       rate_limit?: components['schemas']['RateLimitDto'] | null;
       /** @description When true the key is never passed on to agents, webhooks or logs. */
       hide_credentials?: boolean;
+      /**
+       * @description The kill switch: a disabled key is refused (401 key_disabled) until enabled again.
+       * @default true
+       */
+      enabled?: boolean;
+      /**
+       * @description Your own data (plan, customer id), at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.
+       * @example {
+       *       "plan": "pro",
+       *       "customer_id": "cus_123"
+       *     }
+       */
+      meta?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A budget of requests, optionally refilled; omitted or null: unlimited. */
+      credits?: components['schemas']['CreditsDto'] | null;
       /** @example CI deploys */
       name: string;
       /**
@@ -942,7 +1071,7 @@ export interface components {
        * @default personal
        * @enum {string}
        */
-      type: 'personal' | 'team' | 'service';
+      type?: 'personal' | 'team' | 'service';
     };
     RotationPolicyResponse: {
       enabled: boolean;
@@ -956,6 +1085,21 @@ export interface components {
       requests_per_minute: number | null;
       /** @description null: the service default applies */
       requests_per_hour: number | null;
+    };
+    CreditRefillResponse: {
+      /** @enum {string} */
+      interval: 'daily' | 'monthly';
+      amount: number;
+    };
+    CreditsResponse: {
+      /** @description Requests the key may still make. */
+      remaining: number;
+      refill: components['schemas']['CreditRefillResponse'] | null;
+      /**
+       * Format: date-time
+       * @description The last refill (00:00 UTC of its day); null before the first.
+       */
+      refilled_at: string | null;
     };
     CreatedApiKeyResponse: {
       /** @example key_4LsQ… */
@@ -1035,7 +1179,7 @@ export interface components {
       /** @example sk_4f9Q2aB */
       start: string;
       /** @enum {string} */
-      status: 'active' | 'expired' | 'revoked';
+      status: 'active' | 'expired' | 'revoked' | 'disabled';
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1058,6 +1202,16 @@ export interface components {
       allowed_ips: string[];
       rate_limit: components['schemas']['RateLimitResponse'];
       hide_credentials: boolean;
+      /** @description false: the key is switched off (status `disabled`) and refused. */
+      enabled: boolean;
+      /** @description Your own data, as last set; {} when none. */
+      meta: {
+        [key: string]: unknown;
+      };
+      /** @description null: unlimited. */
+      credits: components['schemas']['CreditsResponse'] | null;
+      /** @description The client address of the last use. */
+      last_used_ip: string | null;
       /**
        * @description The key value. Shown only in this response; store it now.
        * @example sk_…
@@ -1142,7 +1296,7 @@ export interface components {
       /** @example sk_4f9Q2aB */
       start: string;
       /** @enum {string} */
-      status: 'active' | 'expired' | 'revoked';
+      status: 'active' | 'expired' | 'revoked' | 'disabled';
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1165,6 +1319,16 @@ export interface components {
       allowed_ips: string[];
       rate_limit: components['schemas']['RateLimitResponse'];
       hide_credentials: boolean;
+      /** @description false: the key is switched off (status `disabled`) and refused. */
+      enabled: boolean;
+      /** @description Your own data, as last set; {} when none. */
+      meta: {
+        [key: string]: unknown;
+      };
+      /** @description null: unlimited. */
+      credits: components['schemas']['CreditsResponse'] | null;
+      /** @description The client address of the last use. */
+      last_used_ip: string | null;
     };
     ApiKeyPage: {
       data: components['schemas']['ApiKeyResponse'][];
@@ -1199,6 +1363,23 @@ export interface components {
       rate_limit?: components['schemas']['RateLimitDto'] | null;
       /** @description When true the key is never passed on to agents, webhooks or logs. */
       hide_credentials?: boolean;
+      /**
+       * @description The kill switch: a disabled key is refused (401 key_disabled) until enabled again.
+       * @default true
+       */
+      enabled?: boolean;
+      /**
+       * @description Your own data (plan, customer id), at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.
+       * @example {
+       *       "plan": "pro",
+       *       "customer_id": "cus_123"
+       *     }
+       */
+      meta?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A budget of requests, optionally refilled; omitted or null: unlimited. */
+      credits?: components['schemas']['CreditsDto'] | null;
       name?: string;
       /** @example viewer */
       role?: string;
@@ -1208,7 +1389,7 @@ export interface components {
        * @description How long the old value keeps working.
        * @default 0
        */
-      grace_period_seconds: number;
+      grace_period_seconds?: number;
     };
     AuditActorResponse: {
       /** @enum {string} */
@@ -1230,6 +1411,9 @@ export interface components {
         | 'key.revoked'
         | 'key.expiring'
         | 'key.expired'
+        | 'key.disabled'
+        | 'key.enabled'
+        | 'key.credits_low'
         | 'key.denied'
         | 'webhook.created'
         | 'webhook.updated'
@@ -1435,6 +1619,67 @@ export interface components {
       entries: number;
       first_invalid_id: string | null;
     };
+    UsageBucketResponse: {
+      /**
+       * Format: date-time
+       * @description The start of the UTC hour or day.
+       */
+      start: string;
+      /** @description allowed + denied */
+      requests: number;
+      allowed: number;
+      denied: number;
+      /**
+       * @description Refused requests by the refusal's code; {} when none.
+       * @example {
+       *       "rate_limited": 3,
+       *       "ip_not_allowed": 1
+       *     }
+       */
+      denied_by_reason: {
+        [key: string]: number;
+      };
+    };
+    KeyUsageResponse: {
+      /** @example key_2Nq… */
+      key_id: string;
+      /** @enum {string} */
+      granularity: 'hour' | 'day';
+      /**
+       * Format: date-time
+       * @description The start of the first bucket.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last bucket.
+       */
+      to: string;
+      /** @description Every bucket of the range, oldest first. */
+      data: components['schemas']['UsageBucketResponse'][];
+    };
+    KeyUsageTotalResponse: {
+      /** @example key_2Nq… */
+      key_id: string;
+      name: string;
+      requests: number;
+      allowed: number;
+      denied: number;
+    };
+    OrganizationUsageResponse: {
+      /**
+       * Format: date-time
+       * @description The start of the first hour.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last hour.
+       */
+      to: string;
+      /** @description The keys used in the range, most requests first (then by key_id). */
+      data: components['schemas']['KeyUsageTotalResponse'][];
+    };
     UploadFileForm: {
       /** Format: binary */
       file: string;
@@ -1578,13 +1823,16 @@ export interface components {
         | 'key.deleted'
         | 'key.revoked'
         | 'key.expired'
+        | 'key.disabled'
+        | 'key.enabled'
+        | 'key.credits_low'
         | 'task.succeeded'
         | 'task.failed'
         | 'task.cancelled'
       )[];
       description?: string | null;
       /** @default true */
-      enabled: boolean;
+      enabled?: boolean;
     };
     WebhookWithSecretResponse: {
       /** @example whk_3Fd… */
@@ -1635,6 +1883,9 @@ export interface components {
         | 'key.deleted'
         | 'key.revoked'
         | 'key.expired'
+        | 'key.disabled'
+        | 'key.enabled'
+        | 'key.credits_low'
         | 'task.succeeded'
         | 'task.failed'
         | 'task.cancelled'
@@ -1702,7 +1953,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
+      type: 'team' | 'personal' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -1717,7 +1968,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
+      type: 'team' | 'personal' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -1726,7 +1977,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
+      type: 'team' | 'personal' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -1734,7 +1985,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
+      type: 'team' | 'personal' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -1745,7 +1996,29 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
+      type: 'team' | 'personal' | 'service';
+      role: string;
+      actor: components['schemas']['EventActor'];
+    };
+    KeySwitchedData: {
+      /** @description The key's `enabled` after the change. */
+      enabled: boolean;
+      key_id: string;
+      name: string;
+      /** @enum {string} */
+      type: 'team' | 'personal' | 'service';
+      role: string;
+      actor: components['schemas']['EventActor'];
+    };
+    KeyCreditsLowData: {
+      /** @description Credits left when the mark was crossed. */
+      remaining: number;
+      /** @description The amount last set or refilled. */
+      amount: number;
+      key_id: string;
+      name: string;
+      /** @enum {string} */
+      type: 'team' | 'personal' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -1920,7 +2193,7 @@ export interface operations {
         /** @description Opaque cursor from a previous page's `next_cursor`. */
         cursor?: string;
         type?: 'personal' | 'team' | 'service';
-        status?: 'active' | 'expired' | 'revoked';
+        status?: 'active' | 'expired' | 'revoked' | 'disabled';
         owner_id?: string;
         team_id?: string;
       };
@@ -4194,6 +4467,9 @@ export interface operations {
           | 'key.revoked'
           | 'key.expiring'
           | 'key.expired'
+          | 'key.disabled'
+          | 'key.enabled'
+          | 'key.credits_low'
           | 'key.denied'
           | 'webhook.created'
           | 'webhook.updated'
@@ -4305,6 +4581,198 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['AuditChainResponse'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  UsageController_ofKey: {
+    parameters: {
+      query?: {
+        /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
+        from?: string;
+        /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
+        to?: string;
+        /** @description UTC hours or UTC days. */
+        granularity?: 'hour' | 'day';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeyUsageResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  UsageController_ofOrganization: {
+    parameters: {
+      query?: {
+        /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
+        from?: string;
+        /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationUsageResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
         };
       };
       /** @description Unauthorized */
@@ -6732,6 +7200,141 @@ export interface operations {
            */
           timestamp: string;
           data: components['schemas']['KeyExpiryData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_key_disabled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'key.disabled';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['KeySwitchedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_key_enabled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'key.enabled';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['KeySwitchedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_key_credits_low: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'key.credits_low';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['KeyCreditsLowData'];
         };
       };
     };
