@@ -24,7 +24,7 @@ interface CreditRow {
   credits_generation: number;
 }
 
-const CREDIT_COLUMNS = 'credits_remaining, credits_baseline, credits_generation';
+const CREDIT_COLUMNS = 'api_keys.credits_remaining, api_keys.credits_baseline, api_keys.credits_generation';
 
 function creditState(row: CreditRow): CreditState {
   const remaining = Number(row.credits_remaining);
@@ -152,15 +152,21 @@ export class ApiKeysRepository {
 
   // --- Credits (src/api-keys/credits): the database is the balance without Redis, its backing with.
 
-  /** Spends one credit if one is left; the balance after, or null when none was (or none is kept). */
-  async spendCredit(keyId: string): Promise<CreditState | null> {
-    const [rows] = await this.keys.query<[CreditRow[], number]>(
-      `UPDATE api_keys SET credits_remaining = credits_remaining - 1
-         WHERE id = $1 AND credits_remaining > 0
-         RETURNING ${CREDIT_COLUMNS}`,
-      [keyId],
+  /**
+   * Spends up to `count` credits, never below zero, on the row locked first (so the balance read is
+   * the one changed): how many were granted and the balance left, or null when none was left.
+   */
+  async spendCredits(keyId: string, count: number): Promise<{ granted: number; left: CreditState } | null> {
+    const [rows] = await this.keys.query<[(CreditRow & { granted: string })[], number]>(
+      `WITH locked AS (
+         SELECT id, credits_remaining AS before FROM api_keys WHERE id = $1 AND credits_remaining > 0 FOR UPDATE
+       )
+       UPDATE api_keys SET credits_remaining = api_keys.credits_remaining - LEAST($2::bigint, locked.before)
+         FROM locked WHERE api_keys.id = locked.id
+         RETURNING LEAST($2::bigint, locked.before) AS granted, ${CREDIT_COLUMNS}`,
+      [keyId, count],
     );
-    return rows.length ? creditState(rows[0]) : null;
+    return rows.length ? { granted: Number(rows[0].granted), left: creditState(rows[0]) } : null;
   }
 
   /**

@@ -28,6 +28,8 @@ export type SpendOutcome =
   | { spent: true; account: CreditAccount; remaining: number }
   | { spent: false; retryAfterSeconds: number | null };
 
+const MAX_REFILL_MEMOS = 100_000;
+
 /** `key.credits_low` is sent when the balance falls below this share of the amount last set or refilled. */
 const LOW_SHARE = 0.1;
 
@@ -132,6 +134,8 @@ export class CreditsService {
     // Another instance refilled first: spend from the generation its refill made.
     const generation =
       state?.generation ?? (await this.keys.readCredits(key.id))?.generation ?? key.creditsGeneration;
+    // A memo, not a record: forgetting it costs one conditional UPDATE that changes nothing.
+    if (this.refilledFor.size >= MAX_REFILL_MEMOS) this.refilledFor.clear();
     this.refilledFor.set(key.id, { boundary: boundary.getTime(), generation });
     return generation;
   }

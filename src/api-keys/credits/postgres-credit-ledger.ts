@@ -1,18 +1,26 @@
 import { ApiKeysRepository, CreditState } from '../api-keys.repository';
-import { CreditAccount, CreditLedger } from './credit-ledger';
+import { TickBatch } from '../../common/tick-batch';
+import { CreditAccount, CreditLedger, grantedBalances, spendGroupedByKey } from './credit-ledger';
 
 /**
- * Without Redis the row is the balance: one conditional UPDATE per spend (`credits_remaining > 0`),
- * which PostgreSQL serialises per row, so instances on one database are exact. It costs a write per
- * request of a key with credits only; keys without credits never reach a ledger.
+ * Without Redis the row is the balance: a conditional UPDATE (never below zero) on the locked row, so
+ * instances on one database are exact. The spends of one turn of the event loop share one UPDATE per
+ * key; keys without credits never reach a ledger.
  */
 export class PostgresCreditLedger extends CreditLedger {
+  private readonly spends = new TickBatch<CreditAccount, CreditState | null>((accounts) =>
+    spendGroupedByKey(accounts, async ({ keyId }, count) => {
+      const spent = await this.keys.spendCredits(keyId, count);
+      return spent ? grantedBalances(spent.granted, spent.left) : [];
+    }),
+  );
+
   constructor(private readonly keys: ApiKeysRepository) {
     super();
   }
 
-  spend({ keyId }: CreditAccount): Promise<CreditState | null> {
-    return this.keys.spendCredit(keyId);
+  spend(account: CreditAccount): Promise<CreditState | null> {
+    return this.spends.add(account);
   }
 
   refund({ keyId, generation }: CreditAccount): Promise<void> {

@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { ApiKeysRepository, CreditState } from '../api-keys.repository';
-import { CreditAccount, CreditLedger } from './credit-ledger';
+import { TickBatch } from '../../common/tick-batch';
+import { CreditAccount, CreditLedger, grantedBalances, spendGroupedByKey } from './credit-ledger';
 
 // One hash per key: g (generation of the settings), r (remaining), b (baseline for credits_low).
 const balanceKey = (keyId: string) => `gatehouse:credits:${keyId}`;
@@ -10,14 +11,22 @@ const IDLE_TTL_MS = 7 * 86_400_000;
 // How soon a spend reaches the row: what a Redis restart (not a process restart) could forget.
 const WRITE_BACK_DELAY_MS = 200;
 
-/** -1: no balance of this generation here (reseed from the row); -2: none left; else {r, g, b}. */
+/**
+ * Spends up to ARGV[2] credits at once, never below zero: {granted, remaining after, g, b}, or {-1}
+ * when Redis holds no balance of this generation (reseed from the row).
+ */
 const SPEND_SCRIPT = `
 local v = redis.call('HMGET', KEYS[1], 'g', 'r', 'b')
 if not v[1] or tonumber(v[1]) < tonumber(ARGV[1]) then return {-1} end
-if tonumber(v[2]) <= 0 then return {-2} end
-local r = redis.call('HINCRBY', KEYS[1], 'r', -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {r, tonumber(v[1]), tonumber(v[3])}`;
+local r = tonumber(v[2])
+local n = math.min(tonumber(ARGV[2]), r)
+if n > 0 then
+  r = redis.call('HINCRBY', KEYS[1], 'r', -n)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+else
+  n = 0
+end
+return {n, r, tonumber(v[1]), tonumber(v[3])}`;
 
 /** Sets the balance unless Redis already holds one of the same or a newer generation. */
 const SEED_SCRIPT = `
@@ -32,7 +41,7 @@ if redis.call('HGET', KEYS[1], 'g') == ARGV[1] then redis.call('HINCRBY', KEYS[1
 return 1`;
 
 interface CreditScripts {
-  gatehouseSpendCredit(key: string, generation: number, ttl: number): Promise<number[]>;
+  gatehouseSpendCredits(key: string, generation: number, count: number, ttl: number): Promise<number[]>;
   gatehouseSeedCredits(
     key: string,
     generation: number,
@@ -45,7 +54,8 @@ interface CreditScripts {
 
 /**
  * With Redis every instance spends from one balance per key, decremented by a Lua script that refuses
- * at zero (atomic, so two instances never accept more than the balance together). Each spend is
+ * at zero (atomic, so two instances never accept more than the balance together); the spends of one
+ * turn of the event loop share one call per key. Each spend is
  * written back to the row within WRITE_BACK_DELAY_MS, batched, so the balance survives a restart of
  * the process (Redis keeps it) and of Redis (the row reseeds it). A balance of an older generation is
  * never used: a PATCH or refill bumps the generation and reseeds at once.
@@ -56,6 +66,9 @@ interface CreditScripts {
 export class RedisCreditLedger extends CreditLedger implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Credits');
   private readonly scripts: CreditScripts;
+  private readonly spends = new TickBatch<CreditAccount, CreditState | null>((accounts) =>
+    spendGroupedByKey(accounts, (account, count) => this.spendMany(account, count)),
+  );
   private pendingWriteBack = new Map<string, { keyId: string; generation: number; remaining: number }>();
   private writeBackTimer?: NodeJS.Timeout;
   private lastWarning = 0;
@@ -65,36 +78,37 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     private readonly keys: ApiKeysRepository,
   ) {
     super();
-    redis.defineCommand('gatehouseSpendCredit', { numberOfKeys: 1, lua: SPEND_SCRIPT });
+    redis.defineCommand('gatehouseSpendCredits', { numberOfKeys: 1, lua: SPEND_SCRIPT });
     redis.defineCommand('gatehouseSeedCredits', { numberOfKeys: 1, lua: SEED_SCRIPT });
     redis.defineCommand('gatehouseRefundCredit', { numberOfKeys: 1, lua: REFUND_SCRIPT });
     this.scripts = redis as unknown as CreditScripts;
   }
 
-  async spend(account: CreditAccount): Promise<CreditState | null> {
+  spend(account: CreditAccount): Promise<CreditState | null> {
+    return this.spends.add(account);
+  }
+
+  /** `count` credits of one key: a balance for each one granted, in order, then nulls. */
+  private async spendMany(account: CreditAccount, count: number): Promise<(CreditState | null)[]> {
     try {
-      let answer = await this.scripts.gatehouseSpendCredit(
-        balanceKey(account.keyId),
-        account.generation,
-        IDLE_TTL_MS,
-      );
+      let answer = await this.spendScript(account, count);
       if (answer[0] === -1) {
-        if (!(await this.reseed(account))) return null;
-        answer = await this.scripts.gatehouseSpendCredit(
-          balanceKey(account.keyId),
-          account.generation,
-          IDLE_TTL_MS,
-        );
-        if (answer[0] === -1) return this.spendInDatabase(account);
+        if (!(await this.reseed(account))) return [];
+        answer = await this.spendScript(account, count);
+        if (answer[0] === -1) return this.spendInDatabase(account, count);
       }
-      if (answer[0] === -2) return null;
-      const state = { remaining: answer[0], generation: answer[1], baseline: answer[2] };
-      this.writeBack(account.keyId, state);
-      return state;
+      const [granted, remaining, generation, baseline] = answer;
+      const left = { remaining, generation, baseline };
+      if (granted > 0) this.writeBack(account.keyId, left);
+      return grantedBalances(granted, left);
     } catch (error) {
       this.warn(error as Error);
-      return this.spendInDatabase(account);
+      return this.spendInDatabase(account, count);
     }
+  }
+
+  private spendScript({ keyId, generation }: CreditAccount, count: number): Promise<number[]> {
+    return this.scripts.gatehouseSpendCredits(balanceKey(keyId), generation, count, IDLE_TTL_MS);
   }
 
   async refund(account: CreditAccount): Promise<void> {
@@ -158,9 +172,10 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     );
   }
 
-  private async spendInDatabase(account: CreditAccount): Promise<CreditState | null> {
+  private async spendInDatabase(account: CreditAccount, count: number): Promise<(CreditState | null)[]> {
     await this.flushWriteBack();
-    return this.keys.spendCredit(account.keyId);
+    const spent = await this.keys.spendCredits(account.keyId, count);
+    return spent ? grantedBalances(spent.granted, spent.left) : [];
   }
 
   private writeBack(keyId: string, state: CreditState): void {
