@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import type { Response } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
-import { Auth, createKey, pollUntil } from './support/keys';
+import { Auth, createKey } from './support/keys';
+import { describeWithPostgres, expectWithinOneSecond, sharedSecrets } from './support/instances';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -15,111 +14,99 @@ import { startTestApp, TestApp } from './support/test-app';
 
 jest.setTimeout(90_000);
 
-const HAS_POSTGRES = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL);
-const describeWithPostgres = HAS_POSTGRES ? describe : describe.skip;
-if (!HAS_POSTGRES)
-  console.warn('key-controls multi-instance e2e skipped: it needs PostgreSQL (DATABASE_URL).');
-
 const verify = (http: TestAgent, auth: Auth) => http.get('/v1/auth/verify').set(auth);
 
-/** Polls for at most the contract's second after the change returned. */
-async function withinOneSecond(probe: () => PromiseLike<Response>, done: (res: Response) => boolean) {
-  const { value, elapsedMs } = await pollUntil(probe, done, { timeoutMs: 1_000, intervalMs: 50 });
-  if (!done(value))
-    throw new Error(`not seen ${elapsedMs} ms after the change: ${value.status} ${value.text}`);
-  return value;
-}
+describeWithPostgres('key-controls multi-instance e2e')(
+  'key controls on two instances (needs PostgreSQL)',
+  () => {
+    const env = sharedSecrets();
+    let a: TestApp;
+    let b: TestApp;
+    let org: SignedUpOrganization;
 
-describeWithPostgres('key controls on two instances (needs PostgreSQL)', () => {
-  const env = {
-    TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
-    API_KEY_HASH_SECRET: randomBytes(32).toString('hex'),
-  };
-  let a: TestApp;
-  let b: TestApp;
-  let org: SignedUpOrganization;
-
-  beforeAll(async () => {
-    a = await startTestApp({ env });
-    b = await startTestApp({ databaseUrl: a.databaseUrl, env });
-    org = await signUpOrganization(a.http, 'Two');
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
-
-  it('a key disabled on A is refused on B within a second, and enabled again likewise', async () => {
-    const key = await createKey(a.http, org.auth, { role: 'viewer' });
-    await verify(b.http, key.auth).expect(200);
-
-    await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: false }).expect(200);
-    expectProblem(
-      await withinOneSecond(
-        () => verify(b.http, key.auth),
-        (res) => res.status === 401,
-      ),
-      401,
-      'key_disabled',
-    );
-    await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: true }).expect(200);
-    await withinOneSecond(
-      () => verify(b.http, key.auth),
-      (res) => res.status === 200,
-    );
-  });
-
-  it('a balance of N accepts exactly N requests spread over both instances at once', async () => {
-    const N = 25;
-    const key = await createKey(a.http, org.auth, {
-      role: 'viewer',
-      credits: { remaining: N },
-      rate_limit: { requests_per_minute: 10_000 },
+    beforeAll(async () => {
+      a = await startTestApp({ env });
+      b = await startTestApp({ databaseUrl: a.databaseUrl, env });
+      org = await signUpOrganization(a.http, 'Two');
     });
-    const responses = await Promise.all(
-      Array.from({ length: 80 }, (_, i) => verify(i % 2 ? b.http : a.http, key.auth)),
-    );
-    const accepted = responses.filter((res) => res.status === 200);
-    expect(accepted).toHaveLength(N);
-    for (const res of responses.filter((r) => r.status !== 200)) expectProblem(res, 429, 'credits_exhausted');
-    // Each accepted request saw its own balance: N-1 … 0, every one once.
-    expect(accepted.map((res) => res.body.credits_remaining).sort((x, y) => x - y)).toEqual(
-      Array.from({ length: N }, (_, i) => i),
-    );
-    for (const http of [a.http, b.http]) {
+    afterAll(async () => {
+      await b?.close();
+      await a?.close();
+    });
+
+    it('a key disabled on A is refused on B within a second, and enabled again likewise', async () => {
+      const key = await createKey(a.http, org.auth, { role: 'viewer' });
+      await verify(b.http, key.auth).expect(200);
+
+      await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: false }).expect(200);
+      expectProblem(
+        await expectWithinOneSecond(
+          () => verify(b.http, key.auth),
+          (res) => res.status === 401,
+        ),
+        401,
+        'key_disabled',
+      );
+      await a.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: true }).expect(200);
+      await expectWithinOneSecond(
+        () => verify(b.http, key.auth),
+        (res) => res.status === 200,
+      );
+    });
+
+    it('a balance of N accepts exactly N requests spread over both instances at once', async () => {
+      const N = 25;
+      const key = await createKey(a.http, org.auth, {
+        role: 'viewer',
+        credits: { remaining: N },
+        rate_limit: { requests_per_minute: 10_000 },
+      });
+      const responses = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => verify(i % 2 ? b.http : a.http, key.auth)),
+      );
+      const accepted = responses.filter((res) => res.status === 200);
+      expect(accepted).toHaveLength(N);
+      for (const res of responses.filter((r) => r.status !== 200))
+        expectProblem(res, 429, 'credits_exhausted');
+      // Each accepted request saw its own balance: N-1 … 0, every one once.
+      expect(accepted.map((res) => res.body.credits_remaining).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: N }, (_, i) => i),
+      );
+      for (const http of [a.http, b.http]) {
+        expect(
+          (await http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining,
+        ).toBe(0);
+      }
+    });
+
+    it('a top-up on A takes effect on B within a second', async () => {
+      const key = await createKey(a.http, org.auth, { role: 'viewer', credits: { remaining: 1 } });
+      await verify(b.http, key.auth).expect(200);
+      expectProblem(await verify(b.http, key.auth), 429, 'credits_exhausted');
+
+      await a.http
+        .patch(`/v1/api-keys/${key.id}`)
+        .set(org.auth)
+        .send({ credits: { remaining: 3 } })
+        .expect(200);
+      const served = await expectWithinOneSecond(
+        () => verify(b.http, key.auth),
+        (res) => res.status === 200,
+      );
+      expect(served.body.credits_remaining).toBe(2);
+    });
+
+    it('the balance survives a restart of an instance', async () => {
+      const key = await createKey(a.http, org.auth, { role: 'viewer', credits: { remaining: 10 } });
+      for (let i = 0; i < 3; i++) await verify(a.http, key.auth).expect(200);
+
+      await a.close({ keepData: true });
+      a = await startTestApp({ databaseUrl: b.databaseUrl, env });
       expect(
-        (await http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining,
-      ).toBe(0);
-    }
-  });
-
-  it('a top-up on A takes effect on B within a second', async () => {
-    const key = await createKey(a.http, org.auth, { role: 'viewer', credits: { remaining: 1 } });
-    await verify(b.http, key.auth).expect(200);
-    expectProblem(await verify(b.http, key.auth), 429, 'credits_exhausted');
-
-    await a.http
-      .patch(`/v1/api-keys/${key.id}`)
-      .set(org.auth)
-      .send({ credits: { remaining: 3 } })
-      .expect(200);
-    const served = await withinOneSecond(
-      () => verify(b.http, key.auth),
-      (res) => res.status === 200,
-    );
-    expect(served.body.credits_remaining).toBe(2);
-  });
-
-  it('the balance survives a restart of an instance', async () => {
-    const key = await createKey(a.http, org.auth, { role: 'viewer', credits: { remaining: 10 } });
-    for (let i = 0; i < 3; i++) await verify(a.http, key.auth).expect(200);
-
-    await a.close({ keepData: true });
-    a = await startTestApp({ databaseUrl: b.databaseUrl, env });
-    expect(
-      (await a.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining,
-    ).toBe(7);
-    expect((await verify(a.http, key.auth).expect(200)).body.credits_remaining).toBe(6);
-    expect((await verify(b.http, key.auth).expect(200)).body.credits_remaining).toBe(5);
-  });
-});
+        (await a.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining,
+      ).toBe(7);
+      expect((await verify(a.http, key.auth).expect(200)).body.credits_remaining).toBe(6);
+      expect((await verify(b.http, key.auth).expect(200)).body.credits_remaining).toBe(5);
+    });
+  },
+);

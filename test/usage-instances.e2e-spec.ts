@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { UsageCounter } from '../src/usage/usage-counter';
 import { signUpOrganization } from './support/factories';
 import { createKey, pollUntil } from './support/keys';
+import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -12,21 +12,8 @@ import { startTestApp, TestApp } from './support/test-app';
 
 jest.setTimeout(90_000);
 
-const HAS_POSTGRES = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL);
-const describeWithPostgres = HAS_POSTGRES ? describe : describe.skip;
-
-if (!HAS_POSTGRES) {
-  console.warn(
-    'usage across instances skipped: it needs PostgreSQL (set DATABASE_URL); PGlite serves a single process.',
-  );
-}
-
-describeWithPostgres('usage across two instances (needs PostgreSQL)', () => {
-  // Both instances must hash keys and sign tokens alike.
-  const env = {
-    TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
-    API_KEY_HASH_SECRET: randomBytes(32).toString('hex'),
-  };
+describeWithPostgres('usage across instances')('usage across two instances (needs PostgreSQL)', () => {
+  const env = sharedSecrets();
   let a: TestApp;
   let b: TestApp;
 
