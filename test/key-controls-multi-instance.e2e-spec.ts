@@ -2,7 +2,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { Auth, createKey } from './support/keys';
 import { describeWithPostgres, expectWithinOneSecond, sharedSecrets } from './support/instances';
-import { startTestApp, TestApp } from './support/test-app';
+import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 /**
  * The kill switch and credits across two instances, A and B, on one PostgreSQL database (and one Redis
@@ -23,15 +23,19 @@ describeWithPostgres('key-controls multi-instance e2e')(
     let a: TestApp;
     let b: TestApp;
     let org: SignedUpOrganization;
+    let databaseUrl: string | undefined;
 
     beforeAll(async () => {
       a = await startTestApp({ env });
-      b = await startTestApp({ databaseUrl: a.databaseUrl, env });
+      databaseUrl = a.databaseUrl;
+      b = await startTestApp({ databaseUrl, env });
       org = await signUpOrganization(a.http, 'Two');
     });
     afterAll(async () => {
       await b?.close();
       await a?.close();
+      // The restart test keeps the first instance's database for the next one; nobody owns it after.
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
     });
 
     it('a key disabled on A is refused on B within a second, and enabled again likewise', async () => {

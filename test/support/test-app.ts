@@ -1,5 +1,6 @@
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +44,9 @@ export async function createTestDatabase(): Promise<string | undefined> {
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   if (!serverUrl || !runId) return undefined;
-  const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}`;
+  // The counter restarts with every test file (jest gives each its own module registry) and the pid is
+  // the same under --runInBand: the random part keeps a database a suite kept on purpose from clashing.
+  const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
   await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
   const url = withDatabaseName(serverUrl, name);
   assertTestDatabaseName(url);
