@@ -9,19 +9,21 @@ import { AuthModule } from './auth/auth.module';
 import { ProblemFilter } from './common/problem.filter';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app-config';
+import { DashboardModule } from './dashboard-files/dashboard.module';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { platformModules } from './platform.modules';
 import { RolesModule } from './roles/roles.module';
+import { SessionsModule } from './sessions/sessions.module';
 import { TasksHttpModule } from './tasks/tasks-http.module';
 import { UsageHttpModule } from './usage/usage-http.module';
 import { WebhooksHttpModule } from './webhooks/webhooks-http.module';
 
 /**
  * The API process: the platform (platform.modules.ts), the feature modules with their controllers,
- * and the key check (AccessModule, which registers the global guards in the order
- * src/access/access-check.ts declares). Feature modules with background work (tasks, webhooks) run it
+ * the dashboard's files (DashboardModule), and the key check (AccessModule, which registers the global
+ * guards in the order src/access/access-check.ts declares). Feature modules with background work (tasks, webhooks) run it
  * here too unless configured off; WorkerModule runs the same work without any of the HTTP side.
  */
 @Module({})
@@ -38,6 +40,7 @@ export class AppModule {
         RolesModule,
         AccountsModule,
         AuthModule,
+        SessionsModule,
         AuditHttpModule,
         UsageHttpModule,
         FilesHttpModule,
@@ -45,6 +48,7 @@ export class AppModule {
         TasksHttpModule,
         WebhooksHttpModule,
         MetricsModule,
+        DashboardModule,
         AccessModule,
       ],
       providers: [

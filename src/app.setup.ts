@@ -10,6 +10,7 @@ import {
   OPERATOR_SCHEME,
   ProblemSchema,
 } from './common/openapi';
+import { SESSION_COOKIE, SESSION_COOKIE_SCHEME } from './sessions/session-cookie';
 import { WEBHOOK_EVENT_PAYLOADS } from './webhooks/webhook-payloads';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
@@ -77,6 +78,12 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'X-API-Key')
         .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key' }, 'api_key')
         .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' }, OPERATOR_SCHEME)
+        // The dashboard's refresh cookie: only its own session routes accept it.
+        .addCookieAuth(
+          SESSION_COOKIE,
+          { type: 'apiKey', in: 'cookie', description: 'The dashboard session (refresh) cookie' },
+          SESSION_COOKIE_SCHEME,
+        )
         // Any one of the three ways to present a credential; public operations say `security: []`.
         .addSecurityRequirements('bearer')
         .addSecurityRequirements('X-API-Key')

@@ -137,7 +137,15 @@ describe('operations endpoints', () => {
         responses: Record<string, { headers?: Record<string, unknown> }>;
       };
       // Written out from the contract, independently of the decorators that produce the document.
-      const PUBLIC = ['get /health/live', 'get /health/ready', 'post /v1/auth/token', 'post /v1/auth/signup'];
+      const PUBLIC = [
+        'get /health/live',
+        'get /health/ready',
+        'post /v1/auth/token',
+        'post /v1/auth/signup',
+        'post /v1/auth/session',
+      ];
+      // The dashboard's session cookie, not the key check: its own scheme (see app.setup.ts).
+      const SESSION_COOKIE = ['post /v1/auth/session/refresh', 'delete /v1/auth/session'];
       const operations = (): { name: string; operation: Operation }[] =>
         Object.entries(document.paths).flatMap(([path, item]) =>
           Object.entries(item)
@@ -177,11 +185,16 @@ describe('operations endpoints', () => {
         }
         const metrics = operations().find((o) => o.name === 'get /metrics')!.operation;
         expect(metrics.security).toEqual([{ operator: [] }]);
+        for (const name of SESSION_COOKIE) {
+          expect(operations().find((o) => o.name === name)?.operation.security).toEqual([
+            { dashboard_session: [] },
+          ]);
+        }
       });
 
       it('lists 401, 403, 429 and 503 on every operation behind the key check, with budget and retry headers', () => {
         const protectedOperations = operations().filter(
-          ({ name }) => !PUBLIC.includes(name) && name !== 'get /metrics',
+          ({ name }) => !PUBLIC.includes(name) && !SESSION_COOKIE.includes(name) && name !== 'get /metrics',
         );
         expect(protectedOperations.length).toBeGreaterThan(40);
         const incomplete = protectedOperations

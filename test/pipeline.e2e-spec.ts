@@ -41,6 +41,10 @@ const validSignup = (): Record<string, unknown> => ({
 const PUBLIC_ROUTES = new Set([
   'POST /v1/auth/token',
   'POST /v1/auth/signup',
+  // The dashboard's sign-in and its session cookie (dashboard-session suite), not a key or token.
+  'POST /v1/auth/session',
+  'POST /v1/auth/session/refresh',
+  'DELETE /v1/auth/session',
   'GET /health/live',
   'GET /health/ready',
   // Not a tenant route: the operator's METRICS_TOKEN, and 404 when it is unset (operations suite).

@@ -13,6 +13,8 @@ export enum AccessDenialCode {
   KeyDisabled = 'key_disabled',
   TokenExpired = 'token_expired',
   UserDeactivated = 'user_deactivated',
+  /** An access token of a dashboard session that was signed out, sat idle too long or reached its cap. */
+  SessionExpired = 'session_expired',
   IpNotAllowed = 'ip_not_allowed',
   ReferrerNotAllowed = 'referrer_not_allowed',
   Forbidden = 'forbidden',
@@ -68,6 +70,7 @@ export const DENIAL_RESPONSES: Readonly<Record<AccessDenialCode, DenialResponse>
   [AccessDenialCode.KeyDisabled]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.TokenExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.UserDeactivated]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.SessionExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.IpNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.ReferrerNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.Forbidden]: { status: HttpStatus.FORBIDDEN, audited: true },

@@ -7,6 +7,7 @@ import { AuthModule } from '../auth/auth.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { RolesModule } from '../roles/roles.module';
+import { SessionsModule } from '../sessions/sessions.module';
 import { UsageModule } from '../usage/usage.module';
 import { GLOBAL_GUARDS } from './access-check';
 import { AccessPolicies } from './access-policy';
@@ -31,6 +32,7 @@ import { RestrictionsStep } from './steps/restrictions.step';
     ApiKeysModule,
     AuthModule,
     RolesModule,
+    SessionsModule,
     AuditModule,
     MetricsModule,
     RateLimitsModule,

@@ -11,6 +11,11 @@ export interface AccessTokenClaims {
   iat: number;
   exp: number;
   jti: string;
+  /**
+   * The dashboard session the token was issued for (POST /v1/auth/session). The key check refuses such
+   * a token once its session has ended, so signing out ends it at once, not when it expires.
+   */
+  sid?: string;
 }
 
 export interface IssuedAccessToken {
@@ -38,12 +43,12 @@ export class AccessTokenService {
     return JWT_SHAPE.test(value);
   }
 
-  issue(user: { id: string; organizationId: string }): IssuedAccessToken {
+  issue(user: { id: string; organizationId: string }, sessionId?: string): IssuedAccessToken {
     const ttl = this.config.accessTokenTtlSeconds;
-    const access_token = this.jwt.sign(
-      { sub: user.id, org: user.organizationId, jti: randomBytes(12).toString('base64url') },
-      { expiresIn: ttl },
-    );
+    const claims = { sub: user.id, org: user.organizationId, jti: randomBytes(12).toString('base64url') };
+    const access_token = this.jwt.sign(sessionId ? { ...claims, sid: sessionId } : claims, {
+      expiresIn: ttl,
+    });
     return { access_token, token_type: 'Bearer', expires_in: ttl };
   }
 
@@ -58,7 +63,11 @@ export class AccessTokenService {
       }
       throw new AuthError(AuthErrorCode.InvalidCredentials, 'The access token is not valid.');
     }
-    if (typeof claims.sub !== 'string' || typeof claims.org !== 'string') {
+    if (
+      typeof claims.sub !== 'string' ||
+      typeof claims.org !== 'string' ||
+      (claims.sid !== undefined && typeof claims.sid !== 'string')
+    ) {
       throw new AuthError(AuthErrorCode.InvalidCredentials, 'The access token is not valid.');
     }
     return claims as AccessTokenClaims;

@@ -24,6 +24,6 @@ import { LoginAttemptLimiter } from './login-attempt-limiter';
   ],
   controllers: [AuthController],
   providers: [AuthService, AccessTokenService, LoginAttemptLimiter],
-  exports: [AccessTokenService],
+  exports: [AccessTokenService, AuthService],
 })
 export class AuthModule {}

@@ -5,6 +5,7 @@ import { OrganizationResponse } from '../accounts/dto/organization.dto';
 import { UserResponse } from '../accounts/dto/user.dto';
 import { OrganizationsService } from '../accounts/organizations.service';
 import { PasswordHasher } from '../accounts/password-hasher';
+import type { User } from '../accounts/user.entity';
 import { UsersService } from '../accounts/users.service';
 import { AuthError, AuthErrorCode } from './auth.errors';
 import { AccessTokenService, IssuedAccessToken } from './access-token.service';
@@ -22,8 +23,17 @@ export class AuthService {
     private readonly limiter: LoginAttemptLimiter,
   ) {}
 
-  /** Email + password to an access token. One answer for every failure, so emails cannot be probed. */
+  /** Email + password to an access token. */
   async issueToken(dto: TokenRequestDto, clientAddress: string): Promise<IssuedAccessToken> {
+    return this.tokens.issue(await this.authenticate(dto, clientAddress));
+  }
+
+  /**
+   * The active user with this email and password, behind the login-attempt limiter: every sign-in
+   * (tokens, dashboard sessions) goes through here. One answer for every failure, so emails cannot be
+   * probed.
+   */
+  async authenticate(dto: TokenRequestDto, clientAddress: string): Promise<User> {
     this.limiter.assertAllowed(dto.email, clientAddress);
     const user = await this.users.findByEmail(dto.email);
     const valid = await this.passwords.verify(dto.password, user?.passwordHash);
@@ -32,7 +42,7 @@ export class AuthService {
       throw new AuthError(AuthErrorCode.InvalidCredentials, 'The email or password is incorrect.');
     }
     this.limiter.recordSuccess(dto.email);
-    return this.tokens.issue(user);
+    return user;
   }
 
   async signup(dto: SignupDto): Promise<SignupResponse> {

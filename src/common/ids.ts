@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   webhook: 'whk',
   auditEntry: 'aud',
   delivery: 'dlv',
+  dashboardSession: 'ses',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -286,6 +286,29 @@ export class EnvironmentVariables {
   @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
 
+  /**
+   * A dashboard session ends when its refresh cookie has not been used for this long. The page refreshes
+   * its access token when it needs one, so a value below ACCESS_TOKEN_TTL_SECONDS also shortens tokens.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1440)
+  DASHBOARD_IDLE_MINUTES = 30;
+
+  /** A dashboard session ends this long after sign-in, however active (the cookie's Max-Age). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(720)
+  DASHBOARD_SESSION_HOURS = 12;
+
+  /** The built dashboard (index.html and assets/) served at /dashboard; unset: <project root>/dist/dashboard. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  DASHBOARD_DIR?: string;
+
   /** The operator's bearer secret for GET /metrics; unset, /metrics is off (404). */
   @Transform(emptyAsUnset)
   @IsOptional()
@@ -336,6 +359,7 @@ export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
   'BOOTSTRAP_ADMIN_PASSWORD',
   'TRUST_PROXY',
   'METRICS_TOKEN',
+  'DASHBOARD_DIR',
 ];
 
 // A value of the wrong kind first ("must be an integer"), then its range: 'abc' for PORT is not

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { configNamespace } from './config-namespace';
 import { trustProxySetting } from './environment';
 
@@ -111,6 +111,18 @@ export const metricsConfig = configNamespace('metrics', (env) => ({
   token: env.METRICS_TOKEN,
 }));
 
+export const sessionsConfig = configNamespace('sessions', (env) => ({
+  idleMinutes: env.DASHBOARD_IDLE_MINUTES,
+  absoluteHours: env.DASHBOARD_SESSION_HOURS,
+}));
+
+// Two levels up from src/config (ts-node, jest) and from dist/config (the build) alike.
+const PROJECT_ROOT = join(__dirname, '..', '..');
+
+export const dashboardConfig = configNamespace('dashboard', (env) => ({
+  directory: env.DASHBOARD_DIR ? resolve(env.DASHBOARD_DIR) : join(PROJECT_ROOT, 'dist', 'dashboard'),
+}));
+
 export const CONFIG_NAMESPACES = [
   httpConfig,
   loggingConfig,
@@ -130,4 +142,6 @@ export const CONFIG_NAMESPACES = [
   tasksConfig,
   webhooksConfig,
   metricsConfig,
+  sessionsConfig,
+  dashboardConfig,
 ];

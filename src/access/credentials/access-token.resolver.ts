@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { UsersService } from '../../accounts/users.service';
-import { AccessTokenService } from '../../auth/access-token.service';
+import { AccessTokenClaims, AccessTokenService } from '../../auth/access-token.service';
 import { DomainError, ErrorKind } from '../../common/domain-error';
 import { RolesService } from '../../roles/roles.service';
+import { SessionLiveness } from '../../sessions/session-liveness';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { Principal } from '../principal';
 
@@ -10,7 +11,8 @@ const DENIAL_CODES = new Set<string>(Object.values(AccessDenialCode));
 
 /**
  * An access token to a Principal, or the reason it is refused. The user row is read on every request
- * (a primary-key lookup) so a deactivation or a role change applies to the very next request.
+ * (a primary-key lookup) so a deactivation or a role change applies to the very next request; so is the
+ * dashboard session row of a token that names one (`sid`), so a sign-out does too.
  */
 @Injectable()
 export class AccessTokenResolver {
@@ -18,6 +20,7 @@ export class AccessTokenResolver {
     private readonly tokens: AccessTokenService,
     private readonly users: UsersService,
     private readonly roles: RolesService,
+    private readonly sessions: SessionLiveness,
   ) {}
 
   looksLikeAccessToken(value: string): boolean {
@@ -25,7 +28,7 @@ export class AccessTokenResolver {
   }
 
   async resolve(token: string): Promise<Principal | AccessDenial> {
-    let claims: { sub: string; org: string };
+    let claims: AccessTokenClaims;
     try {
       claims = this.tokens.verify(token);
     } catch (error) {
@@ -33,10 +36,20 @@ export class AccessTokenResolver {
       if (denial) return denial;
       throw error;
     }
-    const user = await this.users.findMember(claims.org, claims.sub);
+    // A dashboard session's token lives only as long as its session: the two reads go out together.
+    const [user, sessionLive] = await Promise.all([
+      this.users.findMember(claims.org, claims.sub),
+      claims.sid === undefined ? true : this.sessions.isLive(claims.sid, claims.sub),
+    ]);
     if (!user) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The access token is not valid.');
     if (!user.active) {
       return new AccessDenial(AccessDenialCode.UserDeactivated, 'The user account is deactivated.');
+    }
+    if (!sessionLive) {
+      return new AccessDenial(
+        AccessDenialCode.SessionExpired,
+        'The dashboard session of this access token has ended; sign in again.',
+      );
     }
     const permissions = await this.roles.permissionsOf(user.organizationId, user.role);
     return {

@@ -5,6 +5,7 @@ import { AgentsTasksFiles1795293424707 } from './1795293424707-AgentsTasksFiles'
 import { Webhooks1795293629344 } from './1795293629344-Webhooks';
 import { TaskQueuedNotify1795400000000 } from './1795400000000-TaskQueuedNotify';
 import { KeyControlsCreditsUsage1795500000000 } from './1795500000000-KeyControlsCreditsUsage';
+import { DashboardSessions1795600000000 } from './1795600000000-DashboardSessions';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   Webhooks1795293629344,
   TaskQueuedNotify1795400000000,
   KeyControlsCreditsUsage1795500000000,
+  DashboardSessions1795600000000,
 ];

@@ -1,0 +1,44 @@
+import { Logger } from '@nestjs/common';
+import type { ServeStaticModuleOptions } from '@nestjs/serve-static';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheHashedAssets } from './dashboard-headers';
+
+export const DASHBOARD_ROOT = '/dashboard';
+const ASSETS = 'assets';
+
+/** The API's own paths: never the dashboard's, even if it were ever served from the root. */
+const API_PATHS = ['/v1{/*path}', '/health{/*path}', '/docs{/*path}', '/openapi.json', '/metrics'];
+
+/**
+ * How @nestjs/serve-static serves the built dashboard: its files as they are, and index.html for every
+ * other path under /dashboard, so client-side routes survive a reload. A missing hashed asset is a
+ * 404, not index.html (HTML where a script belongs). Two entries because one render path
+ * cannot match both `/dashboard` and everything below it.
+ *
+ * Without a build (no index.html, as in tests and API-only installs) nothing is served and /dashboard
+ * falls through to the app's 404 problem+json. Decided once, at start.
+ */
+export function dashboardServing(directory: string): ServeStaticModuleOptions[] {
+  if (!existsSync(join(directory, 'index.html'))) {
+    new Logger('Dashboard').log(`No dashboard build in ${directory}: /dashboard answers 404.`);
+    return [];
+  }
+  const common: ServeStaticModuleOptions = {
+    rootPath: directory,
+    serveRoot: DASHBOARD_ROOT,
+    exclude: [`${DASHBOARD_ROOT}/${ASSETS}/{*path}`, ...API_PATHS],
+    serveStaticOptions: {
+      // index.html is always the render path's answer, with the same headers; `/dashboard` is not
+      // redirected to `/dashboard/`.
+      index: false,
+      redirect: false,
+      // Everything else keeps the `no-store` of dashboardHeaders.
+      setHeaders: cacheHashedAssets(join(directory, ASSETS)),
+    },
+  };
+  return [
+    { ...common, renderPath: '{*path}' },
+    { ...common, renderPath: '' },
+  ];
+}

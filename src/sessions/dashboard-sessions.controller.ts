@@ -1,0 +1,118 @@
+import { Body, Controller, Delete, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  ApiCookieAuth,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Public } from '../access/route-access.decorators';
+import { TokenRequestDto } from '../auth/dto/auth.dto';
+import { ApiProblems } from '../common/openapi';
+import { CSRF_HEADER, CsrfHeaderGuard, SameOriginGuard } from './csrf.guards';
+import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardSessionResponse } from './dto/dashboard-session.dto';
+import {
+  clearSessionCookie,
+  readSessionCookie,
+  SESSION_COOKIE,
+  SESSION_COOKIE_SCHEME,
+  setSessionCookie,
+} from './session-cookie';
+import { SessionError } from './sessions.errors';
+
+const SET_COOKIE = {
+  'Set-Cookie': {
+    description: `\`${SESSION_COOKIE}\`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session).`,
+    schema: { type: 'string' },
+  },
+};
+const CSRF_HEADER_PARAMETER = {
+  name: CSRF_HEADER,
+  required: true,
+  description: 'Must be `1`: proves the request comes from a page of this origin (403 csrf_check_failed).',
+  schema: { type: 'string', enum: ['1'] },
+};
+
+/**
+ * The dashboard's sign-in. The page keeps its access token in memory only; the refresh token lives in
+ * an httpOnly, SameSite=Strict cookie scoped to these routes, so no credential is ever readable by a
+ * script and a reload costs one refresh. Everything else the dashboard does goes through the /v1 API
+ * with `Authorization: Bearer`, like any client.
+ */
+@ApiTags('auth')
+@Controller('v1/auth/session')
+export class DashboardSessionsController {
+  constructor(private readonly sessions: DashboardSessionsService) {}
+
+  @Post()
+  @Public()
+  @HttpCode(200)
+  @UseGuards(SameOriginGuard)
+  @ApiOperation({
+    summary: 'Sign in to the dashboard: an access token, and the session cookie that renews it',
+    description: `Sets the \`${SESSION_COOKIE}\` cookie (Max-Age: DASHBOARD_SESSION_HOURS).`,
+  })
+  @ApiOkResponse({ type: DashboardSessionResponse, headers: SET_COOKIE })
+  @ApiProblems(400, 401, 403, 429)
+  async signIn(
+    @Body() dto: TokenRequestDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<DashboardSessionResponse> {
+    const started = await this.sessions.signIn(dto, {
+      ip: request.ip ?? null,
+      userAgent: request.headers['user-agent'] ?? null,
+    });
+    setSessionCookie(request, response, started.refreshToken, started.maxAgeSeconds);
+    response.setHeader('Cache-Control', 'no-store');
+    return started.response;
+  }
+
+  @Post('refresh')
+  @Public()
+  @HttpCode(200)
+  @UseGuards(CsrfHeaderGuard, SameOriginGuard)
+  @ApiCookieAuth(SESSION_COOKIE_SCHEME)
+  @ApiHeader(CSRF_HEADER_PARAMETER)
+  @ApiOperation({
+    summary: 'A fresh access token for the session of the cookie',
+    description:
+      'Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.',
+  })
+  @ApiOkResponse({ type: DashboardSessionResponse })
+  @ApiProblems(401, 403)
+  async refresh(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<DashboardSessionResponse> {
+    try {
+      const refreshed = await this.sessions.refresh(readSessionCookie(request));
+      response.setHeader('Cache-Control', 'no-store');
+      return refreshed;
+    } catch (error) {
+      // A session that cannot be refreshed never will be: the browser may forget the cookie.
+      if (error instanceof SessionError) clearSessionCookie(request, response);
+      throw error;
+    }
+  }
+
+  @Delete()
+  @Public()
+  @HttpCode(204)
+  @UseGuards(CsrfHeaderGuard, SameOriginGuard)
+  @ApiCookieAuth(SESSION_COOKIE_SCHEME)
+  @ApiHeader(CSRF_HEADER_PARAMETER)
+  @ApiOperation({
+    summary: "Sign out: revoke the cookie's session and clear the cookie",
+    description: "The session's access tokens are refused from the next request on (401 session_expired).",
+  })
+  @ApiNoContentResponse({ description: 'Signed out (also when there was no session).', headers: SET_COOKIE })
+  @ApiProblems(403)
+  async signOut(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
+    await this.sessions.signOut(readSessionCookie(request));
+    clearSessionCookie(request, response);
+  }
+}

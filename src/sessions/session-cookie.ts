@@ -1,0 +1,45 @@
+import type { CookieOptions, Request, Response } from 'express';
+
+export const SESSION_COOKIE = 'gatehouse_session';
+/** The browser sends the cookie to the session endpoints only: no other request carries it or logs it. */
+export const SESSION_COOKIE_PATH = '/v1/auth/session';
+/** The cookie's security scheme in the OpenAPI document (see createOpenApiDocument). */
+export const SESSION_COOKIE_SCHEME = 'dashboard_session';
+
+/**
+ * The session cookie's value from the Cookie header, parsed by hand rather than by a global
+ * cookie-parser: this is the one place the API reads a cookie. The value is base64url, so nothing needs
+ * decoding; an empty one counts as none.
+ */
+export function readSessionCookie(request: Request): string | undefined {
+  for (const pair of (request.headers.cookie ?? '').split(';')) {
+    const separator = pair.indexOf('=');
+    if (separator > 0 && pair.slice(0, separator).trim() === SESSION_COOKIE) {
+      return pair.slice(separator + 1).trim() || undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * httpOnly: no page script can read it (an XSS cannot take the session away). SameSite=Strict: no
+ * other site's page makes the browser send it. Secure whenever the request came over https (Express's
+ * `req.secure`, which follows TRUST_PROXY).
+ */
+function attributes(request: Request): CookieOptions {
+  return { httpOnly: true, sameSite: 'strict', path: SESSION_COOKIE_PATH, secure: request.secure };
+}
+
+export function setSessionCookie(
+  request: Request,
+  response: Response,
+  refreshToken: string,
+  maxAgeSeconds: number,
+): void {
+  response.cookie(SESSION_COOKIE, refreshToken, { ...attributes(request), maxAge: maxAgeSeconds * 1000 });
+}
+
+/** `Max-Age=0` with the same attributes, so the browser drops exactly that cookie. */
+export function clearSessionCookie(request: Request, response: Response): void {
+  response.cookie(SESSION_COOKIE, '', { ...attributes(request), maxAge: 0 });
+}

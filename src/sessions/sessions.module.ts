@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from '../accounts/accounts.module';
+import { AuthModule } from '../auth/auth.module';
+import { RolesModule } from '../roles/roles.module';
+import { DashboardSession } from './dashboard-session.entity';
+import { DashboardSessionsController } from './dashboard-sessions.controller';
+import { DashboardSessionsRepository } from './dashboard-sessions.repository';
+import { DashboardSessionsService } from './dashboard-sessions.service';
+import { RefreshTokens } from './refresh-tokens';
+import { SessionLiveness } from './session-liveness';
+
+/**
+ * Dashboard sessions (POST/DELETE /v1/auth/session, POST /v1/auth/session/refresh). SessionLiveness is
+ * exported for the key check, which refuses the access tokens of an ended session.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([DashboardSession]), AuthModule, AccountsModule, RolesModule],
+  controllers: [DashboardSessionsController],
+  providers: [DashboardSessionsService, DashboardSessionsRepository, RefreshTokens, SessionLiveness],
+  exports: [SessionLiveness],
+})
+export class SessionsModule {}
