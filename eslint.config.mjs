@@ -29,6 +29,15 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard is a browser app with its own tsconfig (DOM, Preact JSX). Nothing in it may log:
+    // tokens and new key values must never reach a console.
+    files: ['dashboard/**/*.{ts,tsx}'],
+    languageOptions: {
+      parserOptions: { project: './dashboard/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: { 'no-console': ['error', {}] },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',

@@ -1,0 +1,145 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCan } from '../permissions';
+import { api, call, everyPage, type Page } from './client';
+import { ApiError, type ProblemDetails } from './session';
+
+function problemFrom(error: unknown): ProblemDetails {
+  if (error instanceof ApiError) return error.problem;
+  return { title: 'Error', detail: error instanceof Error ? error.message : String(error) };
+}
+
+export interface Loaded<T> {
+  data: T | undefined;
+  problem: ProblemDetails | null;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Loads once per change of `deps`; an answer that arrives after a newer request started is dropped. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [problem, setProblem] = useState<ProblemDetails | null>(null);
+  const [loading, setLoading] = useState(true);
+  const generation = useRef(0);
+
+  const reload = useCallback(() => {
+    const mine = ++generation.current;
+    setLoading(true);
+    load().then(
+      (value) => {
+        if (mine !== generation.current) return;
+        setData(value);
+        setProblem(null);
+        setLoading(false);
+      },
+      (error: unknown) => {
+        if (mine !== generation.current) return;
+        setProblem(problemFrom(error));
+        setLoading(false);
+      },
+    );
+    // The caller names what the loader depends on, as with useEffect.
+  }, deps);
+
+  useEffect(reload, [reload]);
+  return { data, problem, loading, reload };
+}
+
+export interface Paged<T> {
+  items: T[];
+  problem: ProblemDetails | null;
+  loading: boolean;
+  hasMore: boolean;
+  loadMore: () => void;
+  reload: () => void;
+}
+
+/** A cursor-paginated list: the first page per change of `deps`, more on request ("Load more"). */
+export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, deps: unknown[]): Paged<T> {
+  const [items, setItems] = useState<T[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [problem, setProblem] = useState<ProblemDetails | null>(null);
+  const [loading, setLoading] = useState(true);
+  const generation = useRef(0);
+
+  const fetchPage = (from: string | undefined, append: boolean) => {
+    const mine = ++generation.current;
+    setLoading(true);
+    loadPage(from).then(
+      (page) => {
+        if (mine !== generation.current) return;
+        setItems((previous) => (append ? [...previous, ...page.data] : page.data));
+        setCursor(page.next_cursor);
+        setProblem(null);
+        setLoading(false);
+      },
+      (error: unknown) => {
+        if (mine !== generation.current) return;
+        setProblem(problemFrom(error));
+        setLoading(false);
+      },
+    );
+  };
+
+  // The caller names what the loader depends on, as with useEffect.
+  const reload = useCallback(() => fetchPage(undefined, false), deps);
+  useEffect(reload, [reload]);
+
+  return {
+    items,
+    problem,
+    loading,
+    hasMore: cursor !== null,
+    loadMore: () => cursor !== null && fetchPage(cursor, true),
+    reload,
+  };
+}
+
+export interface Action {
+  busy: boolean;
+  problem: ProblemDetails | null;
+  /** Runs `work`; true when it succeeded, else the problem is kept for display. */
+  run: (work: () => Promise<unknown>) => Promise<boolean>;
+  clear: () => void;
+}
+
+/** A write the user started: a busy flag for its button and the server's problem when it fails. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<ProblemDetails | null>(null);
+  const run = async (work: () => Promise<unknown>): Promise<boolean> => {
+    setBusy(true);
+    setProblem(null);
+    try {
+      await work();
+      return true;
+    } catch (error) {
+      setProblem(problemFrom(error));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, problem, run, clear: () => setProblem(null) };
+}
+
+/** A client-side check failed before anything was sent; shown like a server problem. */
+export function localProblem(detail: string): ApiError {
+  return new ApiError({ title: 'Invalid input', detail });
+}
+
+// Offered when the user may not list roles: the built-in ones exist in every organization.
+const BUILT_IN_ROLES = ['viewer', 'developer', 'api_manager', 'administrator'];
+
+/** Role names for a select: every role when the user may list them, else the built-in ones. */
+export function useRoleNames(): string[] {
+  const can = useCan();
+  const roles = useLoad(
+    async () =>
+      can('roles:read')
+        ? everyPage((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor, limit: 100 } } })))
+        : null,
+    [],
+  );
+  return roles.data ? roles.data.map((role) => role.role_name) : BUILT_IN_ROLES;
+}

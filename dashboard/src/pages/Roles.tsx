@@ -1,0 +1,236 @@
+import { useState } from 'preact/hooks';
+import { api, call, type Action, type Role } from '../api/client';
+import { useAction, usePaged } from '../api/hooks';
+import { Dialog } from '../components/Dialog';
+import { TextField } from '../components/Field';
+import { Page, ProblemNote } from '../components/Page';
+import { Table } from '../components/Table';
+import { useCan } from '../permissions';
+
+const RESOURCES = [
+  'agents',
+  'tasks',
+  'files',
+  'workflows',
+  'deployments',
+  'users',
+  'teams',
+  'roles',
+  'api_keys',
+  'audit',
+  'webhooks',
+] as const;
+const ACTIONS: Action[] = ['create', 'read', 'update', 'delete', 'execute'];
+
+type Permissions = Role['permissions'];
+
+const summary = (permissions: Permissions) =>
+  Object.entries(permissions)
+    .filter(([, actions]) => actions.length)
+    .map(([resource, actions]) => `${resource}: ${actions.join(', ')}`)
+    .join('; ') || 'None';
+
+export function Roles() {
+  const can = useCan();
+  const roles = usePaged((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor } } })), []);
+  const [dialog, setDialog] = useState<{ kind: 'create' } | { kind: 'edit' | 'delete'; role: Role } | null>(
+    null,
+  );
+  const close = () => setDialog(null);
+  const done = () => {
+    setDialog(null);
+    roles.reload();
+  };
+
+  return (
+    <Page title="Roles">
+      <p class="lead">
+        A role grants permissions to the users and keys that hold it. Built-in roles are fixed; custom roles
+        are a matrix of resources and actions.
+      </p>
+      {can('roles:create') && (
+        <div class="toolbar">
+          <button type="button" class="toolbar-action" onClick={() => setDialog({ kind: 'create' })}>
+            Create role
+          </button>
+        </div>
+      )}
+      <Table
+        caption="Roles"
+        rows={roles.items}
+        rowKey={(role) => role.role_name}
+        paged={roles}
+        columns={[
+          { header: 'Role', rowHeader: true, cell: (role) => <code>{role.role_name}</code> },
+          { header: 'Kind', cell: (role) => (role.built_in ? 'Built-in' : 'Custom') },
+          { header: 'Permissions', cell: (role) => <span class="details">{summary(role.permissions)}</span> },
+          {
+            header: 'Actions',
+            cell: (role) =>
+              role.built_in ? null : (
+                <div class="actions">
+                  {can('roles:update') && (
+                    <button type="button" class="secondary" onClick={() => setDialog({ kind: 'edit', role })}>
+                      Edit
+                    </button>
+                  )}
+                  {can('roles:delete') && (
+                    <button type="button" class="danger" onClick={() => setDialog({ kind: 'delete', role })}>
+                      Delete
+                    </button>
+                  )}
+                </div>
+              ),
+          },
+        ]}
+      />
+      {dialog?.kind === 'create' && <RoleDialog onClose={close} onSaved={done} />}
+      {dialog?.kind === 'edit' && <RoleDialog role={dialog.role} onClose={close} onSaved={done} />}
+      {dialog?.kind === 'delete' && <DeleteRoleDialog role={dialog.role} onClose={close} onDeleted={done} />}
+    </Page>
+  );
+}
+
+/** Create (no `role`) or edit a custom role's permission matrix. */
+function RoleDialog({ role, onClose, onSaved }: { role?: Role; onClose: () => void; onSaved: () => void }) {
+  const [name, setName] = useState(role?.role_name ?? '');
+  const [permissions, setPermissions] = useState<Permissions>(role?.permissions ?? {});
+  const action = useAction();
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    // Only resources with at least one action are sent.
+    const granted = Object.fromEntries(Object.entries(permissions).filter(([, actions]) => actions.length));
+    void action.run(async () => {
+      if (role) {
+        await call(
+          api.PATCH('/v1/roles/{roleName}', {
+            params: { path: { roleName: role.role_name } },
+            body: { permissions: granted },
+          }),
+        );
+      } else {
+        await call(api.POST('/v1/roles', { body: { role_name: name, permissions: granted } }));
+      }
+      onSaved();
+    });
+  };
+
+  return (
+    <Dialog title={role ? `Edit role ${role.role_name}` : 'Create a role'} onClose={onClose} wide>
+      <form onSubmit={submit}>
+        {!role && (
+          <TextField
+            label="Role name"
+            required
+            pattern="[a-z][a-z0-9_]{1,49}"
+            value={name}
+            onValue={setName}
+            hint="2–50 lowercase letters, digits or underscores, starting with a letter."
+          />
+        )}
+        <PermissionMatrix permissions={permissions} onChange={setPermissions} />
+        <ProblemNote problem={action.problem} />
+        <div class="buttons">
+          <button type="button" class="secondary" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
+            {role ? 'Save' : 'Create'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+/**
+ * Resources × actions as checkboxes, each named `resource:action`. A permission the signed-in user lacks
+ * cannot be granted (no escalation), so it is not offered unless the role already holds it.
+ */
+function PermissionMatrix({
+  permissions,
+  onChange,
+}: {
+  permissions: Permissions;
+  onChange: (permissions: Permissions) => void;
+}) {
+  const can = useCan();
+  const toggle = (resource: string, action: Action, on: boolean) => {
+    const current = permissions[resource] ?? [];
+    const next = on
+      ? ACTIONS.filter((a) => a === action || current.includes(a))
+      : current.filter((a) => a !== action);
+    onChange({ ...permissions, [resource]: next });
+  };
+  return (
+    <div class="table-wrap" role="region" aria-label="Permissions" tabIndex={0}>
+      <table class="matrix">
+        <caption>Permissions</caption>
+        <thead>
+          <tr>
+            <th scope="col">Resource</th>
+            {ACTIONS.map((action) => (
+              <th key={action} scope="col">
+                {action}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {RESOURCES.map((resource) => (
+            <tr key={resource}>
+              <th scope="row">{resource}</th>
+              {ACTIONS.map((action) => {
+                const checked = (permissions[resource] ?? []).includes(action);
+                return (
+                  <td key={action}>
+                    <input
+                      type="checkbox"
+                      aria-label={`${resource}:${action}`}
+                      checked={checked}
+                      disabled={!checked && !can(`${resource}:${action}`)}
+                      onChange={(event) => toggle(resource, action, event.currentTarget.checked)}
+                    />
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function DeleteRoleDialog({
+  role,
+  onClose,
+  onDeleted,
+}: {
+  role: Role;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
+  const action = useAction();
+  const remove = async () => {
+    const done = await action.run(() =>
+      call(api.DELETE('/v1/roles/{roleName}', { params: { path: { roleName: role.role_name } } })),
+    );
+    if (done) onDeleted();
+  };
+  return (
+    <Dialog title={`Delete role ${role.role_name}?`} onClose={onClose}>
+      <p>A role still held by a user or key cannot be deleted.</p>
+      <ProblemNote problem={action.problem} />
+      <div class="buttons">
+        <button type="button" class="secondary" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" class="danger" disabled={action.busy} onClick={() => void remove()}>
+          Delete
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,257 @@
+import { useState } from 'preact/hooks';
+import { api, call, type Schemas, type Webhook, type WebhookEvent } from '../api/client';
+import { localProblem, useAction, usePaged } from '../api/hooks';
+import { Dialog } from '../components/Dialog';
+import { CheckboxField, TextField } from '../components/Field';
+import { Page, ProblemNote, When } from '../components/Page';
+import { SecretOnce } from '../components/SecretOnce';
+import { Table } from '../components/Table';
+import { useCan } from '../permissions';
+import { Link } from '../router';
+
+const EVENTS: WebhookEvent[] = [
+  'key.created',
+  'key.rotated',
+  'key.expiring',
+  'key.deleted',
+  'key.revoked',
+  'key.expired',
+  'key.disabled',
+  'key.enabled',
+  'key.credits_low',
+  'task.succeeded',
+  'task.failed',
+  'task.cancelled',
+];
+
+type Created = Schemas['WebhookWithSecretResponse'];
+
+export function Webhooks() {
+  const can = useCan();
+  const hooks = usePaged((cursor) => call(api.GET('/v1/webhooks', { params: { query: { cursor } } })), []);
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<Webhook | null>(null);
+  // The signing secret: in this component's state only, gone when the user leaves the page.
+  const [created, setCreated] = useState<Created | null>(null);
+
+  return (
+    <Page title="Webhooks">
+      <p class="lead">
+        Endpoints that receive your organization's events, signed the Standard Webhooks way. A signing secret
+        is shown once, when the endpoint is created.
+      </p>
+      {created && (
+        <SecretOnce
+          title="Endpoint created"
+          label="Signing secret"
+          value={created.secret}
+          onDone={() => setCreated(null)}
+        >
+          <p>
+            Verify the <code>webhook-signature</code> of deliveries to <code>{created.url}</code> with it.
+          </p>
+        </SecretOnce>
+      )}
+      {can('webhooks:create') && (
+        <div class="toolbar">
+          <button type="button" class="toolbar-action" onClick={() => setCreating(true)}>
+            Create webhook
+          </button>
+        </div>
+      )}
+      <Table
+        caption="Webhook endpoints"
+        rows={hooks.items}
+        rowKey={(hook) => hook.id}
+        paged={hooks}
+        empty="No webhook endpoints yet."
+        columns={[
+          { header: 'URL', rowHeader: true, cell: (hook) => <span class="break">{hook.url}</span> },
+          { header: 'Description', cell: (hook) => hook.description || '—' },
+          { header: 'Events', cell: (hook) => <span class="details">{hook.events.join(', ')}</span> },
+          {
+            header: 'Status',
+            cell: (hook) =>
+              hook.enabled ? (
+                <span class="badge active">enabled</span>
+              ) : (
+                <span class="badge disabled" title={hook.disabled_reason ?? undefined}>
+                  disabled
+                </span>
+              ),
+          },
+          { header: 'Created', cell: (hook) => <When at={hook.created_at} /> },
+          {
+            header: 'Actions',
+            cell: (hook) => (
+              <WebhookActions hook={hook} onChanged={hooks.reload} onDelete={() => setDeleting(hook)} />
+            ),
+          },
+        ]}
+      />
+      {creating && (
+        <CreateWebhookDialog
+          onClose={() => setCreating(false)}
+          onCreated={(hook) => {
+            setCreating(false);
+            setCreated(hook);
+            hooks.reload();
+          }}
+        />
+      )}
+      {deleting && (
+        <DeleteWebhookDialog
+          hook={deleting}
+          onClose={() => setDeleting(null)}
+          onDeleted={() => {
+            setDeleting(null);
+            hooks.reload();
+          }}
+        />
+      )}
+    </Page>
+  );
+}
+
+function WebhookActions({
+  hook,
+  onChanged,
+  onDelete,
+}: {
+  hook: Webhook;
+  onChanged: () => void;
+  onDelete: () => void;
+}) {
+  const can = useCan();
+  const action = useAction();
+  const setEnabled = (enabled: boolean) =>
+    action.run(async () => {
+      await call(api.PATCH('/v1/webhooks/{id}', { params: { path: { id: hook.id } }, body: { enabled } }));
+      onChanged();
+    });
+  return (
+    <div class="actions">
+      <Link href={`/webhooks/${hook.id}`} class="button-link secondary">
+        Deliveries
+      </Link>
+      {can('webhooks:update') && (
+        <button
+          type="button"
+          class="secondary"
+          disabled={action.busy}
+          onClick={() => void setEnabled(!hook.enabled)}
+        >
+          {hook.enabled ? 'Disable' : 'Enable'}
+        </button>
+      )}
+      {can('webhooks:delete') && (
+        <button type="button" class="danger" onClick={onDelete}>
+          Delete
+        </button>
+      )}
+      <ProblemNote problem={action.problem} />
+    </div>
+  );
+}
+
+function CreateWebhookDialog({
+  onClose,
+  onCreated,
+}: {
+  onClose: () => void;
+  onCreated: (hook: Created) => void;
+}) {
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [events, setEvents] = useState<WebhookEvent[]>([]);
+  const action = useAction();
+
+  const toggle = (event: WebhookEvent, on: boolean) =>
+    setEvents((current) => EVENTS.filter((e) => (e === event ? on : current.includes(e))));
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action.run(async () => {
+      if (!events.length) throw localProblem('Choose at least one event.');
+      onCreated(
+        await call(
+          api.POST('/v1/webhooks', {
+            body: { url, events, description: description.trim() ? description : undefined },
+          }),
+        ),
+      );
+    });
+  };
+
+  return (
+    <Dialog title="Create a webhook endpoint" onClose={onClose}>
+      <form onSubmit={submit}>
+        <TextField
+          label="URL"
+          type="url"
+          required
+          placeholder="https://hooks.example.com/gatehouse"
+          value={url}
+          onValue={setUrl}
+        />
+        <TextField label="Description" maxLength={500} value={description} onValue={setDescription} />
+        <fieldset>
+          <legend>Events</legend>
+          <div class="checkbox-grid">
+            {EVENTS.map((name) => (
+              <CheckboxField
+                key={name}
+                label={name}
+                checked={events.includes(name)}
+                onChecked={(on) => toggle(name, on)}
+              />
+            ))}
+          </div>
+        </fieldset>
+        <ProblemNote problem={action.problem} />
+        <div class="buttons">
+          <button type="button" class="secondary" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
+            Create
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function DeleteWebhookDialog({
+  hook,
+  onClose,
+  onDeleted,
+}: {
+  hook: Webhook;
+  onClose: () => void;
+  onDeleted: () => void;
+}) {
+  const action = useAction();
+  const remove = async () => {
+    const done = await action.run(() =>
+      call(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } })),
+    );
+    if (done) onDeleted();
+  };
+  return (
+    <Dialog title="Delete this webhook endpoint?" onClose={onClose}>
+      <p>
+        <code class="break">{hook.url}</code> receives no more events. This cannot be undone.
+      </p>
+      <ProblemNote problem={action.problem} />
+      <div class="buttons">
+        <button type="button" class="secondary" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" class="danger" disabled={action.busy} onClick={() => void remove()}>
+          Delete
+        </button>
+      </div>
+    </Dialog>
+  );
+}
