@@ -1,11 +1,14 @@
 # syntax=docker/dockerfile:1
-# Build stage: full dependencies, compile TypeScript to dist/.
+# Build stage: full dependencies, compile TypeScript to dist/ and the dashboard to dist/dashboard.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
+# The dashboard imports the API's generated client types from examples/.
+COPY dashboard ./dashboard
+COPY examples ./examples
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: production dependencies and compiled code only, run as the unprivileged `node` user.

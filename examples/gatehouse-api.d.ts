@@ -339,6 +339,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/auth/session': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in to the dashboard: an access token, and the session cookie that renews it
+     * @description Sets the `gatehouse_session` cookie (Max-Age: DASHBOARD_SESSION_HOURS).
+     */
+    post: operations['DashboardSessionsController_signIn'];
+    /**
+     * Sign out: revoke the cookie's session and clear the cookie
+     * @description The session's access tokens are refused from the next request on (401 session_expired).
+     */
+    delete: operations['DashboardSessionsController_signOut'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/auth/session/refresh': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A fresh access token for the session of the cookie
+     * @description Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.
+     */
+    post: operations['DashboardSessionsController_refresh'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/audit-log': {
     parameters: {
       query?: never;
@@ -1613,6 +1657,89 @@ export interface components {
       expires_in: number;
       organization: components['schemas']['OrganizationResponse'];
       user: components['schemas']['UserResponse'];
+    };
+    SessionUserResponse: {
+      /** @example usr_0Fq3Vn7Kc2Hx9Tp4Rm8Wd1 */
+      id: string;
+      email: string;
+      name: string;
+      /** @example developer */
+      role: string;
+      /**
+       * @description The user's effective permissions: the dashboard offers only the controls they allow.
+       * @example [
+       *       "api_keys:read",
+       *       "api_keys:create"
+       *     ]
+       */
+      permissions: (
+        | 'agents:create'
+        | 'agents:read'
+        | 'agents:update'
+        | 'agents:delete'
+        | 'agents:execute'
+        | 'tasks:create'
+        | 'tasks:read'
+        | 'tasks:update'
+        | 'tasks:delete'
+        | 'tasks:execute'
+        | 'files:create'
+        | 'files:read'
+        | 'files:update'
+        | 'files:delete'
+        | 'files:execute'
+        | 'workflows:create'
+        | 'workflows:read'
+        | 'workflows:update'
+        | 'workflows:delete'
+        | 'workflows:execute'
+        | 'deployments:create'
+        | 'deployments:read'
+        | 'deployments:update'
+        | 'deployments:delete'
+        | 'deployments:execute'
+        | 'users:create'
+        | 'users:read'
+        | 'users:update'
+        | 'users:delete'
+        | 'users:execute'
+        | 'teams:create'
+        | 'teams:read'
+        | 'teams:update'
+        | 'teams:delete'
+        | 'teams:execute'
+        | 'roles:create'
+        | 'roles:read'
+        | 'roles:update'
+        | 'roles:delete'
+        | 'roles:execute'
+        | 'api_keys:create'
+        | 'api_keys:read'
+        | 'api_keys:update'
+        | 'api_keys:delete'
+        | 'api_keys:execute'
+        | 'audit:create'
+        | 'audit:read'
+        | 'audit:update'
+        | 'audit:delete'
+        | 'audit:execute'
+        | 'webhooks:create'
+        | 'webhooks:read'
+        | 'webhooks:update'
+        | 'webhooks:delete'
+        | 'webhooks:execute'
+      )[];
+    };
+    DashboardSessionResponse: {
+      access_token: string;
+      /** @enum {string} */
+      token_type: 'Bearer';
+      /**
+       * @description Seconds until the token expires.
+       * @example 900
+       */
+      expires_in: number;
+      user: components['schemas']['SessionUserResponse'];
     };
     AuditChainResponse: {
       valid: boolean;
@@ -4443,6 +4570,150 @@ export interface operations {
       };
       /** @description Conflict */
       409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  DashboardSessionsController_signIn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TokenRequestDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session). */
+          'Set-Cookie'?: string;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DashboardSessionResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  DashboardSessionsController_signOut: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Must be `1`: proves the request comes from a page of this origin (403 csrf_check_failed). */
+        'X-Gatehouse-CSRF': '1';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out (also when there was no session). */
+      204: {
+        headers: {
+          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session). */
+          'Set-Cookie'?: string;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  DashboardSessionsController_refresh: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Must be `1`: proves the request comes from a page of this origin (403 csrf_check_failed). */
+        'X-Gatehouse-CSRF': '1';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DashboardSessionResponse'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
