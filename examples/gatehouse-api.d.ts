@@ -374,7 +374,7 @@ export interface paths {
     put?: never;
     /**
      * A fresh access token for the session of the cookie
-     * @description Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.
+     * @description Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.
      */
     post: operations['DashboardSessionsController_refresh'];
     delete?: never;
@@ -4701,6 +4701,14 @@ export interface operations {
         content: {
           'application/json': components['schemas']['DashboardSessionResponse'];
         };
+      };
+      /** @description No session cookie: nobody is signed in on this browser. */
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description Unauthorized */
       401: {

@@ -206,10 +206,13 @@ describe('dashboard sessions', () => {
       expectProblem(await refresh(session.cookie, otherScheme), 403, 'csrf_check_failed');
     });
 
-    it('refuses a missing or unknown cookie with 401 invalid_credentials and clears it', async () => {
-      const missing = record(await t.http.post('/v1/auth/session/refresh').set(CSRF));
-      expectProblem(missing, 401, 'invalid_credentials');
-      expectCleared(missing);
+    it('answers 204 without a cookie (nobody signed in), and refuses an unknown one with 401 invalid_credentials, clearing it', async () => {
+      const missing = await t.http.post('/v1/auth/session/refresh').set(CSRF);
+      expect(missing.status).toBe(204);
+      expect(missing.text).toBe('');
+      expect(missing.headers['set-cookie']).toBeUndefined();
+      // The CSRF header is still required, cookie or not.
+      expectProblem(await t.http.post('/v1/auth/session/refresh'), 403, 'csrf_check_failed');
       const unknown = await refresh('A'.repeat(43));
       expectProblem(unknown, 401, 'invalid_credentials');
       expectCleared(unknown);

@@ -194,7 +194,7 @@ function CurrentPage({ path, user }: { path: string; user: SessionUser }) {
   for (const route of ROUTES) {
     const match = route.path.exec(path);
     if (!match) continue;
-    if (route.read && !user.permissions.includes(route.read.permission)) {
+    if (route.read && !(user.permissions as readonly string[]).includes(route.read.permission)) {
       return (
         <Page title={route.title}>
           <NoAccess what={route.read.what} />

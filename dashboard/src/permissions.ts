@@ -17,5 +17,7 @@ export function useUser(): SessionUser {
 /** `can('api_keys:create')`: whether the signed-in user holds that permission. */
 export function useCan(): (permission: string) => boolean {
   const user = useUser();
-  return (permission) => user.permissions.includes(permission);
+  // The generated type lists every permission; the pages name them as plain strings.
+  const held: readonly string[] = user.permissions;
+  return (permission) => held.includes(permission);
 }

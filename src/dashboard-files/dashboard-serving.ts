@@ -7,9 +7,6 @@ import { cacheHashedAssets } from './dashboard-headers';
 export const DASHBOARD_ROOT = '/dashboard';
 const ASSETS = 'assets';
 
-/** The API's own paths: never the dashboard's, even if it were ever served from the root. */
-const API_PATHS = ['/v1{/*path}', '/health{/*path}', '/docs{/*path}', '/openapi.json', '/metrics'];
-
 /**
  * How @nestjs/serve-static serves the built dashboard: its files as they are, and index.html for every
  * other path under /dashboard, so client-side routes survive a reload. A missing hashed asset is a
@@ -27,7 +24,10 @@ export function dashboardServing(directory: string): ServeStaticModuleOptions[] 
   const common: ServeStaticModuleOptions = {
     rootPath: directory,
     serveRoot: DASHBOARD_ROOT,
-    exclude: [`${DASHBOARD_ROOT}/${ASSETS}/{*path}`, ...API_PATHS],
+    // Only the assets: the loader's error middleware turns any error of an excluded path into a 404,
+    // so listing the API's paths here would answer a malformed JSON body on /v1 with 404, not 400. The
+    // render paths are under /dashboard anyway.
+    exclude: [`${DASHBOARD_ROOT}/${ASSETS}/{*path}`],
     serveStaticOptions: {
       // index.html is always the render path's answer, with the same headers; `/dashboard` is not
       // redirected to `/dashboard/`.

@@ -80,16 +80,24 @@ export class DashboardSessionsController {
   @ApiOperation({
     summary: 'A fresh access token for the session of the cookie',
     description:
-      'Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.',
+      'Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.',
   })
   @ApiOkResponse({ type: DashboardSessionResponse })
+  @ApiNoContentResponse({ description: 'No session cookie: nobody is signed in on this browser.' })
   @ApiProblems(401, 403)
   async refresh(
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<DashboardSessionResponse> {
+  ): Promise<DashboardSessionResponse | undefined> {
+    const cookie = readSessionCookie(request);
+    if (cookie === undefined) {
+      // No cookie: nobody signed in on this browser, which is the page's normal start, not an error
+      // (a 401 here would be logged as one by every browser on every signed-out visit).
+      response.status(204);
+      return undefined;
+    }
     try {
-      const refreshed = await this.sessions.refresh(readSessionCookie(request));
+      const refreshed = await this.sessions.refresh(cookie);
       response.setHeader('Cache-Control', 'no-store');
       return refreshed;
     } catch (error) {

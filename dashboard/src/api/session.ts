@@ -1,25 +1,17 @@
+import type { components } from '../../../examples/gatehouse-api';
+
 /**
  * The dashboard's sign-in session. The server keeps a refresh session in an httpOnly SameSite=Strict cookie
  * that page scripts never see; this module holds the short-lived access token in a module variable only
  * (never web storage, a readable cookie, the URL or a log), renews it before it runs out and once on a 401.
  *
- * These routes are not in the generated client yet, so they are called with plain fetch and typed by hand.
+ * These calls use plain fetch (they carry the cookie, not the token, and the client's middleware would
+ * add the token); their types are the generated client's.
  */
 
-export interface SessionUser {
-  id: string;
-  email: string;
-  name: string;
-  role: string;
-  permissions: string[];
-}
-
-interface SessionResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  user: SessionUser;
-}
+// The session routes' shapes come from the generated client, like every other call's.
+export type SessionUser = components['schemas']['SessionUserResponse'];
+type SessionResponse = components['schemas']['DashboardSessionResponse'];
 
 /** The fields of an application/problem+json answer the dashboard shows. */
 export interface ProblemDetails {
@@ -128,7 +120,7 @@ export async function signIn(email: string, password: string): Promise<SessionUs
 }
 
 /**
- * A fresh access token from the cookie session; null when there is none (401). Concurrent callers (say,
+ * A fresh access token from the cookie session; null when there is none (204: no cookie; 401: ended). Concurrent callers (say,
  * several calls that all met a 401) share one request.
  */
 export function refreshSession(): Promise<SessionUser | null> {
@@ -139,6 +131,11 @@ export function refreshSession(): Promise<SessionUser | null> {
     try {
       response = await send('/refresh', { method: 'POST', headers: CSRF_HEADERS });
       if (mine !== epoch) return null;
+      // 204: no session cookie, nobody signed in on this browser.
+      if (response.status === 204) {
+        if (signedIn) endSession('expired');
+        return null;
+      }
       if (response.ok) return startSession((await response.json()) as SessionResponse);
     } catch (error) {
       if (!signedIn) throw error;
