@@ -6,6 +6,7 @@ import { Dialog } from './Dialog';
 import { TextField } from './Field';
 import { ProblemNote, When } from './Page';
 import { SecretOnce } from './SecretOnce';
+import { ConfirmDialog } from './ConfirmDialog';
 
 type Rotated = Schemas['CreatedApiKeyResponse'];
 
@@ -155,30 +156,20 @@ function DeleteDialog({
   onDeleted: () => void;
   onClose: () => void;
 }) {
-  const action = useAction();
-  const remove = async () => {
-    const done = await action.run(() =>
-      call(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: apiKey.id } } })),
-    );
-    if (done) {
-      onClose();
-      onDeleted();
-    }
-  };
   return (
-    <Dialog title={`Delete key “${apiKey.name}”?`} onClose={onClose}>
+    <ConfirmDialog
+      title={`Delete key “${apiKey.name}”?`}
+      confirmLabel="Delete"
+      confirm={() => call(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: apiKey.id } } }))}
+      onDone={() => {
+        onClose();
+        onDeleted();
+      }}
+      onClose={onClose}
+    >
       <p>
         Requests made with <code>{apiKey.start}…</code> are refused at once. This cannot be undone.
       </p>
-      <ProblemNote problem={action.problem} />
-      <div class="buttons">
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="danger" disabled={action.busy} onClick={() => void remove()}>
-          Delete
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }

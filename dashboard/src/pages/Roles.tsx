@@ -6,6 +6,7 @@ import { TextField } from '../components/Field';
 import { Page, ProblemNote } from '../components/Page';
 import { Table } from '../components/Table';
 import { useCan } from '../permissions';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 
 const RESOURCES = [
   'agents',
@@ -212,25 +213,17 @@ function DeleteRoleDialog({
   onClose: () => void;
   onDeleted: () => void;
 }) {
-  const action = useAction();
-  const remove = async () => {
-    const done = await action.run(() =>
-      call(api.DELETE('/v1/roles/{roleName}', { params: { path: { roleName: role.role_name } } })),
-    );
-    if (done) onDeleted();
-  };
   return (
-    <Dialog title={`Delete role ${role.role_name}?`} onClose={onClose}>
+    <ConfirmDialog
+      title={`Delete role ${role.role_name}?`}
+      confirmLabel="Delete"
+      confirm={() =>
+        call(api.DELETE('/v1/roles/{roleName}', { params: { path: { roleName: role.role_name } } }))
+      }
+      onDone={onDeleted}
+      onClose={onClose}
+    >
       <p>A role still held by a user or key cannot be deleted.</p>
-      <ProblemNote problem={action.problem} />
-      <div class="buttons">
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="danger" disabled={action.busy} onClick={() => void remove()}>
-          Delete
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }

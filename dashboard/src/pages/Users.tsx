@@ -6,6 +6,7 @@ import { SelectField, TextField, options } from '../components/Field';
 import { Page, ProblemNote } from '../components/Page';
 import { Table } from '../components/Table';
 import { useCan, useUser } from '../permissions';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 
 export function Users() {
   const can = useCan();
@@ -165,29 +166,19 @@ function DeactivateDialog({
   onClose: () => void;
   onDone: () => void;
 }) {
-  const action = useAction();
-  const deactivate = async () => {
-    const done = await action.run(() =>
-      call(api.POST('/v1/users/{id}/deactivate', { params: { path: { id: user.id } } })),
-    );
-    if (done) onDone();
-  };
   return (
-    <Dialog title={`Deactivate ${user.name}?`} onClose={onClose}>
+    <ConfirmDialog
+      title={`Deactivate ${user.name}?`}
+      confirmLabel="Deactivate"
+      confirm={() => call(api.POST('/v1/users/{id}/deactivate', { params: { path: { id: user.id } } }))}
+      onDone={onDone}
+      onClose={onClose}
+    >
       <p>
         {user.email} can no longer sign in, their access tokens stop working at once and every personal key
         they own is revoked. Activating them again later does not restore revoked keys.
       </p>
-      <ProblemNote problem={action.problem} />
-      <div class="buttons">
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="danger" disabled={action.busy} onClick={() => void deactivate()}>
-          Deactivate
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 

@@ -8,6 +8,7 @@ import { SecretOnce } from '../components/SecretOnce';
 import { Table } from '../components/Table';
 import { useCan } from '../permissions';
 import { Link } from '../router';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 
 const EVENTS: WebhookEvent[] = [
   'key.created',
@@ -231,27 +232,17 @@ function DeleteWebhookDialog({
   onClose: () => void;
   onDeleted: () => void;
 }) {
-  const action = useAction();
-  const remove = async () => {
-    const done = await action.run(() =>
-      call(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } })),
-    );
-    if (done) onDeleted();
-  };
   return (
-    <Dialog title="Delete this webhook endpoint?" onClose={onClose}>
+    <ConfirmDialog
+      title="Delete this webhook endpoint?"
+      confirmLabel="Delete"
+      confirm={() => call(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))}
+      onDone={onDeleted}
+      onClose={onClose}
+    >
       <p>
         <code class="break">{hook.url}</code> receives no more events. This cannot be undone.
       </p>
-      <ProblemNote problem={action.problem} />
-      <div class="buttons">
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="danger" disabled={action.busy} onClick={() => void remove()}>
-          Delete
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
