@@ -20,7 +20,7 @@ import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto 
 import { ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
 import { Clock } from '../common/clock';
-import { CreditsService } from './credits/credits.service';
+import { creditStateOf, CreditsService } from './credits/credits.service';
 import type { KeyChange } from './key-change-recorder';
 
 const DAY_MS = 86_400_000;
@@ -385,14 +385,6 @@ function creditColumns(credits: CreateApiKeyDto['credits'], now: Date): Partial<
     creditsRefillInterval: credits?.refill?.interval ?? null,
     creditsRefillAmount: credits?.refill?.amount ?? null,
     creditsSetAt: credits ? now : null,
-  };
-}
-
-function creditStateOf(key: ApiKey) {
-  return {
-    remaining: key.creditsRemaining!,
-    baseline: key.creditsBaseline ?? key.creditsRemaining!,
-    generation: key.creditsGeneration,
   };
 }
 

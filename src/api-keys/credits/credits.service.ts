@@ -99,16 +99,7 @@ export class CreditsService {
         });
       }
     }
-    return this.ledger.balances(
-      credited.map((key) => ({
-        keyId: key.id,
-        state: {
-          remaining: key.creditsRemaining!,
-          baseline: key.creditsBaseline ?? key.creditsRemaining!,
-          generation: key.creditsGeneration,
-        },
-      })),
-    );
+    return this.ledger.balances(credited.map((key) => ({ keyId: key.id, state: creditStateOf(key) })));
   }
 
   /** After a create or PATCH set the balance (committed): it is the live one from now on, everywhere. */
@@ -167,6 +158,17 @@ export class CreditsService {
       this.logger.warn(`could not record key.credits_low for ${key.id}: ${(error as Error).message}`);
     }
   }
+}
+
+/** A key row's balance as the ledger takes it (the row of a key that has credits). */
+export function creditStateOf(
+  key: Pick<ApiKey, 'creditsRemaining' | 'creditsBaseline' | 'creditsGeneration'>,
+): CreditState {
+  return {
+    remaining: key.creditsRemaining!,
+    baseline: key.creditsBaseline ?? key.creditsRemaining!,
+    generation: key.creditsGeneration,
+  };
 }
 
 /** True for the one spend that took the balance below the mark (balances only fall within a generation). */
