@@ -374,7 +374,7 @@ export interface paths {
     put?: never;
     /**
      * A fresh access token for the session of the cookie
-     * @description Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.
+     * @description Rotates the cookie: each refresh sets a new value and retires the one sent. A retired value sent again within 5 seconds (two tabs refreshing at once) still answers a token, without a new cookie; later, it ends the whole session (refresh-token reuse: someone else holds a copy), and every access token of the session is refused (401 session_expired). Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.
      */
     post: operations['DashboardSessionsController_refresh'];
     delete?: never;
@@ -1033,10 +1033,7 @@ export interface components {
       enabled: boolean;
       /** @description Days between automatic rotations. */
       days: number;
-      /**
-       * @description Grace period of automatic rotations.
-       * @default 0
-       */
+      /** @description Grace period of automatic rotations; omitted: 0. */
       grace_period_seconds?: number;
     };
     RateLimitDto: {
@@ -1407,10 +1404,7 @@ export interface components {
       rate_limit?: components['schemas']['RateLimitDto'] | null;
       /** @description When true the key is never passed on to agents, webhooks or logs. */
       hide_credentials?: boolean;
-      /**
-       * @description The kill switch: a disabled key is refused (401 key_disabled) until enabled again.
-       * @default true
-       */
+      /** @description The kill switch: a disabled key is refused (401 key_disabled) until enabled again. */
       enabled?: boolean;
       /**
        * @description Your own data (plan, customer id), at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.
@@ -4695,6 +4689,8 @@ export interface operations {
     responses: {
       200: {
         headers: {
+          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session). */
+          'Set-Cookie'?: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };

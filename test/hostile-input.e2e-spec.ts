@@ -5,14 +5,16 @@ import {
   signUpOrganization,
   uniqueEmail,
 } from './support/factories';
+import type { Response } from 'supertest';
 import { createKey, CreatedKey } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
  * Hostile or careless input (contract, "Errors, lists, operations"): bodies nested too deep, lone
  * UTF-16 surrogates, `null` for a field that cannot be null, `__proto__`/`constructor` keys, names of
- * only whitespace, a charset other than UTF-8. Each answers a 4xx problem and writes nothing: the
- * resource reads the same afterwards and the audit log has no new entry.
+ * only whitespace, a charset other than UTF-8, bytes that are not UTF-8, bodies with more members
+ * than any request needs, arrays or text where an object belongs. Each answers a small 4xx problem and
+ * writes nothing: the resource reads the same afterwards and the audit log has no new entry.
  */
 describe('hostile input', () => {
   let t: TestApp;
@@ -234,6 +236,223 @@ describe('hostile input', () => {
       );
       expect(res.status).toBe(200);
       expect(res.body.name).toBe('renamed');
+    });
+  });
+
+  /** A problem answer small enough that refusing the body cost no more than reading it. */
+  function expectSmallProblem(res: Response, status: number, code?: string) {
+    const problem = expectProblem(res, status, code);
+    expect(Buffer.byteLength(res.text)).toBeLessThan(8 * 1024);
+    return problem;
+  }
+
+  const properties = (count: number, prefix = 'p'): string =>
+    `{${Array.from({ length: count }, (_, i) => `"${prefix}${i}":1`).join(',')}}`;
+
+  describe('more members than any request needs → 413 json_too_large, a small answer, nothing written', () => {
+    it.each([
+      ['60,000 properties', () => properties(60_000)],
+      ['20,000 properties', () => properties(20_000)],
+      ['a 60,000-item array', () => `{"email":[${'1,'.repeat(59_999)}1]}`],
+      [
+        '60,000 unknown properties one level down',
+        () => `{"email":"a@example.test","password":"x","extra":${properties(60_000)}}`,
+      ],
+    ])(
+      '%s to POST /v1/auth/token (no credential), while verify on the same instance answers',
+      async (_case, body) => {
+        const [hostile, verify] = await Promise.all([
+          t.http.post('/v1/auth/token').set('Content-Type', 'application/json').send(body()),
+          t.http.get('/v1/auth/verify').set(key.auth),
+        ]);
+        expectSmallProblem(hostile, 413, 'json_too_large');
+        expect(verify.status).toBe(200);
+        expect(verify.body).toEqual(expect.objectContaining({ valid: true, key_id: key.id }));
+      },
+    );
+
+    it('1,001 properties in a PATCH → 413, the key unchanged', async () => {
+      await expectNothingWritten([`/v1/api-keys/${key.id}`], async () => {
+        const body = `{"name":"many",${properties(1_000).slice(1)}`;
+        expectSmallProblem(await sendRaw('patch', `/v1/api-keys/${key.id}`, body), 413, 'json_too_large');
+      });
+    });
+
+    it('21 objects of 1,000 properties (21,000 members in all) → 413', async () => {
+      const objects = Array.from({ length: 21 }, (_, i) => `"o${i}":${properties(999)}`);
+      const res = await t.http
+        .post('/v1/auth/token')
+        .set('Content-Type', 'application/json')
+        .send(`{${objects.join(',')}}`);
+      expectSmallProblem(res, 413, 'json_too_large');
+    });
+
+    it('1,000 unknown properties (the limit) reach validation: 400 with 20 errors at most', async () => {
+      const res = await t.http
+        .post('/v1/auth/token')
+        .set('Content-Type', 'application/json')
+        .send(properties(1_000));
+      const problem = expectSmallProblem(res, 400, 'validation_failed');
+      expect(problem.errors).toHaveLength(20);
+      expect(problem.detail).toMatch(/more/);
+    });
+
+    it('an unknown property with a name of 100,000 characters: the answer echoes a few KiB at most', async () => {
+      const res = await t.http
+        .post('/v1/auth/token')
+        .set('Content-Type', 'application/json')
+        .send(`{"${'n'.repeat(100_000)}":1,"email":"a@example.test","password":"x"}`);
+      const problem = expectSmallProblem(res, 400, 'validation_failed');
+      expect(problem.errors).toEqual([
+        { field: expect.stringMatching(/^n+…$/), message: expect.stringMatching(/^n+…$/) },
+      ]);
+    });
+
+    it('an upload with 1,000 form fields → 4xx, a small answer, no file kept', async () => {
+      const files = await count('/v1/files');
+      let upload = t.http.post('/v1/files').set(org.auth);
+      for (let i = 0; i < 1_000; i++) upload = upload.field(`f${i}`, 'x');
+      const res = await upload.attach('file', Buffer.from('hello'), 'hello.txt');
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expectSmallProblem(res, res.status);
+      expect(await count('/v1/files')).toBe(files);
+    });
+  });
+
+  describe('bytes that are not UTF-8 → 400 invalid_unicode, nothing written', () => {
+    const jsonWith = (prefix: string, bytes: number[], suffix: string): Buffer =>
+      Buffer.concat([Buffer.from(prefix, 'utf8'), Buffer.from(bytes), Buffer.from(suffix, 'utf8')]);
+    /** The bytes as they are: supertest would serialise a Buffer as JSON (`{"type":"Buffer",…}`). */
+    const asIs = (body: unknown): string => body as string;
+
+    it.each([
+      ['a lone continuation byte', [0x80]],
+      ['a truncated sequence', [0xc3, 0x28]],
+      ['an overlong "/"', [0xc0, 0xaf]],
+      ['a UTF-16 surrogate encoded as UTF-8', [0xed, 0xa0, 0x80]],
+      ['0xFF', [0xff]],
+    ])('%s in a key name', async (_case, bytes) => {
+      const keys = await count('/v1/api-keys');
+      await expectNothingWritten([], async () => {
+        const res = await t.http
+          .post('/v1/api-keys')
+          .set(org.auth)
+          .set('Content-Type', 'application/json')
+          .serialize(asIs)
+          .send(jsonWith('{"name":"bad ', bytes, ' name","role":"viewer"}'));
+        expectSmallProblem(res, 400, 'invalid_unicode');
+      });
+      expect(await count('/v1/api-keys')).toBe(keys);
+    });
+
+    it('in a form-encoded body', async () => {
+      const keys = await count('/v1/api-keys');
+      const res = await t.http
+        .post('/v1/api-keys')
+        .set(org.auth)
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .serialize(asIs)
+        .send(jsonWith('name=bad', [0xff], 'name&role=viewer'));
+      expectSmallProblem(res, 400, 'invalid_unicode');
+      expect(await count('/v1/api-keys')).toBe(keys);
+    });
+
+    it('at signup (no credential)', async () => {
+      const res = await t.http
+        .post('/v1/auth/signup')
+        .set('Content-Type', 'application/json')
+        .serialize(asIs)
+        .send(
+          jsonWith(
+            '{"organization_name":"Latin',
+            [0xe9],
+            `","email":"${uniqueEmail('latin')}","password":"correct-horse-battery","name":"L"}`,
+          ),
+        );
+      expectSmallProblem(res, 400, 'invalid_unicode');
+    });
+
+    it('valid multi-byte UTF-8 is text like any other', async () => {
+      const res = await t.http
+        .post('/v1/api-keys')
+        .set(org.auth)
+        .set('Content-Type', 'application/json')
+        .serialize(asIs)
+        .send(Buffer.from('{"name":"café 😀","role":"viewer"}', 'utf8'));
+      expect(res.status).toBe(201);
+      expect(res.body.name).toBe('café 😀');
+    });
+  });
+
+  describe('?api_key= works on every route, query parameters of the route validated as before', () => {
+    it.each([
+      ['/v1/agents', { limit: 5 }],
+      ['/v1/tasks', { status: 'queued' }],
+      ['/v1/files', { limit: 1 }],
+      ['/v1/agents', {}],
+    ])('GET %s %j', async (path, query) => {
+      const res = await t.http.get(path).query({ ...query, api_key: key.key });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(expect.objectContaining({ data: expect.any(Array) }));
+    });
+
+    it('another unknown parameter beside it is still refused, and only that one is named', async () => {
+      const res = await t.http.get('/v1/agents').query({ api_key: key.key, bogus: '1' });
+      const problem = expectProblem(res, 400, 'validation_failed');
+      expect(problem.errors).toEqual([{ field: 'bogus', message: 'bogus is not allowed' }]);
+    });
+  });
+
+  describe('an array, text or number where an object belongs → 400 validation_failed naming the field', () => {
+    const NESTED: [string, (value: unknown) => Record<string, unknown>][] = [
+      ['credits', (value) => ({ credits: value })],
+      ['credits.refill', (value) => ({ credits: { remaining: 10, refill: value } })],
+      ['rate_limit', (value) => ({ rate_limit: value })],
+      ['rotation_policy', (value) => ({ rotation_policy: value })],
+      ['meta', (value) => ({ meta: value })],
+    ];
+    const NOT_OBJECTS: unknown[] = [[], [{}], 'x', 1, true];
+    const CASES = NESTED.flatMap(([field, body]) =>
+      NOT_OBJECTS.map((value) => [field, JSON.stringify(value), body(value)] as const),
+    );
+
+    const expectFieldNamed = (res: Response, field: string): void => {
+      const problem = expectProblem(res, 400, 'validation_failed');
+      expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
+    };
+
+    it.each(CASES)('POST /v1/api-keys with %s: %s, no key created', async (field, _shown, body) => {
+      const keys = await count('/v1/api-keys');
+      await expectNothingWritten([], async () => {
+        const res = await t.http
+          .post('/v1/api-keys')
+          .set(org.auth)
+          .send({ name: 'not an object', role: 'viewer', ...body });
+        expectFieldNamed(res, field);
+      });
+      expect(await count('/v1/api-keys')).toBe(keys);
+    });
+
+    it.each(CASES)('PATCH /v1/api-keys/{id} with %s: %s, the key unchanged', async (field, _shown, body) => {
+      await expectNothingWritten([`/v1/api-keys/${key.id}`], async () => {
+        expectFieldNamed(await t.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send(body), field);
+      });
+    });
+
+    const OTHER_DTOS: [string, 'post' | 'patch', () => string, object, string][] = [
+      ['POST /v1/agents', 'post', () => '/v1/agents', { name: 'a', type: 'http', config: [] }, 'config'],
+      ['PATCH /v1/agents/{id}', 'patch', () => `/v1/agents/${agent.id}`, { config: ['x'] }, 'config'],
+      ['POST /v1/roles', 'post', () => '/v1/roles', { role_name: 'listed', permissions: [] }, 'permissions'],
+    ];
+
+    it.each(OTHER_DTOS)('%s', async (_case, method, path, body, field) => {
+      const agents = await count('/v1/agents');
+      const roles = await count('/v1/roles');
+      await expectNothingWritten([`/v1/agents/${agent.id}`], async () => {
+        expectFieldNamed(await t.http[method](path()).set(org.auth).send(body), field);
+      });
+      expect([await count('/v1/agents'), await count('/v1/roles')]).toEqual([agents, roles]);
     });
   });
 });

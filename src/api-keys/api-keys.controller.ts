@@ -11,6 +11,7 @@ import { AuditEntryResponse, AuditPage } from '../audit/dto/audit.dto';
 import { Origin } from '../audit/request-origin.decorator';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
+import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { ListQueryDto, mapPage } from '../common/pagination';
 import { RequirePermissions } from '../access/route-access.decorators';
 import { ApiKeysService } from './api-keys.service';
@@ -27,6 +28,7 @@ export class ApiKeysController {
 
   @Post()
   @RequirePermissions('api_keys:create')
+  @ReturnsSecret()
   @ApiOperation({ summary: 'Create a key; its value is in this response only' })
   @ApiCreatedResponse({ type: CreatedApiKeyResponse })
   @ApiProblems(400)
@@ -73,6 +75,7 @@ export class ApiKeysController {
   @Post(':id/rotate')
   @HttpCode(200)
   @RequirePermissions('api_keys:update')
+  @ReturnsSecret()
   @ApiOperation({ summary: 'Issue a new value; the old one works until the grace period ends' })
   @ApiOkResponse({ type: CreatedApiKeyResponse })
   @ApiProblems(400, 404, 409)

@@ -3,6 +3,7 @@ import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestj
 import type { Request } from 'express';
 import { Public } from '../access/route-access.decorators';
 import { ApiProblems } from '../common/openapi';
+import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { AuthService } from './auth.service';
 import { AccessTokenResponse, SignupDto, SignupResponse, TokenRequestDto } from './dto/auth.dto';
 
@@ -14,6 +15,7 @@ export class AuthController {
   @Post('token')
   @Public()
   @HttpCode(200)
+  @ReturnsSecret()
   @ApiOperation({ summary: 'Exchange email and password for a short-lived access token' })
   @ApiOkResponse({ type: AccessTokenResponse })
   @ApiProblems(400, 401, 429)
@@ -23,6 +25,7 @@ export class AuthController {
 
   @Post('signup')
   @Public()
+  @ReturnsSecret()
   @ApiOperation({ summary: 'Create an organization with its first administrator (when ALLOW_SIGNUP=true)' })
   @ApiCreatedResponse({ type: SignupResponse })
   @ApiProblems(400, 404, 409)

@@ -1,14 +1,34 @@
 import { json, urlencoded } from 'express';
+import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { CommonError, CommonErrorCode } from './common.errors';
-import { inspectJsonText, JsonTextProblem, MAX_JSON_DEPTH } from './json-text';
+import {
+  inspectJsonText,
+  JsonTextProblem,
+  MAX_JSON_DEPTH,
+  MAX_JSON_ITEMS,
+  MAX_JSON_MEMBERS,
+  MAX_JSON_PROPERTIES,
+} from './json-text';
 
-function jsonTextError(problem: JsonTextProblem): CommonError {
+const tooLarge = (detail: string): CommonError => new CommonError(CommonErrorCode.JsonTooLarge, detail);
+
+function bodyTextError(problem: JsonTextProblem): CommonError {
   switch (problem.kind) {
+    case 'invalid_utf8':
+      return new CommonError(CommonErrorCode.InvalidUnicode, 'The request body is not valid UTF-8.');
     case 'too_deep':
       return new CommonError(
         CommonErrorCode.JsonTooDeep,
         `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+      );
+    case 'too_many_properties':
+      return tooLarge(`An object in the request body has more than ${MAX_JSON_PROPERTIES} properties.`);
+    case 'too_many_items':
+      return tooLarge(`An array in the request body has more than ${MAX_JSON_ITEMS} items.`);
+    case 'too_many_members':
+      return tooLarge(
+        `The request body has more than ${MAX_JSON_MEMBERS} members (properties and array items) in all.`,
       );
     case 'lone_surrogate':
       return new CommonError(
@@ -26,7 +46,12 @@ function jsonTextError(problem: JsonTextProblem): CommonError {
 /** body-parser's `verify` hook: runs on the raw bytes before JSON.parse. */
 function verifyJsonText(_req: unknown, _res: unknown, body: Buffer): void {
   const problem = inspectJsonText(body);
-  if (problem) throw jsonTextError(problem);
+  if (problem) throw bodyTextError(problem);
+}
+
+/** The same for a form body, whose parser (qs) bounds the parameters itself: its bytes are UTF-8. */
+function verifyFormText(_req: unknown, _res: unknown, body: Buffer): void {
+  if (!isUtf8(body)) throw bodyTextError({ kind: 'invalid_utf8' });
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i;
@@ -66,7 +91,7 @@ function toProblem(error: unknown): unknown {
  */
 export function bodyParsers(limit: string): RequestHandler {
   const parseJson = json({ limit, verify: verifyJsonText });
-  const parseForm = urlencoded({ limit, extended: false });
+  const parseForm = urlencoded({ limit, extended: false, verify: verifyFormText });
   return (req: Request, res: Response, next: NextFunction) => {
     // Most API calls (every GET, the key check) carry no body: skip the parser machinery entirely.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {

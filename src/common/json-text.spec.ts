@@ -1,4 +1,10 @@
-import { inspectJsonText, MAX_JSON_DEPTH } from './json-text';
+import {
+  inspectJsonText,
+  MAX_JSON_DEPTH,
+  MAX_JSON_ITEMS,
+  MAX_JSON_MEMBERS,
+  MAX_JSON_PROPERTIES,
+} from './json-text';
 
 const inspect = (text: string) => inspectJsonText(Buffer.from(text, 'utf8'));
 
@@ -33,5 +39,46 @@ describe('inspectJsonText', () => {
     ['[{"x":1},{ "constructor" :2}]', 'constructor'],
   ])('refuses the key in %s', (text, key) => {
     expect(inspect(text)).toEqual({ kind: 'reserved_key', key });
+  });
+
+  describe('members', () => {
+    const object = (count: number, prefix = 'k') =>
+      `{${Array.from({ length: count }, (_, i) => `"${prefix}${i}": [1]`).join(' , ')}}`;
+    const array = (count: number) => `[${Array(count).fill(' "a,b" ').join(',')}]`;
+
+    it(`allows ${MAX_JSON_PROPERTIES} properties in an object and refuses one more, at any depth`, () => {
+      expect(inspect(object(MAX_JSON_PROPERTIES))).toBeUndefined();
+      expect(inspect(object(MAX_JSON_PROPERTIES + 1))).toEqual({ kind: 'too_many_properties' });
+      expect(inspect(`[{"a":${object(MAX_JSON_PROPERTIES + 1)}}]`)).toEqual({ kind: 'too_many_properties' });
+    });
+
+    it(`allows ${MAX_JSON_ITEMS} items in an array and refuses one more; commas in strings are text`, () => {
+      expect(inspect(`{"a":${array(MAX_JSON_ITEMS)}}`)).toBeUndefined();
+      expect(inspect(`{"a":${array(MAX_JSON_ITEMS + 1)}}`)).toEqual({ kind: 'too_many_items' });
+    });
+
+    it(`allows ${MAX_JSON_MEMBERS} members in all and refuses one more`, () => {
+      const properties = (first: string) =>
+        [first, ...Array.from({ length: 19 }, (_, i) => `"a${i}":${array(999)}`)].join(',');
+      // 20 properties, each an array of 999 items: 20 + 20 × 999 = 20,000 members.
+      expect(inspect(`{${properties(`"b":${array(999)}`)}}`)).toBeUndefined();
+      expect(inspect(`{${properties(`"b":${array(999)}`)},"one more":1}`)).toEqual({
+        kind: 'too_many_members',
+      });
+      // Empty objects and arrays are items, but hold no member themselves.
+      const empties = `[${Array.from({ length: 999 }, (_, i) => (i % 2 ? '{ }' : '[\n]')).join(',')}]`;
+      expect(inspect(`{${properties(`"b":${empties}`)}}`)).toBeUndefined();
+    });
+  });
+
+  it.each([
+    ['a lone continuation byte', [0x80]],
+    ['a truncated sequence', [0xc3, 0x28]],
+    ['an overlong encoding', [0xc0, 0xaf]],
+    ['a surrogate encoded as UTF-8', [0xed, 0xa0, 0x80]],
+    ['0xFF', [0xff]],
+  ])('refuses bytes that are not UTF-8: %s', (_case, bytes) => {
+    const text = Buffer.concat([Buffer.from('{"name":"'), Buffer.from(bytes), Buffer.from('"}')]);
+    expect(inspectJsonText(text)).toEqual({ kind: 'invalid_utf8' });
   });
 });

@@ -1,8 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { DomainError, ErrorKind, translateError } from './domain-error';
-import { PROBLEM_CONTENT_TYPE, ProblemDocument, ProblemException, problemType } from './problem';
+import { DomainError, ErrorKind, FieldError, translateError } from './domain-error';
+import {
+  PROBLEM_CONTENT_TYPE,
+  PROBLEM_LIMITS,
+  ProblemDocument,
+  ProblemException,
+  problemType,
+} from './problem';
 
 /** The one table from a domain error's kind to its HTTP status. */
 export const STATUS_OF_KIND: Readonly<Record<ErrorKind, HttpStatus>> = {
@@ -71,11 +77,12 @@ export class ProblemFilter implements ExceptionFilter {
       type: problemType(shaped.code),
       title: STATUS_CODES[shaped.status] ?? 'Error',
       status: shaped.status,
-      detail: shaped.detail,
+      detail: clipText(shaped.detail, PROBLEM_LIMITS.detailBytes),
       code: shaped.code,
       request_id: String(request.id ?? ''),
       ...shaped.extensions,
     };
+    if (Array.isArray(body.errors)) body.errors = clipFieldErrors(body.errors);
     for (const [name, value] of Object.entries(shaped.headers)) response.setHeader(name, value);
     response.status(shaped.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
   }
@@ -131,4 +138,41 @@ function messageOf(response: string | object): string | undefined {
   const message = (response as { message?: unknown }).message;
   if (Array.isArray(message)) return message.join('; ');
   return typeof message === 'string' ? message : undefined;
+}
+
+/** Bytes a code point takes in JSON text (UTF-8); control characters and lone surrogates are escaped. */
+function jsonBytes(codePoint: number): number {
+  if (codePoint === 0x22 || codePoint === 0x5c) return 2;
+  if (codePoint < 0x20 || (codePoint >= 0xd800 && codePoint <= 0xdfff)) return 6;
+  if (codePoint < 0x80) return 1;
+  if (codePoint < 0x800) return 2;
+  return codePoint < 0x10000 ? 3 : 4;
+}
+
+const ELLIPSIS = '…';
+const ELLIPSIS_BYTES = 3;
+
+/**
+ * `text` as it is when its JSON encoding fits in `maxBytes`, else cut to fit with an ellipsis: a
+ * problem may name what the request sent (an unknown property, say) without echoing all of it. Reads
+ * at most `maxBytes` characters, whatever the text's length.
+ */
+export function clipText(text: string, maxBytes: number): string {
+  let used = 0;
+  let cut = 0;
+  let at = 0;
+  for (const char of text) {
+    used += jsonBytes(char.codePointAt(0)!);
+    if (used > maxBytes) return `${text.slice(0, cut)}${ELLIPSIS}`;
+    at += char.length;
+    if (used <= maxBytes - ELLIPSIS_BYTES) cut = at;
+  }
+  return text;
+}
+
+function clipFieldErrors(errors: FieldError[]): FieldError[] {
+  return errors.slice(0, PROBLEM_LIMITS.errors).map(({ field, message }) => ({
+    field: clipText(String(field), PROBLEM_LIMITS.fieldBytes),
+    message: clipText(String(message), PROBLEM_LIMITS.messageBytes),
+  }));
 }

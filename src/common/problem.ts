@@ -15,6 +15,19 @@ export interface ProblemDocument {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/**
+ * What a problem document may echo of a request, so that refusing a hostile body never answers a
+ * large one: `detail` and each error's `field` and `message` are cut at these sizes (as UTF-8 JSON
+ * text, an ellipsis marking the cut) and `errors` lists at most `errors` entries. A whole
+ * document stays under 7 KiB.
+ */
+export const PROBLEM_LIMITS = {
+  detailBytes: 1024,
+  errors: 20,
+  fieldBytes: 100,
+  messageBytes: 160,
+} as const;
+
 export function problemType(code: string): string {
   return `urn:gatehouse:problem:${code}`;
 }

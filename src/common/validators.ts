@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { ValidateBy, ValidateIf } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
 
 /**
  * An optional field that cannot be null: absent means "leave it as it is", `null` is refused with a
@@ -27,3 +28,22 @@ export const IsNotBlank = (): PropertyDecorator =>
       defaultMessage: (args) => `${args?.property} must not be blank`,
     },
   });
+
+/**
+ * A field that holds one object of the given class, validated through. class-validator's
+ * `@ValidateNested()` also walks arrays (it validates each element), so on its own `[]` passed as an
+ * object with nothing in it; here an array, a string, a number or a boolean is refused, naming the
+ * field. Combine with `@IsOptional()` where the object may be absent or null.
+ */
+export const NestedObject = (type: () => new () => object): PropertyDecorator =>
+  applyDecorators(
+    ValidateBy({
+      name: 'isNestedObject',
+      validator: {
+        validate: (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value),
+        defaultMessage: (args) => `${args?.property} must be an object`,
+      },
+    }),
+    ValidateNested(),
+    Type(type),
+  );

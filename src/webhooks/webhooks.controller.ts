@@ -11,6 +11,7 @@ import { RequestOrigin } from '../audit/audit.service';
 import { Origin } from '../audit/request-origin.decorator';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
+import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { ListQueryDto, mapPage } from '../common/pagination';
 import { RequirePermissions } from '../access/route-access.decorators';
 import {
@@ -31,6 +32,7 @@ export class WebhooksController {
 
   @Post()
   @RequirePermissions('webhooks:create')
+  @ReturnsSecret()
   @ApiOperation({ summary: 'Register an endpoint; the signing secret is in this response only' })
   @ApiCreatedResponse({ type: WebhookWithSecretResponse })
   @ApiProblems(400)
@@ -78,6 +80,7 @@ export class WebhooksController {
   @Post(':id/rotate-secret')
   @HttpCode(200)
   @RequirePermissions('webhooks:update')
+  @ReturnsSecret()
   @ApiOperation({
     summary: 'Issue a new signing secret (returned once); deliveries sign with it from now on',
   })

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { API_KEY_QUERY_PARAMETER } from '../../common/validation';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 
 export interface PresentedCredential {
@@ -40,7 +41,7 @@ export function extractCredential(
 
   // Express parses the query string anew on every `request.query` read: only read it when there is one.
   if (allowQueryKey && request.url.includes('?')) {
-    const queryKey = request.query?.api_key;
+    const queryKey = request.query?.[API_KEY_QUERY_PARAMETER];
     if (queryKey !== undefined) {
       if (typeof queryKey !== 'string' || !queryKey) {
         return malformed('The api_key query parameter must hold exactly one key.');

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -15,9 +14,8 @@ import {
   Min,
   MinLength,
   ValidateBy,
-  ValidateNested,
 } from 'class-validator';
-import { Omittable, IsNotBlank } from '../../common/validators';
+import { Omittable, IsNotBlank, NestedObject } from '../../common/validators';
 import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
 import { ListQueryDto } from '../../common/pagination';
 import {
@@ -73,11 +71,11 @@ export class RotationPolicyDto {
   @Max(3650)
   days: number;
 
+  // No `default`: the class also serves PATCH bodies, whose schemas carry none (see enabled below).
   @ApiPropertyOptional({
     minimum: 0,
     maximum: 604800,
-    default: 0,
-    description: 'Grace period of automatic rotations.',
+    description: 'Grace period of automatic rotations; omitted: 0.',
   })
   @Omittable()
   @IsInt()
@@ -131,8 +129,7 @@ export class CreditsDto {
 
   @ApiPropertyOptional({ type: CreditRefillDto, nullable: true, description: 'Omitted or null: no refill.' })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => CreditRefillDto)
+  @NestedObject(() => CreditRefillDto)
   refill?: CreditRefillDto | null;
 }
 
@@ -181,8 +178,7 @@ class ApiKeySettingsDto {
 
   @ApiPropertyOptional({ type: RotationPolicyDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => RotationPolicyDto)
+  @NestedObject(() => RotationPolicyDto)
   rotation_policy?: RotationPolicyDto | null;
 
   @ApiPropertyOptional({ type: [String], example: ['https://app.example.com/*'] })
@@ -201,8 +197,7 @@ class ApiKeySettingsDto {
 
   @ApiPropertyOptional({ type: RateLimitDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => RateLimitDto)
+  @NestedObject(() => RateLimitDto)
   rate_limit?: RateLimitDto | null;
 
   @ApiPropertyOptional({ description: 'When true the key is never passed on to agents, webhooks or logs.' })
@@ -210,8 +205,9 @@ class ApiKeySettingsDto {
   @IsBoolean()
   hide_credentials?: boolean;
 
+  // No `default` here: these settings are also the PATCH body, where an omitted field is left as it
+  // is, and a typed client that fills in defaults would re-enable a disabled key. Create documents it.
   @ApiPropertyOptional({
-    default: true,
     description: 'The kill switch: a disabled key is refused (401 key_disabled) until enabled again.',
   })
   @Omittable()
@@ -236,8 +232,7 @@ class ApiKeySettingsDto {
     description: 'A budget of requests, optionally refilled; omitted or null: unlimited.',
   })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => CreditsDto)
+  @NestedObject(() => CreditsDto)
   credits?: CreditsDto | null;
 }
 
@@ -258,6 +253,10 @@ export class CreateApiKeyDto extends ApiKeySettingsDto {
   @Omittable()
   @IsIn(KEY_TYPES)
   type?: KeyType;
+
+  /** Validated as a setting; only its documentation differs: a new key is enabled unless it says not. */
+  @ApiPropertyOptional({ default: true })
+  declare enabled?: boolean;
 }
 
 export class UpdateApiKeyDto extends ApiKeySettingsDto {
