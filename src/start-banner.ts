@@ -1,8 +1,12 @@
 import { type INestApplication, Logger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BootstrapAdmin } from './accounts/bootstrap-admin';
 import { OrganizationsService } from './accounts/organizations.service';
 import type { AppConfig } from './config/app-config';
+import { ConfigOf } from './config/config-namespace';
+import { dashboardConfig } from './config/namespaces';
+import { DASHBOARD_ROOT, hasDashboardBuild } from './dashboard-files/dashboard-serving';
 import { displayUrl } from './main.preflight';
 
 /** What a person starting the service needs to know, gathered after it listens. */
@@ -14,7 +18,10 @@ export interface StartFacts {
   redisUrl?: string;
   hasUser: boolean;
   signupAllowed: boolean;
-  bootstrapEmail?: string;
+  /** The bootstrap administrator, only when that account exists and the bootstrap password signs it in. */
+  signInAs?: string;
+  /** Set when a dashboard build is served. */
+  dashboardUrl?: string;
 }
 
 /** The banner's lines, and a warning when nobody can sign in. */
@@ -29,11 +36,10 @@ export function startBanner(facts: StartFacts): { lines: string[]; warning?: str
       ? `redis: ${displayUrl(facts.redisUrl)} (rate limits and key-cache invalidation shared by every instance)`
       : 'redis: none (rate limits and key-cache invalidation in this process only; set REDIS_URL to share them)',
   ];
+  if (facts.dashboardUrl) lines.push(`dashboard: ${facts.dashboardUrl}`);
   const signIn = `sign in: POST ${facts.url}/v1/auth/token with {"email", "password"}`;
   if (facts.hasUser) {
-    lines.push(
-      facts.bootstrapEmail ? `${signIn}, e.g. as ${facts.bootstrapEmail} (BOOTSTRAP_ADMIN_EMAIL)` : signIn,
-    );
+    lines.push(facts.signInAs ? `${signIn}, e.g. as ${facts.signInAs} (BOOTSTRAP_ADMIN_EMAIL)` : signIn);
     return { lines };
   }
   if (facts.signupAllowed) {
@@ -66,16 +72,19 @@ function localUrl(host: string, port: number): string {
 /** Logs the start banner (info), and a warning when nobody can sign in. */
 export async function logStartBanner(app: INestApplication, config: AppConfig, port: number): Promise<void> {
   const logger = new Logger('Start');
+  const url = localUrl(config.HOST, port);
+  const dashboard = app.get<ConfigOf<typeof dashboardConfig>>(dashboardConfig.KEY);
   const { lines, warning } = startBanner({
     version: packageVersion(),
-    url: localUrl(config.HOST, port),
+    url,
     database: config.DATABASE_URL
       ? { kind: 'postgres', url: config.DATABASE_URL }
       : { kind: 'embedded', dataDir: config.DATA_DIR },
     redisUrl: config.REDIS_URL,
     hasUser: await app.get(OrganizationsService).hasAnyUser(),
     signupAllowed: config.ALLOW_SIGNUP,
-    bootstrapEmail: config.BOOTSTRAP_ADMIN_EMAIL,
+    signInAs: app.get(BootstrapAdmin).signInAs,
+    dashboardUrl: hasDashboardBuild(dashboard.directory) ? `${url}${DASHBOARD_ROOT}` : undefined,
   });
   for (const line of lines) logger.log(line);
   if (warning) logger.warn(warning);

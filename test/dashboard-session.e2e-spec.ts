@@ -40,6 +40,13 @@ function setCookieOf(res: Response): string | undefined {
   return lines.find((line) => line.startsWith(`${COOKIE}=`));
 }
 
+/** The value a response sets the gatehouse_session cookie to. */
+function cookieValueOf(res: Response): string {
+  const line = setCookieOf(res);
+  expect(line).toBeDefined();
+  return line!.slice(COOKIE.length + 1, line!.indexOf(';'));
+}
+
 function claimsOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 }
@@ -59,9 +66,7 @@ describe('dashboard sessions', () => {
 
   async function startSession(email: string, password = PASSWORD): Promise<Session> {
     const res = record(await t.http.post('/v1/auth/session').send({ email, password }).expect(200));
-    const line = setCookieOf(res);
-    expect(line).toBeDefined();
-    const cookie = line!.slice(COOKIE.length + 1, line!.indexOf(';'));
+    const cookie = cookieValueOf(res);
     cookies.push(cookie);
     return { res, cookie, token: res.body.access_token };
   }
@@ -71,6 +76,15 @@ describe('dashboard sessions', () => {
 
   const signOut = async (cookie: string, headers: Record<string, string> = CSRF): Promise<Response> =>
     record(await t.http.delete('/v1/auth/session').set('Cookie', `${COOKIE}=${cookie}`).set(headers));
+
+  /** Refreshes, keeping the value the cookie rotates to, as a browser would. */
+  const rotate = async (cookie: string): Promise<{ res: Response; cookie: string }> => {
+    const res = await refresh(cookie);
+    expect(res.status).toBe(200);
+    const next = cookieValueOf(res);
+    cookies.push(next);
+    return { res, cookie: next };
+  };
 
   function expectCleared(res: Response): void {
     const line = setCookieOf(res);
@@ -176,9 +190,30 @@ describe('dashboard sessions', () => {
       expect(res.body.user.id).toBe(admin.userId);
       expect(res.body.access_token).not.toBe(session.token);
       expect(claimsOf(res.body.access_token).sid).toBe(claimsOf(session.token).sid);
-      // The cookie stays as it was: its Max-Age is the absolute cap.
-      expect(setCookieOf(res)).toBeUndefined();
+      expect(res.headers['cache-control']).toBe('no-store');
       await t.http.get('/v1/users').set(bearer(res.body.access_token)).expect(200);
+    });
+
+    it('rotates the cookie on every refresh: a new value, same attributes, Max-Age what is left of the cap', async () => {
+      const session = await startSession(admin.email);
+      clock.advance(10 * MINUTE);
+      const res = await refresh(session.cookie);
+      expect(res.status).toBe(200);
+      const line = setCookieOf(res)!;
+      expect(line).toBeDefined();
+      const rotated = cookieValueOf(res);
+      cookies.push(rotated);
+      expect(rotated).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(rotated).not.toBe(session.cookie);
+      expect(line).toMatch(/; HttpOnly(;|$)/);
+      expect(line).toMatch(/; SameSite=Strict(;|$)/);
+      expect(line).toMatch(/; Path=\/v1\/auth\/session(;|$)/);
+      expect(line).toMatch(new RegExp(`; Max-Age=${SESSION_HOURS * 3600 - 10 * 60}(;|$)`));
+
+      // The new value refreshes (and is replaced in turn); the old one, once its grace is over, does not.
+      const next = await refresh(rotated);
+      expect(next.status).toBe(200);
+      expect(cookieValueOf(next)).not.toBe(rotated);
     });
 
     it('refuses without the CSRF header, or with another value (403 csrf_check_failed), and keeps the session', async () => {
@@ -216,6 +251,89 @@ describe('dashboard sessions', () => {
       const unknown = await refresh('A'.repeat(43));
       expectProblem(unknown, 401, 'invalid_credentials');
       expectCleared(unknown);
+    });
+  });
+
+  describe('refresh-token rotation and reuse', () => {
+    // How long a value a refresh replaced still yields a token (two tabs refreshing at once): README.
+    const GRACE_MS = 5_000;
+
+    it('a replayed old cookie ends the whole session: refused, every value and access token of it refused', async () => {
+      const session = await startSession(admin.email);
+      const other = await startSession(admin.email);
+      const first = await rotate(session.cookie);
+      const second = await rotate(first.cookie);
+      clock.advance(GRACE_MS + 1);
+
+      // Someone replays the value the first refresh replaced (stolen, say): the session is taken to be compromised.
+      const replay = await refresh(session.cookie);
+      expectProblem(replay, 401, 'session_expired');
+      expectCleared(replay);
+
+      // Signed out as a whole: the current value, and every access token it issued, whoever holds them.
+      expectProblem(await refresh(second.cookie), 401, 'session_expired');
+      for (const token of [session.token, first.res.body.access_token, second.res.body.access_token]) {
+        expectProblem(await t.http.get('/v1/users').set(bearer(token)), 401, 'session_expired');
+      }
+      // Only that session: another sign-in of the same user goes on.
+      await t.http.get('/v1/users').set(bearer(other.token)).expect(200);
+      expect((await refresh(other.cookie)).status).toBe(200);
+    });
+
+    it('replaying any earlier value, not only the last one replaced, ends the session', async () => {
+      const session = await startSession(admin.email);
+      let current = session.cookie;
+      for (let i = 0; i < 3; i++) current = (await rotate(current)).cookie;
+      clock.advance(GRACE_MS + 1);
+      expectProblem(await refresh(session.cookie), 401, 'session_expired');
+      expectProblem(await refresh(current), 401, 'session_expired');
+    });
+
+    it(`two tabs refreshing at once with one cookie: each gets a token, one new cookie, and the session lives (grace ${GRACE_MS} ms)`, async () => {
+      const session = await startSession(admin.email);
+      const answers = await Promise.all([1, 2, 3].map(() => refresh(session.cookie)));
+      expect(answers.map((res) => res.status)).toEqual([200, 200, 200]);
+      for (const res of answers) {
+        expect(claimsOf(res.body.access_token).sid).toBe(claimsOf(session.token).sid);
+        expect(res.headers['cache-control']).toBe('no-store');
+      }
+      // One of them rotated the cookie; the others, within the grace, left it to that one.
+      const rotatedBy = answers.filter((res) => setCookieOf(res) !== undefined);
+      expect(rotatedBy).toHaveLength(1);
+      const current = cookieValueOf(rotatedBy[0]);
+      cookies.push(current);
+
+      // Within the grace the replaced value still yields a token and leaves the cookie alone...
+      clock.advance(GRACE_MS);
+      const late = await refresh(session.cookie);
+      expect(late.status).toBe(200);
+      expect(setCookieOf(late)).toBeUndefined();
+      await t.http.get('/v1/users').set(bearer(late.body.access_token)).expect(200);
+      // ...and the session goes on with the new value.
+      const next = await rotate(current);
+
+      // Past the grace, the replaced value is a replay.
+      clock.advance(1);
+      expectProblem(await refresh(session.cookie), 401, 'session_expired');
+      expectProblem(await refresh(next.cookie), 401, 'session_expired');
+      expectProblem(
+        await t.http.get('/v1/users').set(bearer(late.body.access_token)),
+        401,
+        'session_expired',
+      );
+    });
+
+    it('signing out with a value a refresh replaced still ends the session', async () => {
+      const session = await startSession(admin.email);
+      const rotated = await rotate(session.cookie);
+      clock.advance(GRACE_MS + 1);
+      expect((await signOut(session.cookie)).status).toBe(204);
+      expectProblem(await refresh(rotated.cookie), 401, 'session_expired');
+      expectProblem(
+        await t.http.get('/v1/users').set(bearer(rotated.res.body.access_token)),
+        401,
+        'session_expired',
+      );
     });
   });
 
@@ -258,10 +376,9 @@ describe('dashboard sessions', () => {
     it('ends a session idle longer than DASHBOARD_IDLE_MINUTES; each refresh starts the idle time again', async () => {
       const session = await startSession(admin.email);
       clock.advance((IDLE_MINUTES - 1) * MINUTE);
-      expect((await refresh(session.cookie)).status).toBe(200);
+      const first = await rotate(session.cookie);
       clock.advance((IDLE_MINUTES - 1) * MINUTE);
-      const last = await refresh(session.cookie);
-      expect(last.status).toBe(200);
+      const { res: last, cookie: current } = await rotate(first.cookie);
       await t.http.get('/v1/users').set(bearer(last.body.access_token)).expect(200);
 
       clock.advance((IDLE_MINUTES + 1) * MINUTE);
@@ -271,7 +388,7 @@ describe('dashboard sessions', () => {
         401,
         'session_expired',
       );
-      const refused = await refresh(session.cookie);
+      const refused = await refresh(current);
       expectProblem(refused, 401, 'session_expired');
       expectCleared(refused);
     });
@@ -281,14 +398,16 @@ describe('dashboard sessions', () => {
       const step = (IDLE_MINUTES - 5) * MINUTE;
       const cap = SESSION_HOURS * 60 * MINUTE;
       let elapsed = 0;
+      let current = session.cookie;
       while (elapsed + step < cap) {
         clock.advance(step);
         elapsed += step;
-        expect((await refresh(session.cookie)).status).toBe(200);
+        current = (await rotate(current)).cookie;
       }
-      const token = (await refresh(session.cookie)).body.access_token as string;
+      const last = await rotate(current);
+      const token = last.res.body.access_token as string;
       clock.advance(cap - elapsed);
-      expectProblem(await refresh(session.cookie), 401, 'session_expired');
+      expectProblem(await refresh(last.cookie), 401, 'session_expired');
       expectProblem(await t.http.get('/v1/users').set(bearer(token)), 401, 'session_expired');
     });
 
@@ -316,8 +435,8 @@ describe('dashboard sessions', () => {
   describe('the refresh token', () => {
     it('never appears in a response body, and is stored only as its HMAC', async () => {
       const session = await startSession(admin.email);
-      await refresh(session.cookie);
-      await signOut(session.cookie);
+      const rotated = await rotate(session.cookie);
+      await signOut(rotated.cookie);
 
       expect(cookies.length).toBeGreaterThan(5);
       expect(bodies.length).toBeGreaterThan(10);
@@ -325,14 +444,26 @@ describe('dashboard sessions', () => {
         expect(bodies.filter((body) => body.includes(cookie))).toEqual([]);
       }
 
-      const rows: Array<Record<string, unknown>> = await t.app
-        .get(DataSource)
-        .query('SELECT * FROM dashboard_sessions WHERE user_id = $1', [admin.userId]);
-      const row = rows.find(
-        (r) =>
-          r.refresh_hash ===
-          createHmac('sha256', t.config.API_KEY_HASH_SECRET).update(session.cookie).digest('hex'),
+      const hmac = (cookie: string): string =>
+        createHmac('sha256', t.config.API_KEY_HASH_SECRET).update(cookie).digest('hex');
+      const database = t.app.get(DataSource);
+      const rows: Array<Record<string, unknown>> = await database.query(
+        'SELECT * FROM dashboard_sessions WHERE user_id = $1',
+        [admin.userId],
       );
+      const row = rows.find((r) => r.refresh_hash === hmac(rotated.cookie));
+      // The value the refresh replaced is kept as its HMAC too, for reuse detection.
+      const retired: Array<Record<string, unknown>> = await database.query(
+        'SELECT * FROM dashboard_session_retired_tokens WHERE session_id = $1',
+        [claimsOf(session.token).sid],
+      );
+      expect(retired).toEqual([
+        {
+          refresh_hash: hmac(session.cookie),
+          session_id: claimsOf(session.token).sid,
+          retired_at: expect.any(Date),
+        },
+      ]);
       expect(row).toMatchObject({
         id: expect.stringMatching(/^ses_[0-9A-Za-z]{22}$/),
         organization_id: admin.organizationId,
@@ -343,7 +474,10 @@ describe('dashboard sessions', () => {
       });
       const { created_at, expires_at } = row as { created_at: Date; expires_at: Date };
       expect(expires_at.getTime() - created_at.getTime()).toBe(SESSION_HOURS * 60 * MINUTE);
-      const stored = JSON.stringify(rows);
+      const stored = JSON.stringify([
+        rows,
+        await database.query('SELECT * FROM dashboard_session_retired_tokens'),
+      ]);
       for (const cookie of cookies) expect(stored).not.toContain(cookie);
     });
   });

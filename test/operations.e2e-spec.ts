@@ -1,10 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Client } from 'pg';
 import request from 'supertest';
 import { CapturedChild, ChildOutput, exited, spawnCaptured } from './support/child-process';
+import { canListSockets, listeningTcpPorts } from './support/listening-sockets';
 import { freeLoopbackPort } from './support/ports';
 import {
   expectProblem,
@@ -359,6 +361,14 @@ async function runMain(
   return exited(spawnMain(env), 45_000);
 }
 
+/** The JSON lines the process logs when not on a terminal. */
+function logEntriesOf(stdout: string): Array<{ level: number; msg: string; context?: string }> {
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { level: number; msg: string; context?: string });
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls /health/live until the child answers 200; fails at once if the child exits instead. */
@@ -510,19 +520,18 @@ describe('the real process', () => {
         HOST: '127.0.0.1',
         DATA_DIR: tempDir(),
         DATABASE_URL: databaseUrl,
+        DASHBOARD_DIR: tempDir(),
         BOOTSTRAP_ADMIN_EMAIL: 'first-admin@example.com',
         BOOTSTRAP_ADMIN_PASSWORD: 'a-long-enough-password',
       });
       try {
-        const stdout = await untilPrinted(child, 'sign in: POST');
-        const entries = stdout
-          .split('\n')
-          .filter((line) => line.trim() !== '')
-          .map((line) => JSON.parse(line) as { level: number; msg: string; context?: string });
+        const entries = logEntriesOf(await untilPrinted(child, 'sign in: POST'));
         const messages = entries.map((entry) => entry.msg);
         expect(messages).toContain(
           `sign in: POST http://127.0.0.1:${port}/v1/auth/token with {"email", "password"}, e.g. as first-admin@example.com (BOOTSTRAP_ADMIN_EMAIL)`,
         );
+        // No dashboard build in DASHBOARD_DIR: the banner offers none.
+        expect(messages.filter((message) => message.startsWith('dashboard:'))).toEqual([]);
         expect(messages).toContainEqual(
           databaseUrl
             ? `database: PostgreSQL at ${databaseUrl}`
@@ -534,6 +543,88 @@ describe('the real process', () => {
         await stop(child);
         if (databaseUrl) await dropTestDatabase(databaseUrl);
       }
+    });
+
+    describe('bootstrap settings on an installation that has users', () => {
+      let databaseUrl: string | undefined;
+      let dataDir: string;
+      let dashboardDir: string;
+      const FIRST = 'first-admin@example.com';
+      const PASSWORD_1 = 'a-long-enough-password';
+
+      beforeAll(async () => {
+        databaseUrl = await createTestDatabase(); // undefined on the embedded run: DATA_DIR is kept instead
+        dataDir = tempDir();
+        // A dashboard build, as `npm run build` leaves one.
+        dashboardDir = tempDir();
+        writeFileSync(join(dashboardDir, 'index.html'), '<!doctype html><title>Gatehouse</title>');
+      });
+      afterAll(async () => {
+        if (databaseUrl) await dropTestDatabase(databaseUrl);
+      });
+
+      /** Starts the real process on the same data with these bootstrap settings; its log up to the banner. */
+      const startWith = async (email: string, password: string) => {
+        const port = await freeLoopbackPort();
+        const child = spawnMain({
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          DATABASE_URL: databaseUrl,
+          DASHBOARD_DIR: dashboardDir,
+          BOOTSTRAP_ADMIN_EMAIL: email,
+          BOOTSTRAP_ADMIN_PASSWORD: password,
+        });
+        try {
+          const entries = logEntriesOf(await untilPrinted(child, 'sign in: POST'));
+          return {
+            url: `http://127.0.0.1:${port}`,
+            messages: entries.map((entry) => entry.msg),
+            // What it says about the bootstrap settings (other parts may warn of their own matters).
+            warnings: entries
+              .filter((entry) => entry.level >= 40 && /BOOTSTRAP_/.test(entry.msg))
+              .map((entry) => entry.msg),
+          };
+        } finally {
+          await stop(child);
+        }
+      };
+      const signInLine = (url: string) => `sign in: POST ${url}/v1/auth/token with {"email", "password"}`;
+
+      it('creates the administrator on the first start and names it, and the dashboard, in the banner', async () => {
+        const { url, messages, warnings } = await startWith(FIRST, PASSWORD_1);
+        expect(warnings).toEqual([]);
+        expect(messages).toContain(`${signInLine(url)}, e.g. as ${FIRST} (BOOTSTRAP_ADMIN_EMAIL)`);
+        expect(messages).toContain(`dashboard: ${url}/dashboard`);
+      });
+
+      it('says nothing more when started again with the same settings', async () => {
+        const { url, messages, warnings } = await startWith(FIRST, PASSWORD_1);
+        expect(warnings).toEqual([]);
+        expect(messages).toContain(`${signInLine(url)}, e.g. as ${FIRST} (BOOTSTRAP_ADMIN_EMAIL)`);
+      });
+
+      it('a changed BOOTSTRAP_ADMIN_EMAIL: one line says it is not applied, and the banner names no account that does not exist', async () => {
+        const { url, messages, warnings } = await startWith('second-admin@example.com', PASSWORD_1);
+        expect(warnings).toEqual([
+          'BOOTSTRAP_ADMIN_EMAIL is set but users already exist and none is second-admin@example.com; not applied (the bootstrap settings only create the first administrator of an empty installation)',
+        ]);
+        expect(messages).toContain(signInLine(url));
+        expect(messages.join('\n')).not.toContain('second-admin@example.com (BOOTSTRAP_ADMIN_EMAIL)');
+      });
+
+      it('a changed BOOTSTRAP_ADMIN_PASSWORD: one line says it is not applied, never the password, and the banner does not suggest it', async () => {
+        const changed = 'another-long-password';
+        const { url, messages, warnings } = await startWith(FIRST, changed);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(
+          new RegExp(
+            `^BOOTSTRAP_ADMIN_PASSWORD is set but ${FIRST} already has another password; not applied \\(change it with PATCH /v1/users/usr_[0-9A-Za-z]+\\)$`,
+          ),
+        );
+        expect(messages).toContain(signInLine(url));
+        expect(messages.join('\n')).not.toContain(changed);
+      });
     });
   });
 
@@ -610,6 +701,35 @@ describe('the real process', () => {
 });
 
 describe('embedded database', () => {
+  it('is reachable by its owner only: the process listens on its HTTP port alone, the database on an owner-only socket in DATA_DIR', async () => {
+    const port = await freeLoopbackPort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-ops-'));
+    const child = spawnMain({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    try {
+      await waitUntilLive(child, `http://127.0.0.1:${port}`);
+      // Anyone on the machine can connect to a loopback port, and PGlite asks for no password.
+      if (canListSockets()) expect(listeningTcpPorts(child.pid!)).toEqual([port]);
+      else console.warn('not on Linux: the check of listening TCP ports was skipped');
+
+      const socketDir = join(dataDir, 'pglite-socket');
+      expect(statSync(socketDir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(socketDir, '.s.PGSQL.5432')).mode & 0o777).toBe(0o600);
+      // The owner can still look inside, as `psql "postgresql://postgres@/postgres?host=<DATA_DIR>/pglite-socket"` would.
+      const owner = new Client({ host: socketDir, user: 'postgres', database: 'postgres' });
+      await owner.connect();
+      try {
+        const { rows } = await owner.query<{ n: string }>('SELECT count(*) AS n FROM users');
+        expect(rows).toEqual([{ n: '0' }]);
+      } finally {
+        await owner.end();
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await exited(child, 45_000);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps its data across a restart on the same data directory', async () => {
     const first = await startTestApp({ embedded: true });
     const dataDir = first.dataDir;

@@ -7,6 +7,11 @@ import { cacheHashedAssets } from './dashboard-headers';
 export const DASHBOARD_ROOT = '/dashboard';
 const ASSETS = 'assets';
 
+/** Whether `npm run build` left a dashboard in `directory` (the start banner names its URL then). */
+export function hasDashboardBuild(directory: string): boolean {
+  return existsSync(join(directory, 'index.html'));
+}
+
 /**
  * How @nestjs/serve-static serves the built dashboard: its files as they are, and index.html for every
  * other path under /dashboard, so client-side routes survive a reload. A missing hashed asset is a
@@ -17,7 +22,7 @@ const ASSETS = 'assets';
  * falls through to the app's 404 problem+json. Decided once, at start.
  */
 export function dashboardServing(directory: string): ServeStaticModuleOptions[] {
-  if (!existsSync(join(directory, 'index.html'))) {
+  if (!hasDashboardBuild(directory)) {
     new Logger('Dashboard').log(`No dashboard build in ${directory}: /dashboard answers 404.`);
     return [];
   }

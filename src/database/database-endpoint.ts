@@ -27,7 +27,12 @@ export class DatabaseEndpoint implements OnApplicationShutdown {
     }
     this.embedded = await EmbeddedPostgres.start(this.config.dataDir, this.config.poolSize + 2);
     this.url = this.embedded.url;
-    this.logger.log(`embedded PostgreSQL (PGlite) in ${this.config.dataDir}`);
+    this.logger.log(
+      `embedded PostgreSQL (PGlite) in ${this.config.dataDir}, on the socket ${this.embedded.socketPath}`,
+    );
+    const fallback = this.embedded.socketOutsideDataDirBecause;
+    if (fallback)
+      this.logger.warn(`${fallback}: the embedded database's socket is ${this.embedded.socketPath}`);
   }
 
   get isEmbedded(): boolean {

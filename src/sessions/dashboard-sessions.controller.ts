@@ -11,8 +11,9 @@ import type { Request, Response } from 'express';
 import { Public } from '../access/route-access.decorators';
 import { TokenRequestDto } from '../auth/dto/auth.dto';
 import { ApiProblems } from '../common/openapi';
+import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { CSRF_HEADER, CsrfHeaderGuard, SameOriginGuard } from './csrf.guards';
-import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardSessionsService, REFRESH_REUSE_GRACE_MS } from './dashboard-sessions.service';
 import { DashboardSessionResponse } from './dto/dashboard-session.dto';
 import {
   clearSessionCookie,
@@ -50,6 +51,7 @@ export class DashboardSessionsController {
   @Post()
   @Public()
   @HttpCode(200)
+  @ReturnsSecret()
   @UseGuards(SameOriginGuard)
   @ApiOperation({
     summary: 'Sign in to the dashboard: an access token, and the session cookie that renews it',
@@ -66,23 +68,22 @@ export class DashboardSessionsController {
       ip: request.ip ?? null,
       userAgent: request.headers['user-agent'] ?? null,
     });
-    setSessionCookie(request, response, started.refreshToken, started.maxAgeSeconds);
-    response.setHeader('Cache-Control', 'no-store');
+    setSessionCookie(request, response, started.cookie);
     return started.response;
   }
 
   @Post('refresh')
   @Public()
   @HttpCode(200)
+  @ReturnsSecret()
   @UseGuards(CsrfHeaderGuard, SameOriginGuard)
   @ApiCookieAuth(SESSION_COOKIE_SCHEME)
   @ApiHeader(CSRF_HEADER_PARAMETER)
   @ApiOperation({
     summary: 'A fresh access token for the session of the cookie',
-    description:
-      'Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.',
+    description: `Rotates the cookie: each refresh sets a new value and retires the one sent. A retired value sent again within ${REFRESH_REUSE_GRACE_MS / 1000} seconds (two tabs refreshing at once) still answers a token, without a new cookie; later, it ends the whole session (refresh-token reuse: someone else holds a copy), and every access token of the session is refused (401 session_expired). Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.`,
   })
-  @ApiOkResponse({ type: DashboardSessionResponse })
+  @ApiOkResponse({ type: DashboardSessionResponse, headers: SET_COOKIE })
   @ApiNoContentResponse({ description: 'No session cookie: nobody is signed in on this browser.' })
   @ApiProblems(401, 403)
   async refresh(
@@ -98,8 +99,8 @@ export class DashboardSessionsController {
     }
     try {
       const refreshed = await this.sessions.refresh(cookie);
-      response.setHeader('Cache-Control', 'no-store');
-      return refreshed;
+      if (refreshed.cookie) setSessionCookie(request, response, refreshed.cookie);
+      return refreshed.response;
     } catch (error) {
       // A session that cannot be refreshed never will be: the browser may forget the cookie.
       if (error instanceof SessionError) clearSessionCookie(request, response);

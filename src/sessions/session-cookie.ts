@@ -33,8 +33,7 @@ function attributes(request: Request): CookieOptions {
 export function setSessionCookie(
   request: Request,
   response: Response,
-  refreshToken: string,
-  maxAgeSeconds: number,
+  { refreshToken, maxAgeSeconds }: { refreshToken: string; maxAgeSeconds: number },
 ): void {
   response.cookie(SESSION_COOKIE, refreshToken, { ...attributes(request), maxAge: maxAgeSeconds * 1000 });
 }

@@ -8,6 +8,7 @@ import { DashboardSessionsController } from './dashboard-sessions.controller';
 import { DashboardSessionsRepository } from './dashboard-sessions.repository';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { RefreshTokens } from './refresh-tokens';
+import { RetiredRefreshToken } from './retired-refresh-token.entity';
 import { SessionLiveness } from './session-liveness';
 
 /**
@@ -15,7 +16,12 @@ import { SessionLiveness } from './session-liveness';
  * exported for the key check, which refuses the access tokens of an ended session.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([DashboardSession]), AuthModule, AccountsModule, RolesModule],
+  imports: [
+    TypeOrmModule.forFeature([DashboardSession, RetiredRefreshToken]),
+    AuthModule,
+    AccountsModule,
+    RolesModule,
+  ],
   controllers: [DashboardSessionsController],
   providers: [DashboardSessionsService, DashboardSessionsRepository, RefreshTokens, SessionLiveness],
   exports: [SessionLiveness],

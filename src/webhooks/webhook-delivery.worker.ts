@@ -90,12 +90,25 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     });
   }
 
-  /** Attempts due deliveries; returns how many were attempted. */
+  /**
+   * Attempts due deliveries; returns how many were attempted. Every attempt is settled before it returns
+   * (none left running behind the loop's back); when some could not be recorded, it throws them together,
+   * and those deliveries are due again once their claim runs out.
+   */
   async deliverDue(): Promise<number> {
     const visibilityMs = this.outbound.timeoutMs * 2 + 5000;
     const deliveries = await this.repository.claimDue(visibilityMs, DELIVERY_BATCH);
     if (!deliveries.length) return 0;
-    await Promise.all(deliveries.map((delivery) => this.attempt(delivery)));
+    const results = await Promise.allSettled(deliveries.map((delivery) => this.attempt(delivery)));
+    const errors = results.flatMap((result) =>
+      result.status === 'rejected' ? [result.reason as Error] : [],
+    );
+    if (errors.length) {
+      throw new AggregateError(
+        errors,
+        `${errors.length} of ${deliveries.length} deliveries not recorded: ${errors[0].message}`,
+      );
+    }
     return deliveries.length;
   }
 
@@ -103,8 +116,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     const webhook = await this.repository.findWebhook(delivery.webhookId);
     const event = await this.events.find(delivery.eventId);
     if (!webhook || !event)
-      return this.record(delivery, null, { failed: true, error: 'endpoint_or_event_gone' });
-    if (!webhook.enabled) return this.record(delivery, webhook, { failed: true, error: 'endpoint_disabled' });
+      return this.record(delivery, { failed: true, final: true, error: 'endpoint_or_event_gone' });
+    if (!webhook.enabled)
+      return this.record(delivery, { failed: true, final: true, error: 'endpoint_disabled' });
 
     const secretValue = this.events.openSecret(event);
     const body = JSON.stringify({
@@ -125,25 +139,31 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         maxBytes: 64 * 1024,
       });
       const ok = response.status >= 200 && response.status < 300;
-      await this.record(delivery, webhook, {
+      await this.record(delivery, {
         failed: !ok,
         status: response.status,
         error: ok ? null : `HTTP ${response.status}`,
       });
     } catch (error) {
-      await this.record(delivery, webhook, { failed: true, error: (error as Error).message.slice(0, 500) });
+      await this.record(delivery, { failed: true, error: (error as Error).message.slice(0, 500) });
     }
   }
 
+  /**
+   * Settles an attempt, and counts it against the endpoint. The endpoint row is locked first, as in every
+   * transaction that changes an endpoint and its deliveries (see WebhooksRepository), and read fresh: once
+   * another loop has disabled it, a failure here ends the delivery instead of scheduling a retry, and is
+   * not counted again.
+   */
   private async record(
     delivery: WebhookDelivery,
-    webhook: Webhook | null,
-    outcome: { failed: boolean; status?: number; error: string | null },
+    outcome: { failed: boolean; status?: number; error: string | null; final?: boolean },
   ): Promise<void> {
     await this.repository.transaction(async (manager) => {
+      const webhook = await this.repository.lockWebhook(manager, delivery.webhookId);
+      const endpointOn = webhook !== null && webhook.enabled;
       const retryIn = this.schedule[delivery.attempts - 1];
-      const giveUp =
-        outcome.failed && (retryIn === undefined || outcome.error === 'endpoint_disabled' || !webhook);
+      const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true || !endpointOn);
       await this.repository.settle(manager, delivery.id, {
         status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
         lastResponseStatus: outcome.status ?? null,
@@ -154,7 +174,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
             ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
             : null,
       });
-      if (!webhook || outcome.error === 'endpoint_disabled') return;
+      if (!endpointOn || outcome.final) return;
       if (!outcome.failed) {
         await this.repository.resetFailures(manager, webhook.id);
         return;
@@ -164,8 +184,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async countFailure(manager: EntityManager, webhook: Webhook): Promise<void> {
+    // The caller holds the endpoint's lock and saw it enabled: exactly one failure disables it.
     const failures = await this.repository.countFailure(manager, webhook.id);
-    if (failures === undefined || failures < this.config.disableAfterFailures || !webhook.enabled) return;
+    if (failures === undefined || failures < this.config.disableAfterFailures) return;
     const reason = `${failures} consecutive failed deliveries`;
     await this.repository.disable(manager, webhook.id, reason);
     await this.audit.append(manager, [

@@ -15,6 +15,12 @@ export type DeliverySettlement = Pick<
  * The webhooks and webhook_deliveries tables: endpoints, and deliveries as a queue. Deliveries are
  * claimed by pushing their next attempt past the call's timeout (FOR UPDATE SKIP LOCKED), so a worker
  * that dies mid-call leaves them due again: at least once, never twice at the same time.
+ *
+ * One lock order everywhere, so two instances never deadlock: a transaction that changes an endpoint and
+ * its deliveries locks the endpoint row first (lockWebhook), then deliveries in id order. Claiming waits
+ * for no lock at all (SKIP LOCKED) and holds no endpoint. Recording a failure used to lock its delivery,
+ * then the endpoint (the failure count), while disabling held the endpoint and waited for the pending
+ * deliveries: deadlock (PostgreSQL 40P01) when two loops recorded failures of one endpoint.
  */
 @Injectable()
 export class WebhooksRepository {
@@ -54,9 +60,22 @@ export class WebhooksRepository {
     );
   }
 
-  /** An endpoint and its deliveries. */
+  /**
+   * The endpoint, locked until the transaction ends (FOR UPDATE): the first lock of every transaction
+   * that changes an endpoint and its deliveries. Read fresh, so a disable by another instance is seen.
+   */
+  lockWebhook(manager: EntityManager, id: string): Promise<Webhook | null> {
+    return manager.findOne(Webhook, { where: { id }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  /** An endpoint and its deliveries (the endpoint locked first, as everywhere). */
   async deleteWebhook(manager: EntityManager, id: string): Promise<void> {
-    await manager.delete(WebhookDelivery, { webhookId: id });
+    await this.lockWebhook(manager, id);
+    await manager.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+                                                    WHERE webhook_id = $1 ORDER BY id FOR UPDATE)`,
+      [id],
+    );
     await manager.delete(Webhook, { id });
   }
 
@@ -77,7 +96,12 @@ export class WebhooksRepository {
     return rows[0]?.consecutive_failures;
   }
 
-  /** Disables an endpoint and fails what is still pending for it. */
+  /**
+   * Disables an endpoint and fails what is still pending for it. The caller holds the endpoint's lock
+   * (lockWebhook), so no other recording for this endpoint runs meanwhile; the deliveries are locked in id
+   * order, waiting at most for a claim's one statement (a claim holds no endpoint and waits for nothing).
+   * A delivery in flight elsewhere is recorded after this commits, and sees the endpoint disabled.
+   */
   async disable(manager: EntityManager, webhookId: string, reason: string): Promise<void> {
     await manager.update(
       Webhook,
@@ -86,7 +110,9 @@ export class WebhooksRepository {
     );
     await manager.query(
       `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint_disabled', next_attempt_at = NULL
-        WHERE webhook_id = $1 AND status = 'pending'`,
+        WHERE id IN (SELECT id FROM webhook_deliveries
+                      WHERE webhook_id = $1 AND status = 'pending'
+                      ORDER BY id FOR UPDATE)`,
       [webhookId],
     );
   }
@@ -128,7 +154,7 @@ export class WebhooksRepository {
               next_attempt_at = now() + make_interval(secs => $1::double precision / 1000)
         WHERE id IN (SELECT id FROM webhook_deliveries
                       WHERE status = 'pending' AND next_attempt_at <= now()
-                      ORDER BY next_attempt_at LIMIT $2
+                      ORDER BY next_attempt_at, id LIMIT $2
                       FOR UPDATE SKIP LOCKED)
         RETURNING id`,
       [visibilityMs, batch],
