@@ -30,6 +30,9 @@ async function reachRedis(url: string): Promise<void> {
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: CONNECT_TIMEOUT_MS,
+    // connectTimeout covers only the TCP connect: a paused server accepts it and never answers the ready
+    // check or the PING, so those get the same deadline.
+    commandTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,

@@ -9,6 +9,12 @@ import { RedisConnection } from '../redis/redis.connection';
 import { Invalidation, InvalidationBus } from './invalidation-bus';
 
 const CHANNEL = 'gatehouse_invalidation';
+// How often the Redis subscriber asks whether Redis still answers, and how long it waits: a hung Redis
+// is noticed within 0.75 s, so caches distrust their entries (KeyCache: a second at most) in time for a
+// revocation elsewhere to hold here within the second. Independent of REDIS_COMMAND_TIMEOUT_MS, since
+// that promise does not change with it.
+const HEARTBEAT_MS = 250;
+const HEARING_DEADLINE_MS = 500;
 
 interface Envelope {
   from: string;
@@ -27,6 +33,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   private readonly logger = new Logger('Invalidation');
   private readonly instanceId = randomUUID();
   private subscriber?: Redis;
+  private heartbeat?: NodeJS.Timeout;
   private listener?: PostgresListener;
 
   constructor(
@@ -42,20 +49,39 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   }
 
   private async viaRedis(client: Redis): Promise<void> {
-    const subscriber = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    const subscriber = client.duplicate({
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+      // Subscribing waits for Redis however long it takes; a hang is caught by the heartbeat below.
+      commandTimeout: undefined,
+      socketTimeout: HEARING_DEADLINE_MS,
+    });
     this.subscriber = subscriber;
     this.bus.attachTransport((invalidation) => {
       client.publish(CHANNEL, this.envelope(invalidation)).catch((error: Error) => {
         this.logger.warn(`could not publish invalidation: ${error.message}`);
       });
     });
-    // ioredis resubscribes by itself after a reconnect; 'ready' comes once the subscription is back.
-    subscriber.on('ready', () => this.bus.reportHearing(true));
+    // ioredis resubscribes by itself after a reconnect, but 'ready' comes before Redis has done it:
+    // hearing is reported once a SUBSCRIBE of ours is answered, so nothing published meanwhile is missed.
+    subscriber.on('ready', () => {
+      subscriber.subscribe(CHANNEL).then(
+        () => this.bus.reportHearing(true),
+        (error: Error) => this.logger.warn(`could not subscribe: ${error.message}`),
+      );
+    });
     subscriber.on('close', () => this.bus.reportHearing(false));
     subscriber.on('error', (error: Error) => this.logger.warn(`subscriber: ${error.message}`));
     subscriber.on('message', (_channel: string, message: string) => this.receive(message));
     await subscriber.subscribe(CHANNEL);
     this.bus.reportHearing(true);
+    // A subscriber only listens: without a question of its own it would never notice a Redis that hangs
+    // (a stopped one closes the connection). Unanswered, the connection is dropped (socketTimeout) and
+    // 'close' reports the bus deaf, within HEARTBEAT_MS + HEARING_DEADLINE_MS.
+    this.heartbeat = setInterval(() => {
+      if (subscriber.status === 'ready') subscriber.ping().catch(() => undefined);
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   private async viaPostgres(url: string): Promise<void> {
@@ -90,6 +116,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.heartbeat);
     if (this.subscriber) this.subscriber.disconnect();
     await this.listener?.stop();
   }

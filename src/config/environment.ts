@@ -56,11 +56,25 @@ export class EnvironmentVariables {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
+  /**
+   * Connections kept for requests. The pool holds this many plus one per task worker and webhook loop
+   * (WORKER_CONCURRENCY + WEBHOOK_WORKERS), so background work can never starve requests.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(1)
   @Max(200)
   DATABASE_POOL_SIZE = 10;
+
+  /**
+   * Deadline of one SQL statement, in milliseconds (PostgreSQL's statement_timeout; past it the request
+   * answers 503). Migrations and the embedded database run without it. 0 turns it off.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3600000)
+  DATABASE_STATEMENT_TIMEOUT_MS = 5000;
 
   @IsString()
   @MinLength(1)
@@ -70,6 +84,16 @@ export class EnvironmentVariables {
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
+
+  /**
+   * Deadline of every Redis command, in milliseconds. A command that misses it fails, and the connection
+   * is treated as down (requests then see what they see with Redis stopped) until a reconnect answers.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(5000)
+  REDIS_COMMAND_TIMEOUT_MS = 500;
 
   /** Signs access tokens. Generated and kept under DATA_DIR when unset outside production. */
   @Transform(emptyAsUnset)

@@ -29,11 +29,17 @@ export const lifecycleConfig = configNamespace('lifecycle', (env) => ({
 export const databaseConfig = configNamespace('database', (env) => ({
   /** Unset: the embedded PGlite under `dataDir`. */
   url: env.DATABASE_URL,
+  /** Connections kept for requests; background workers get theirs on top (see DatabaseModule). */
   poolSize: env.DATABASE_POOL_SIZE,
+  backgroundConnections: env.WORKER_CONCURRENCY + env.WEBHOOK_WORKERS,
+  statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
   dataDir: env.DATA_DIR,
 }));
 
-export const redisConfig = configNamespace('redis', (env) => ({ url: env.REDIS_URL }));
+export const redisConfig = configNamespace('redis', (env) => ({
+  url: env.REDIS_URL,
+  commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
+}));
 
 export const secretsConfig = configNamespace('secrets', (env) => ({
   tokenSigningSecret: env.TOKEN_SIGNING_SECRET,

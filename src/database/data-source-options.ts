@@ -6,6 +6,11 @@ export interface DataSourceSettings {
   poolSize: number;
   /** How long a query may wait for a pooled connection before the filter answers 503. */
   connectionTimeoutMs?: number;
+  /**
+   * Deadline of one statement, enforced by PostgreSQL (statement_timeout): it cancels the statement and
+   * the connection stays usable. Unset or 0: none, as for migrations (see DatabaseModule).
+   */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -17,6 +22,7 @@ export function buildDataSourceOptions({
   url,
   poolSize,
   connectionTimeoutMs = 5000,
+  statementTimeoutMs,
 }: DataSourceSettings): DataSourceOptions {
   return {
     type: 'postgres',
@@ -32,6 +38,9 @@ export function buildDataSourceOptions({
       connectionTimeoutMillis: connectionTimeoutMs,
       idleTimeoutMillis: 30000,
       application_name: 'gatehouse',
+      // Not pg's client-side query_timeout: it gives up on a statement without closing the connection,
+      // which could go back to the pool inside a transaction the server still holds open.
+      ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
     },
   };
 }

@@ -6,6 +6,7 @@ describe('database errors', () => {
     [{ code: 'ECONNREFUSED' }],
     [{ code: '57P01' }],
     [{ code: '08006' }],
+    [{ message: 'canceling statement due to statement timeout', driverError: { code: '57014' } }],
     [{ message: 'Connection terminated unexpectedly' }],
     [{ message: 'query failed', driverError: { code: 'ECONNRESET' } }],
   ])('%j means the database is unavailable', (error) => {

@@ -14,8 +14,10 @@ const UNAVAILABLE_ERRNOS = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
-// SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, cannot connect now).
-const UNAVAILABLE_SQLSTATE = /^(08\d{3}|57P0[1-4]|53300)$/;
+// SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, cannot connect now),
+// too many connections (53300), and a statement cancelled at its deadline (57014, statement_timeout): a
+// database that does not answer in time is treated as one that does not answer.
+const UNAVAILABLE_SQLSTATE = /^(08\d{3}|57P0[1-4]|57014|53300)$/;
 // "Driver not Connected" is TypeORM's and "Cannot use a pool after calling end" pg's answer once the pool is
 // gone (data source destroyed, e.g. during shutdown): no connection can be had, not a faulty query.
 const UNAVAILABLE_MESSAGES =

@@ -3,6 +3,7 @@ import { databaseConfig } from '../config/namespaces';
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { buildDataSourceOptions } from './data-source-options';
+import { runMigrations } from './migrate';
 // Registers the translation of driver errors (unreachable database, unstorable text) into domain errors.
 import './database-errors';
 import { DatabaseEndpoint } from './database-endpoint';
@@ -26,16 +27,23 @@ export class DatabaseModule {
           inject: [databaseConfig.KEY, DatabaseEndpoint],
           useFactory: async (config: ConfigOf<typeof databaseConfig>, endpoint: DatabaseEndpoint) => {
             await endpoint.open();
+            await runMigrations(endpoint.url);
             return {
               ...buildDataSourceOptions({
                 url: endpoint.url,
                 // PGlite is one session and pglite-socket can interleave the protocol messages of two
-                // connections (see EmbeddedPostgres): one connection, and `pg` queues the rest.
-                poolSize: endpoint.isEmbedded ? 1 : config.poolSize,
+                // connections (see EmbeddedPostgres): one connection, and `pg` queues the rest. The task
+                // worker holds none while an agent runs (only for its short statements), so requests
+                // still get their turn. On a server, requests keep DATABASE_POOL_SIZE connections
+                // whatever the task workers and webhook loops (one each, on top) are doing.
+                poolSize: endpoint.isEmbedded ? 1 : config.poolSize + config.backgroundConnections,
                 // With one connection, `pg` applies this timeout to the wait in its queue too. The embedded
                 // database is in this process and cannot be unreachable; a busy moment must not turn into 503s.
                 connectionTimeoutMs: endpoint.isEmbedded ? 15_000 : undefined,
+                // PGlite runs in this process, one statement at a time: nothing remote to wait for.
+                statementTimeoutMs: endpoint.isEmbedded ? undefined : config.statementTimeoutMs,
               }),
+              migrationsRun: false,
               autoLoadEntities: true,
               retryAttempts: 3,
               retryDelay: 1000,

@@ -4,8 +4,17 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import Redis from 'ioredis';
 
 /**
- * The shared Redis client when REDIS_URL is set (rate-limit counters and cache invalidation use it);
- * `client` is undefined otherwise and those features run in-process.
+ * The shared Redis client when REDIS_URL is set (rate-limit counters, credits and cache invalidation
+ * use it); `client` is undefined otherwise and those features run in-process.
+ *
+ * Every command has a deadline (REDIS_COMMAND_TIMEOUT_MS), so a Redis that hangs (paused, partitioned:
+ * connections accepted, nothing answered) is treated exactly as one that is stopped. The breaker is the
+ * connection itself, in one place for every user of `client`:
+ * - trip: a connection that owes a reply and receives nothing for most of the deadline is dropped;
+ * - open: with no connection and no offline queue, every command fails at once with the error a stopped
+ *   Redis gives ("Stream isn't writeable…"), so `RATE_LIMIT_FAILURE_MODE` applies at once;
+ * - probe: after a short cool-down the client reconnects, and its ready check (itself under the
+ *   deadline) is the one probe; commands flow again only once it answers.
  */
 @Injectable()
 export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
@@ -14,6 +23,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
 
   constructor(@Inject(redisConfig.KEY) config: ConfigOf<typeof redisConfig>) {
     if (!config.url) return;
+    const commandTimeoutMs = config.commandTimeoutMs;
     this.client = new Redis(config.url, {
       lazyConnect: false,
       // Fail a command quickly while Redis is away instead of queueing requests behind it.
@@ -23,6 +33,15 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       // Commands issued in one turn of the event loop (the rate-limit windows and the credit of many
       // concurrent requests) go out as one pipeline: one write and one read instead of one per command.
       enableAutoPipelining: true,
+      commandTimeout: commandTimeoutMs,
+      // Dropped a little before the first caller's deadline passes, so the next caller (the second
+      // rate-limit window of the same request) already meets the open breaker instead of waiting too.
+      socketTimeout: Math.max(1, Math.floor(commandTimeoutMs * 0.8)),
+      // A command that timed out was reported failed (the caller fell back: limits not counted, the
+      // credit spent in the database): sending it again after a reconnect would apply it twice.
+      autoResendUnfulfilledCommands: false,
+      // The cool-down before the probe: short, so a Redis back from a hang is used again within a second.
+      retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     });
     this.client.on('error', (error: Error) => this.logger.warn(`redis: ${error.message}`));
   }

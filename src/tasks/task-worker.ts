@@ -121,8 +121,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async execute(task: Task): Promise<void> {
     const controller = new AbortController();
     this.running.set(task.id, controller);
+    // One renewal in flight per task: while the database is slow (a lock, a busy moment) the interval
+    // keeps firing, and renewals that pile up would each hold a pooled connection that requests need.
+    let renewing: Promise<void> | undefined;
     const heartbeat = setInterval(
-      () => void this.renewLease(task.id, controller),
+      () => {
+        renewing ??= this.renewLease(task.id, controller).finally(() => (renewing = undefined));
+      },
       Math.max(50, this.config.leaseMs / HEARTBEATS_PER_LEASE),
     );
     try {

@@ -4,7 +4,9 @@ import { freeLoopbackPort } from './ports';
 
 /**
  * A Redis server of the test's own (never the shared one), on a free loopback port, keeping nothing
- * on disk. `stop()` and `start()` simulate an outage; `close()` belongs in a `finally`.
+ * on disk. `stop()` and `start()` simulate an outage; `pause()` and `resume()` a hang (SIGSTOP: the
+ * port still accepts connections but nothing answers, as a partition or a stuck server looks);
+ * `close()` belongs in a `finally`.
  */
 export class OwnRedis {
   private process?: ChildProcess;
@@ -36,10 +38,26 @@ export class OwnRedis {
     throw new Error(`redis-server on port ${this.port} did not start`);
   }
 
+  pause(): void {
+    if (!this.running) throw new Error('redis-server is not running');
+    this.process!.kill('SIGSTOP');
+  }
+
+  /** Safe in a `finally`: does nothing when the server is not running. */
+  resume(): void {
+    if (this.running) this.process!.kill('SIGCONT');
+  }
+
+  private get running(): boolean {
+    return this.process !== undefined && this.process.exitCode === null;
+  }
+
   async stop(): Promise<void> {
     const child = this.process;
     this.process = undefined;
     if (!child || child.exitCode !== null) return;
+    // A paused server is resumed first, so nothing is left stopped whatever the test did.
+    child.kill('SIGCONT');
     child.kill('SIGKILL');
     await once(child, 'exit');
   }
