@@ -12,7 +12,7 @@ import type { AppConfig } from './config/app-config';
 import { DashboardModule } from './dashboard-files/dashboard.module';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
-import { MetricsModule } from './metrics/metrics.module';
+import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { platformModules } from './platform.modules';
 import { RolesModule } from './roles/roles.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -47,7 +47,7 @@ export class AppModule {
         AgentsHttpModule,
         TasksHttpModule,
         WebhooksHttpModule,
-        MetricsModule,
+        MetricsHttpModule,
         DashboardModule,
         AccessModule,
       ],

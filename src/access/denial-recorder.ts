@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { HttpException, Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
 import { originOf } from '../audit/request-origin.decorator';
+import { translateError } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
 import { UsageCounter } from '../usage/usage-counter';
-import type { ProblemException } from '../common/problem';
+import { ProblemException } from '../common/problem';
 import type { AccessAttempt } from './access-attempt';
 import { AccessDenial, denialException, denialResponseOf } from './access-denial';
 
@@ -11,17 +12,42 @@ import { AccessDenial, denialException, denialResponseOf } from './access-denial
  * The one place the outcome of the key check is recorded: the key-check counter by outcome (metrics),
  * the key's usage (every request whose key resolved, allowed or refused by reason), and a
  * `key.denied` audit entry for the refusals operators look for (coalesced per key, reason and window
- * by the audit service). `refuse` returns the exception to throw.
+ * by the audit service). `refuse` returns the exception to throw; `failed` records a check that ended
+ * in an error rather than a decision.
  */
 @Injectable()
 export class DenialRecorder {
+  /** Exceptions `refuse` made: already recorded when they reach `failed` on their way out. */
+  private readonly recorded = new WeakSet<object>();
+
   constructor(
     private readonly audit: AuditService,
     private readonly metrics: MetricsService,
     private readonly usage: UsageCounter,
   ) {}
 
-  refuse({ request }: AccessAttempt, denial: AccessDenial): ProblemException {
+  refuse(attempt: AccessAttempt, denial: AccessDenial): ProblemException {
+    const exception = this.record(attempt, denial);
+    this.recorded.add(exception);
+    return exception;
+  }
+
+  /**
+   * A step threw instead of deciding (a dependency down: 503 `rate_limiter_unavailable` with Redis
+   * down in closed mode, `database_unavailable`): the request is still answered, so the key-check
+   * metric and, once the key resolved, its usage count it under the code the client gets. No
+   * `key.denied` entry: the key was not refused. Returns the error, to be rethrown as it is.
+   */
+  failed({ request }: AccessAttempt, error: unknown): unknown {
+    if (typeof error === 'object' && error !== null && this.recorded.has(error)) return error;
+    const outcome = outcomeOf(error);
+    this.metrics.recordKeyCheck(outcome);
+    const key = request.principal?.key;
+    if (key) this.usage.count(request.principal!.organizationId, key.id, outcome);
+    return error;
+  }
+
+  private record({ request }: AccessAttempt, denial: AccessDenial): ProblemException {
     this.metrics.recordKeyCheck(denial.code);
     const key = request.principal?.key;
     if (key) this.usage.count(request.principal!.organizationId, key.id, denial.code);
@@ -46,4 +72,14 @@ export class DenialRecorder {
     const key = request.principal?.key;
     if (key) this.usage.count(request.principal!.organizationId, key.id, 'allowed');
   }
+}
+
+/** The `code` the problem filter will answer for an error thrown during the key check. */
+function outcomeOf(error: unknown): string {
+  if (error instanceof ProblemException) return error.code;
+  const domain = translateError(error);
+  if (domain) return domain.code;
+  // Nest's own exceptions (an extension's policy may throw one) are answered by their status.
+  if (error instanceof HttpException) return `http_${error.getStatus()}`;
+  return 'internal_error';
 }

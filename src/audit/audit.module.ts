@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { MetricsModule } from '../metrics/metrics.module';
 import { AuditEntry } from './audit-entry.entity';
 import { AuditService } from './audit.service';
 import { DenialWindowJob } from './denial-window.job';
@@ -7,7 +8,7 @@ import { DenialWindowJob } from './denial-window.job';
 /** Global so guards and any feature module can record without import wiring. */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([AuditEntry])],
+  imports: [MetricsModule, TypeOrmModule.forFeature([AuditEntry])],
   providers: [AuditService, DenialWindowJob],
   exports: [AuditService],
 })

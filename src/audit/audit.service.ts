@@ -1,12 +1,14 @@
 import { ConfigOf } from '../config/config-namespace';
-import { auditConfig } from '../config/namespaces';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { auditConfig, lifecycleConfig } from '../config/namespaces';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Principal } from '../access/principal';
 import { newId } from '../common/ids';
 import { Page, paginate } from '../common/pagination';
+import { WriteBacklog } from '../database/write-backlog';
+import { MetricsService } from '../metrics/metrics.service';
 import { chainHash, GENESIS_HASH } from './audit-chain';
 import { ActorType, AuditEntry } from './audit-entry.entity';
 import { AuditQueryDto } from './dto/audit.dto';
@@ -74,46 +76,116 @@ function withCount(event: AuditEvent, count: number, firstAt: Date, lastAt: Date
   };
 }
 
+/**
+ * An event as it is written: its id and time are fixed when it happens, so an entry written again
+ * (a retry of a write whose outcome was unknown) is recognised by its id, and shows when it happened.
+ */
+export interface StampedEvent {
+  id: string;
+  at: Date;
+  event: AuditEvent;
+}
+
+const stamp = (event: AuditEvent): StampedEvent => ({ id: newId('auditEntry'), at: new Date(), event });
+
 const FLUSH_DELAY_MS = 100;
+/** Entries per transaction. */
 const MAX_BATCH = 200;
+/**
+ * Entries from the request path waiting in memory while the database cannot take them. Refusals are
+ * coalesced per key, reason and window, so only a long outage with many keys refused comes near it.
+ */
+export const MAX_WAITING_AUDIT_ENTRIES = 10_000;
 
 /**
  * The audit trail. Management actions append inside their own transaction (`append`), so the change
  * and its record commit together. Events from the request path (`enqueue`, `recordDenial`) are
- * batched and written off the request, so a key check never waits on an insert. Entries of one
- * organization form a hash chain, appended under an advisory lock so instances never fork it.
+ * batched and written off the request, so a key check never waits on an insert; a batch the database
+ * does not take waits (bounded, in order) and is retried, and shutdown writes what waits. Entries of
+ * one organization form a hash chain, appended under an advisory lock so instances never fork it.
  */
 @Injectable()
 export class AuditService implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Audit');
-  private queue: AuditEvent[] = [];
-  private flushTimer?: NodeJS.Timeout;
-  private flushing: Promise<void> = Promise.resolve();
+  /** Entries from the request path not yet written, oldest first. */
+  private waiting: StampedEvent[] = [];
+  /** How many entries at the head of `waiting` were in a write that failed: some may have committed. */
+  private unconfirmed = 0;
   private readonly denials = new Map<string, DenialWindow>();
+  /** Audit entries waiting for the database (exported to MetricsService). */
+  readonly backlog = new WriteBacklog({
+    what: 'audit entries',
+    droppedWhat: 'audit entries',
+    capacity: MAX_WAITING_AUDIT_ENTRIES,
+    delayMs: FLUSH_DELAY_MS,
+    logger: this.logger,
+    waiting: () => this.waiting.length,
+    write: () => this.writeWaiting(),
+    discardOldest: () => {
+      const discarded = this.waiting.splice(0, MAX_BATCH);
+      this.unconfirmed = Math.max(0, this.unconfirmed - discarded.length);
+      return discarded.length;
+    },
+  });
 
   constructor(
     @InjectRepository(AuditEntry) private readonly entries: Repository<AuditEntry>,
     @Inject(auditConfig.KEY) private readonly config: ConfigOf<typeof auditConfig>,
-  ) {}
+    @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
+    // The worker process serves no /metrics; what waits there is still retried and logged at shutdown.
+    @Optional() metrics?: MetricsService,
+  ) {
+    metrics?.exportBacklog(this.backlog, {
+      waiting: [
+        'gatehouse_audit_entries_waiting',
+        'Audit entries held in memory until the database takes them.',
+      ],
+      dropped: [
+        'gatehouse_audit_entries_dropped_total',
+        'Audit entries dropped because MAX_WAITING_AUDIT_ENTRIES already waited (database unreachable).',
+      ],
+    });
+  }
 
   /** Appends in the caller's transaction. */
   async append(manager: EntityManager, events: AuditEvent[]): Promise<void> {
-    const byOrganization = new Map<string, AuditEvent[]>();
-    for (const event of events) {
-      byOrganization.set(event.organizationId, [...(byOrganization.get(event.organizationId) ?? []), event]);
+    await this.appendStamped(manager, events.map(stamp), false);
+  }
+
+  /**
+   * Appends entries whose id and time are already fixed, in the caller's transaction and in order.
+   * `mayBeWritten`: a write of some of them failed without saying whether it committed, so entries
+   * already in the table are skipped instead of written twice (a transaction commits all or none, so
+   * the chain stays whole either way).
+   */
+  async appendStamped(manager: EntityManager, entries: StampedEvent[], mayBeWritten: boolean): Promise<void> {
+    const byOrganization = new Map<string, StampedEvent[]>();
+    for (const entry of entries) {
+      const organizationId = entry.event.organizationId;
+      byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), entry]);
     }
     // A fixed lock order keeps two multi-organization batches from deadlocking.
     for (const organizationId of [...byOrganization.keys()].sort()) {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('audit:' || $1))`, [organizationId]);
+      let toWrite = byOrganization.get(organizationId)!;
+      if (mayBeWritten) {
+        const written = await manager.query<{ id: string }[]>(
+          `SELECT id FROM audit_entries WHERE id = ANY($1)`,
+          [toWrite.map((entry) => entry.id)],
+        );
+        const writtenIds = new Set(written.map((row) => row.id));
+        toWrite = toWrite.filter((entry) => !writtenIds.has(entry.id));
+        if (!toWrite.length) continue;
+      }
       const [last] = await manager.query<{ hash: string }[]>(
         `SELECT hash FROM audit_entries WHERE organization_id = $1 ORDER BY sequence DESC LIMIT 1`,
         [organizationId],
       );
       let previousHash = last?.hash ?? GENESIS_HASH;
       const rows: QueryDeepPartialEntity<AuditEntry>[] = [];
-      for (const event of byOrganization.get(organizationId)!) {
+      for (const { id, at, event } of toWrite) {
         const row = {
-          id: newId('auditEntry'),
+          id,
           organizationId,
           keyId: event.keyId ?? null,
           action: event.action,
@@ -122,7 +194,7 @@ export class AuditService implements BeforeApplicationShutdown {
           ip: event.origin?.ip ?? null,
           userAgent: event.origin?.userAgent ?? null,
           details: event.details ?? {},
-          createdAt: new Date(),
+          createdAt: at,
         };
         const hash = chainHash(previousHash, row);
         rows.push({
@@ -137,18 +209,14 @@ export class AuditService implements BeforeApplicationShutdown {
     }
   }
 
-  async appendNow(events: AuditEvent[]): Promise<void> {
-    await this.entries.manager.transaction((manager) => this.append(manager, events));
-  }
-
-  /** Fire-and-forget from the request path; written within about 100 ms. */
+  /**
+   * Fire-and-forget from the request path; written within about 100 ms, or once the database is back
+   * (at most MAX_WAITING_AUDIT_ENTRIES wait; past that new ones are dropped and counted).
+   */
   enqueue(event: AuditEvent): void {
-    this.queue.push(event);
-    if (this.queue.length >= MAX_BATCH) void this.flush();
-    else if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
-      this.flushTimer.unref();
-    }
+    if (!this.backlog.admit(1)) return;
+    this.waiting.push(stamp(event));
+    this.backlog.schedule(this.waiting.length >= MAX_BATCH);
   }
 
   /**
@@ -179,26 +247,34 @@ export class AuditService implements BeforeApplicationShutdown {
     }
   }
 
-  /** Writes everything queued so far; resolves when it is in the database. */
-  async flush(): Promise<void> {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const batch = this.queue;
-    this.queue = [];
-    this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return;
-      try {
-        await this.appendNow(batch);
-      } catch (error) {
-        // Losing an audit entry is bad, but failing the request that caused it would be worse.
-        this.logger.error({ err: error, count: batch.length }, 'could not write audit entries');
-      }
-    });
-    return this.flushing;
+  /**
+   * Writes everything enqueued so far; resolves when it is in the database, or kept to be retried if
+   * the database refused it (never rejects: failing the request that caused an entry would be worse).
+   */
+  flush(): Promise<void> {
+    return this.backlog.flush();
   }
 
-  /** Closes due denial windows (all of them at shutdown) and writes their coalesced rest; returns how many closed. */
-  async closeDenialWindows(all: boolean): Promise<number> {
+  /** Writes `waiting` from the head, a transaction per batch; stops (keeping the rest) at a failure. */
+  private async writeWaiting(): Promise<void> {
+    while (this.waiting.length) {
+      const batch = this.waiting.slice(0, MAX_BATCH);
+      const mayBeWritten = this.unconfirmed > 0;
+      try {
+        await this.entries.manager.transaction((manager) => this.appendStamped(manager, batch, mayBeWritten));
+      } catch (error) {
+        this.unconfirmed = Math.max(this.unconfirmed, batch.length);
+        throw error;
+      }
+      // Entries enqueued meanwhile were pushed behind the batch.
+      this.waiting.splice(0, batch.length);
+      this.unconfirmed = Math.max(0, this.unconfirmed - batch.length);
+      this.backlog.progressed();
+    }
+  }
+
+  /** Closes due denial windows (all of them at shutdown) and enqueues their coalesced rest; returns how many closed. */
+  closeDenialWindows(all: boolean): number {
     const windowMs = this.config.denialWindowSeconds * 1000;
     const now = Date.now();
     let closed = 0;
@@ -209,7 +285,6 @@ export class AuditService implements BeforeApplicationShutdown {
       const rest = window.rest;
       if (rest) this.enqueue(withCount(rest.event, rest.count, rest.firstAt, rest.lastAt));
     }
-    if (all) await this.flush();
     return closed;
   }
 
@@ -241,11 +316,11 @@ export class AuditService implements BeforeApplicationShutdown {
   /**
    * Shutdown runs in three phases: workers finish or hand back their work (onModuleDestroy), buffers
    * are written (here), connections close (onApplicationShutdown, where TypeORM destroys its pool).
-   * Flushing any later loses the entries: "Driver not Connected".
+   * Flushing any later loses the entries: "Driver not Connected". A database that is down gets a
+   * fifth of SHUTDOWN_GRACE_MS (usage has another fifth); what is still not written is logged as a count.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.closeDenialWindows(true).catch((error: unknown) =>
-      this.logger.error({ err: error }, 'could not write audit entries at shutdown'),
-    );
+    this.closeDenialWindows(true);
+    await this.backlog.close(this.lifecycle.shutdownGraceMs / 5);
   }
 }

@@ -16,6 +16,6 @@ export class DenialWindowJob extends PeriodicJob {
   }
 
   protected run(): Promise<number> {
-    return this.audit.closeDenialWindows(false);
+    return Promise.resolve(this.audit.closeDenialWindows(false));
   }
 }

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
-import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 
-@Module({ controllers: [MetricsController], providers: [MetricsService], exports: [MetricsService] })
+/**
+ * The instance's metrics, without the HTTP side: modules with something to export inject MetricsService
+ * (audit and usage: what waits for the database). `/metrics` is MetricsHttpModule's.
+ */
+@Module({ providers: [MetricsService], exports: [MetricsService] })
 export class MetricsModule {}

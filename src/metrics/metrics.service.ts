@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { RequestCompletionListener } from '../common/request-context';
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { RequestMetrics } from './request-metrics';
+import type { WriteBacklog } from '../database/write-backlog';
 
 /**
  * Prometheus metrics. Each application instance owns its registry (not prom-client's global one), so
@@ -23,6 +24,34 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Exports a buffer of writes waiting for the database (audit entries, usage counters): how much waits,
+   * and how much was dropped. Read when scraped: nothing on the request path.
+   */
+  exportBacklog(
+    backlog: WriteBacklog,
+    names: Record<'waiting' | 'dropped', [name: string, help: string]>,
+  ): void {
+    new Gauge({
+      name: names.waiting[0],
+      help: names.waiting[1],
+      registers: [this.registry],
+      collect() {
+        this.set(backlog.waiting);
+      },
+    });
+    let exported = 0;
+    new Counter({
+      name: names.dropped[0],
+      help: names.dropped[1],
+      registers: [this.registry],
+      collect() {
+        this.inc(backlog.dropped - exported);
+        exported = backlog.dropped;
+      },
+    });
   }
 
   /** Counts an answered request; labels by route pattern (`/v1/users/:id`), never by raw URL, to bound cardinality. */

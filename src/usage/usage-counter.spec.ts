@@ -12,13 +12,25 @@ class FixedClock extends Clock {
   }
 }
 
-/** Records what would be written; fails while `down`. */
+/**
+ * Records what would be written, skipping a batch id it has seen as the table's ledger does; fails
+ * while `down`, and while `losesReplies` commits the write but fails as a connection lost after COMMIT.
+ */
 class FakeUsageTable {
   writes: UsageIncrement[][] = [];
+  attempts: string[] = [];
+  private readonly added = new Set<string>();
   down = false;
-  add(rows: readonly UsageIncrement[]): Promise<void> {
-    if (this.down) return Promise.reject(new Error('connection refused'));
-    this.writes.push([...rows]);
+  losesReplies = false;
+  add(rows: readonly UsageIncrement[], batchId: string): Promise<void> {
+    this.attempts.push(batchId);
+    if (this.down)
+      return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    if (!this.added.has(batchId)) {
+      this.added.add(batchId);
+      this.writes.push([...rows]);
+    }
+    if (this.losesReplies) return Promise.reject(new Error('Connection terminated unexpectedly'));
     return Promise.resolve();
   }
   /** Sum per (key, hour, outcome) over every write, as the additive upsert leaves the table. */
@@ -42,13 +54,14 @@ describe('UsageCounter', () => {
 
   beforeEach(() => {
     warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     clock = new FixedClock(hour10 + 59 * 60_000);
     table = new FakeUsageTable();
-    counter = new UsageCounter(clock, table as unknown as UsageRepository);
+    counter = new UsageCounter(clock, table as unknown as UsageRepository, { shutdownGraceMs: 1_000 });
   });
   afterEach(async () => {
     await counter.beforeApplicationShutdown();
-    warnings.mockRestore();
+    jest.restoreAllMocks();
   });
 
   it('writes one row per key, UTC hour and outcome, sorted as the primary key, in one statement', async () => {
@@ -99,12 +112,29 @@ describe('UsageCounter', () => {
     });
   });
 
+  it('retries a failed batch as it was, under the same id, so a commit whose reply was lost is not added twice', async () => {
+    counter.count('org_a', 'key_a', 'allowed');
+    table.losesReplies = true;
+    await counter.flush();
+    expect(counter.backlog.waiting).toBe(1);
+    table.losesReplies = false;
+    counter.count('org_a', 'key_a', 'allowed');
+    await counter.flush();
+
+    expect(table.attempts).toHaveLength(3);
+    expect(table.attempts[1]).toBe(table.attempts[0]);
+    expect(table.totals()).toEqual({ 'key_a 2030-05-10T10:00:00.000Z allowed': 2 });
+    expect(counter.backlog.waiting).toBe(0);
+  });
+
   it('bounds memory while the database is down: new counters are dropped, existing ones still count', async () => {
     table.down = true;
     for (let i = 0; i < MAX_PENDING_COUNTERS; i++) counter.count('org_a', `key_${i}`, 'allowed');
     counter.count('org_a', 'key_over_the_cap', 'allowed');
     counter.count('org_a', 'key_0', 'allowed');
     await counter.flush();
+    expect(counter.backlog.waiting).toBe(MAX_PENDING_COUNTERS);
+    expect(counter.backlog.dropped).toBe(1);
     table.down = false;
     await counter.flush();
     const totals = table.totals();

@@ -1,13 +1,18 @@
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
+import { ConfigOf } from '../config/config-namespace';
+import { lifecycleConfig } from '../config/namespaces';
+import { WriteBacklog } from '../database/write-backlog';
+import { MetricsService } from '../metrics/metrics.service';
 import { HOUR_MS } from './usage-range';
 import { UsageIncrement, UsageRepository } from './usage.repository';
 
 const FLUSH_INTERVAL_MS = 1_000;
 /**
- * Distinct (key, hour, outcome) counters held in memory. Only a long database outage comes near it
- * (a flush normally empties them every second); past it, new counters are dropped, existing ones
- * still count.
+ * Distinct (key, hour, outcome) counters held in memory, counting and waiting to be written together.
+ * Only a long database outage comes near it (a flush normally empties them every second); past it,
+ * new counters are dropped (and counted), existing ones still count.
  */
 export const MAX_PENDING_COUNTERS = 100_000;
 /** Bounds one statement's parameters and the rows it locks. */
@@ -18,11 +23,19 @@ interface KeyCounters {
   byOutcome: Map<string, number>;
 }
 
+/** Rows taken out of the counters to be added in one statement; the id makes a retry of it idempotent. */
+interface PendingBatch {
+  id: string;
+  rows: UsageIncrement[];
+}
+
 /**
  * Every request of a resolved key, counted on the request path without a database write: counters
  * by key, UTC hour and outcome in memory, added into key_usage_hourly about once a second in one
- * statement per batch. Additions (never overwrites) keep instances exact on one database; a failed
- * flush keeps its counts for the next one, and shutdown writes what is left.
+ * statement per batch. Additions (never overwrites) keep instances exact on one database. A batch the
+ * database does not take is kept as it is and retried with backoff (the repository skips a batch id
+ * it has already added, so a batch whose commit was not acknowledged is not added twice); counts made
+ * meanwhile wait in the counters; shutdown writes what is left.
  */
 @Injectable()
 export class UsageCounter implements BeforeApplicationShutdown {
@@ -30,50 +43,72 @@ export class UsageCounter implements BeforeApplicationShutdown {
   /** hour start (epoch ms) -> key id -> counts by outcome. */
   private pending = new Map<number, Map<string, KeyCounters>>();
   private pendingCounters = 0;
-  private dropped = 0;
-  private timer?: NodeJS.Timeout;
-  private flushing: Promise<void> = Promise.resolve();
+  /** Batches taken from the counters and not yet written, oldest first. */
+  private unwritten: PendingBatch[] = [];
+  private unwrittenRows = 0;
+  /** Usage counters waiting for the database (exported to MetricsService). */
+  readonly backlog = new WriteBacklog({
+    what: 'usage counters',
+    droppedWhat: 'requests from usage',
+    capacity: MAX_PENDING_COUNTERS,
+    delayMs: FLUSH_INTERVAL_MS,
+    logger: this.logger,
+    waiting: () => this.pendingCounters + this.unwrittenRows,
+    write: () => this.writePending(),
+    discardOldest: () => {
+      const batch = this.unwritten.shift();
+      if (!batch) return 0;
+      this.unwrittenRows -= batch.rows.length;
+      return batch.rows.reduce((requests, row) => requests + row.count, 0);
+    },
+  });
 
   constructor(
     private readonly clock: Clock,
     private readonly repository: UsageRepository,
-  ) {}
+    @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
+    @Optional() metrics?: MetricsService,
+  ) {
+    metrics?.exportBacklog(this.backlog, {
+      waiting: [
+        'gatehouse_usage_counters_waiting',
+        'Usage counters (key, hour, outcome) held in memory until the database takes them.',
+      ],
+      dropped: [
+        'gatehouse_usage_requests_dropped_total',
+        'Requests left out of usage because MAX_PENDING_COUNTERS already waited (database unreachable).',
+      ],
+    });
+  }
 
   count(organizationId: string, keyId: string, outcome: string): void {
     const now = this.clock.now();
-    this.add(organizationId, keyId, now - (now % HOUR_MS), outcome, 1);
-    this.timer ??= this.scheduleFlush();
+    this.add(organizationId, keyId, now - (now % HOUR_MS), outcome);
+    this.backlog.schedule();
   }
 
   /** Writes every pending counter; resolves once they are in the database or kept for a retry. */
   flush(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.flushing = this.flushing.then(() => this.writePending());
-    return this.flushing;
+    return this.backlog.flush();
   }
 
-  /** Runs before connections close (see AuditService.beforeApplicationShutdown). */
+  /**
+   * Runs before connections close (see AuditService.beforeApplicationShutdown): a database that is
+   * down gets a fifth of SHUTDOWN_GRACE_MS; what is still not written is logged as a count.
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.flush();
-    clearTimeout(this.timer);
-    if (this.pendingCounters) {
-      this.logger.error(`${this.pendingCounters} usage counters could not be written before shutdown`);
-    }
+    await this.backlog.close(this.lifecycle.shutdownGraceMs / 5);
   }
 
-  private add(organizationId: string, keyId: string, hour: number, outcome: string, count: number): void {
+  private add(organizationId: string, keyId: string, hour: number, outcome: string): void {
     const counters = this.pending.get(hour)?.get(keyId);
     const current = counters?.byOutcome.get(outcome);
     if (current !== undefined) {
-      counters!.byOutcome.set(outcome, current + count);
+      counters!.byOutcome.set(outcome, current + 1);
       return;
     }
-    if (this.pendingCounters >= MAX_PENDING_COUNTERS) {
-      this.dropped += count;
-      return;
-    }
-    this.countersOf(organizationId, keyId, hour).byOutcome.set(outcome, count);
+    if (!this.backlog.admit(1)) return;
+    this.countersOf(organizationId, keyId, hour).byOutcome.set(outcome, 1);
     this.pendingCounters += 1;
   }
 
@@ -85,34 +120,34 @@ export class UsageCounter implements BeforeApplicationShutdown {
     return counters;
   }
 
-  private scheduleFlush(): NodeJS.Timeout {
-    const timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
-    timer.unref();
-    return timer;
+  /**
+   * Writes the unwritten batches in order, then (once) the counters as new batches. A failure keeps
+   * the failed batch and those after it for the retry, unchanged; counts made meanwhile stay in the
+   * counters, where they add up instead of piling up batches.
+   */
+  private async writePending(): Promise<void> {
+    let tookCounters = false;
+    for (;;) {
+      if (!this.unwritten.length) {
+        if (tookCounters || !this.pendingCounters) return;
+        this.unwritten = this.batchesOf(this.takePending());
+        tookCounters = true;
+      }
+      const batch = this.unwritten[0];
+      await this.repository.add(batch.rows, batch.id);
+      this.unwritten.shift();
+      this.unwrittenRows -= batch.rows.length;
+      this.backlog.progressed();
+    }
   }
 
-  private async writePending(): Promise<void> {
-    const increments = this.takePending();
+  private batchesOf(increments: UsageIncrement[]): PendingBatch[] {
+    const batches: PendingBatch[] = [];
     for (let done = 0; done < increments.length; done += ROWS_PER_STATEMENT) {
-      try {
-        await this.repository.add(increments.slice(done, done + ROWS_PER_STATEMENT));
-      } catch (error) {
-        const unwritten = increments.slice(done);
-        for (const row of unwritten)
-          this.add(row.organizationId, row.keyId, row.hour, row.outcome, row.count);
-        this.logger.warn(
-          `could not write ${unwritten.length} usage counters, retrying: ${(error as Error).message}`,
-        );
-        this.timer ??= this.scheduleFlush();
-        break;
-      }
+      batches.push({ id: randomUUID(), rows: increments.slice(done, done + ROWS_PER_STATEMENT) });
     }
-    if (this.dropped) {
-      this.logger.warn(
-        `dropped ${this.dropped} requests from usage: ${MAX_PENDING_COUNTERS} counters were already waiting to be written`,
-      );
-      this.dropped = 0;
-    }
+    this.unwrittenRows += increments.length;
+    return batches;
   }
 
   /**

@@ -7,8 +7,8 @@ import { DAY_MS, HOUR_MS } from './usage-range';
 import { UsageRepository } from './usage.repository';
 
 /**
- * Deletes usage older than USAGE_RETENTION_DAYS, hourly (rows are hourly, so nothing finer is
- * needed). Instances running it at once only delete the same rows; the first one wins.
+ * Deletes usage older than USAGE_RETENTION_DAYS, and the ids of usage batches added more than a day
+ * ago, hourly (rows are hourly, so nothing finer is needed). Instances running it at once only delete the same rows; the first one wins.
  */
 @Injectable()
 export class UsageRetentionJob extends PeriodicJob {
@@ -27,7 +27,10 @@ export class UsageRetentionJob extends PeriodicJob {
   }
 
   /** Returns how many hourly rows were deleted. */
-  protected run(): Promise<number> {
-    return this.usage.deleteBefore(new Date(this.clock.now() - this.config.retentionDays * DAY_MS));
+  protected async run(): Promise<number> {
+    const now = this.clock.now();
+    // Batch ids only guard retries, which come within seconds of the first try.
+    await this.usage.forgetBatchesBefore(new Date(now - DAY_MS));
+    return this.usage.deleteBefore(new Date(now - this.config.retentionDays * DAY_MS));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, Repository } from 'typeorm';
 import { KeyUsageHourly } from './key-usage-hourly.entity';
+import { UsageBatch } from './usage-batch.entity';
 import type { Granularity } from './usage-range';
 
 /** One counter to add: requests of a key in the hour starting at `hour` (epoch ms) with an outcome. */
@@ -30,19 +31,29 @@ const BUCKET_OF_HOUR: Readonly<Record<Granularity, string>> = {
   day: `date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
 };
 
-/** The key_usage_hourly table: every query on it, each scoped by organization. */
+/** The key_usage_hourly table (every read scoped by organization) and its ledger of added batches. */
 @Injectable()
 export class UsageRepository {
-  constructor(@InjectRepository(KeyUsageHourly) private readonly rows: Repository<KeyUsageHourly>) {}
+  constructor(
+    @InjectRepository(KeyUsageHourly) private readonly rows: Repository<KeyUsageHourly>,
+    @InjectRepository(UsageBatch) private readonly batches: Repository<UsageBatch>,
+  ) {}
 
   /**
-   * Adds the counts in one statement. Rows must be unique by (key, hour, outcome): one INSERT cannot
-   * update a row twice. Callers sort them, so two instances lock shared rows in the same order.
+   * Adds the counts in one statement, once per `batchId`: the statement also records the batch id in
+   * usage_batches and adds nothing if it is there already, so retrying a batch whose commit was not
+   * acknowledged (a connection lost after COMMIT) cannot count it twice. Rows must be unique by (key,
+   * hour, outcome): one INSERT cannot update a row twice. Callers sort them, so two instances lock
+   * shared rows in the same order.
    */
-  async add(increments: readonly UsageIncrement[]): Promise<void> {
+  async add(increments: readonly UsageIncrement[], batchId: string): Promise<void> {
     await this.rows.query(
-      `INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, count)
+      `WITH claimed AS (
+         INSERT INTO usage_batches (id, added_at) VALUES ($6, now()) ON CONFLICT (id) DO NOTHING RETURNING id
+       )
+       INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, count)
        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::bigint[])
+       WHERE EXISTS (SELECT 1 FROM claimed)
        ON CONFLICT (key_id, hour, outcome) DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
       [
         increments.map((row) => row.organizationId),
@@ -50,6 +61,7 @@ export class UsageRepository {
         increments.map((row) => new Date(row.hour).toISOString()),
         increments.map((row) => row.outcome),
         increments.map((row) => row.count),
+        batchId,
       ],
     );
   }
@@ -95,5 +107,10 @@ export class UsageRepository {
   async deleteBefore(cutoff: Date): Promise<number> {
     const { affected } = await this.rows.delete({ hour: LessThan(cutoff) });
     return affected ?? 0;
+  }
+
+  /** Forgets the ids of batches added before `cutoff` (a retry comes within seconds of its first try). */
+  async forgetBatchesBefore(cutoff: Date): Promise<void> {
+    await this.batches.delete({ addedAt: LessThan(cutoff) });
   }
 }

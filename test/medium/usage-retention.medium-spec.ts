@@ -40,12 +40,15 @@ describe('usage retention (service level)', () => {
       outcome,
       count: 5,
     });
-    await usage.add([
-      increment(cutoff - 40 * DAY_MS),
-      increment(cutoff - HOUR_MS, 'rate_limited'),
-      increment(cutoff + HOUR_MS),
-      increment(clock.now()),
-    ]);
+    await usage.add(
+      [
+        increment(cutoff - 40 * DAY_MS),
+        increment(cutoff - HOUR_MS, 'rate_limited'),
+        increment(cutoff + HOUR_MS),
+        increment(clock.now()),
+      ],
+      'retention batch',
+    );
 
     expect(await context.get(UsageRetentionJob).runOnce()).toBe(2);
     expect(await hoursOf('key_retention')).toEqual([

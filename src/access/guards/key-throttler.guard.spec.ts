@@ -6,6 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import request from 'supertest';
 import { ProblemFilter } from '../../common/problem.filter';
 import { MemoryFixedWindowStorage } from '../../rate-limits/fixed-window.storage';
+import { RateLimitError, RateLimitErrorCode } from '../../rate-limits/rate-limits.errors';
 import type { KeyContext } from '../principal';
 import { DenialRecorder } from '../denial-recorder';
 import { ConcurrencyStep } from '../steps/concurrency.step';
@@ -35,12 +36,29 @@ class LimitedController {
   }
 }
 
+/** Counts nothing: Redis unreachable with RATE_LIMIT_FAILURE_MODE=closed, as RedisFixedWindowStorage says it. */
+class UnreachableStorage {
+  increment(): Promise<never> {
+    return Promise.reject(
+      new RateLimitError(
+        RateLimitErrorCode.RateLimiterUnavailable,
+        'Rate limits cannot be checked right now.',
+      ),
+    );
+  }
+}
+
 /**
  * Nothing but the throttler face: each request carries key `key_<x-key header>` (3 per minute, 100 per
- * hour), or no key at all without the header; refusals are collected instead of audited.
+ * hour), or no key at all without the header; refusals (and checks that failed) are collected instead
+ * of audited and counted.
  */
-async function startApp(): Promise<{ app: INestApplication; denials: AccessDenial[] }> {
+async function startApp(
+  storage: MemoryFixedWindowStorage | UnreachableStorage = new MemoryFixedWindowStorage(),
+): Promise<{ app: INestApplication; denials: AccessDenial[]; failures: unknown[] }> {
   const denials: AccessDenial[] = [];
+  const failures: unknown[] = [];
+  const refusals = new WeakSet<object>();
   @Module({
     imports: [
       ThrottlerModule.forRoot({
@@ -50,7 +68,7 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
           // A window added the way README "Extending" says: one more named throttler.
           { name: 'day', ttl: 86_400_000, limit: () => 1000 },
         ],
-        storage: new MemoryFixedWindowStorage(),
+        storage,
       }),
     ],
     controllers: [LimitedController],
@@ -62,10 +80,14 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
       {
         provide: DenialRecorder,
         useValue: {
-          refuse: (_attempt: unknown, denial: AccessDenial) => (
-            denials.push(denial),
-            denialException(denial)
-          ),
+          refuse: (_attempt: unknown, denial: AccessDenial) => {
+            denials.push(denial);
+            const exception = denialException(denial);
+            refusals.add(exception);
+            return exception;
+          },
+          // As DenialRecorder.failed: a refusal passing through was recorded already.
+          failed: (_attempt: unknown, error: object) => (refusals.has(error) || failures.push(error), error),
           allow: () => undefined,
         },
       },
@@ -98,13 +120,14 @@ async function startApp(): Promise<{ app: INestApplication; denials: AccessDenia
     next();
   });
   await app.init();
-  return { app, denials };
+  return { app, denials, failures };
 }
 
 describe('KeyThrottlerGuard', () => {
   let app: INestApplication;
   let denials: AccessDenial[];
-  beforeEach(async () => ({ app, denials } = await startApp()));
+  let failures: unknown[];
+  beforeEach(async () => ({ app, denials, failures } = await startApp()));
   afterEach(() => app.close());
 
   const get = (path: string, key?: string) => {
@@ -144,6 +167,17 @@ describe('KeyThrottlerGuard', () => {
 
   it('does not limit requests without a key', async () => {
     for (let i = 0; i < 5; i++) expect((await get('/plain')).status).toBe(200);
+    expect(denials).toEqual([]);
+    expect(failures).toEqual([]);
+  });
+
+  it('reports a check that could not count (503 rate_limiter_unavailable) to the recorder, so usage counts it', async () => {
+    await app.close();
+    ({ app, denials, failures } = await startApp(new UnreachableStorage()));
+    const refused = await get('/plain', 'd');
+    expect(refused.status).toBe(503);
+    expect(refused.body.code).toBe('rate_limiter_unavailable');
+    expect(failures).toEqual([expect.objectContaining({ code: 'rate_limiter_unavailable' })]);
     expect(denials).toEqual([]);
   });
 });

@@ -33,6 +33,16 @@ export class KeyThrottlerGuard extends ThrottlerGuard {
   @Inject(CreditsStep) private readonly credits: CreditsStep;
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
+    try {
+      return await this.checkKey(context);
+    } catch (error) {
+      // Redis down in closed mode (503 rate_limiter_unavailable), the database failing under credits:
+      // the request is answered all the same, so its key's usage counts it (refusals pass through).
+      throw this.denials.failed(accessAttempt(context), error);
+    }
+  }
+
+  private async checkKey(context: ExecutionContext): Promise<boolean> {
     const attempt = accessAttempt(context);
     if (!attempt.request.principal) return true;
     const key = attempt.request.principal.key;

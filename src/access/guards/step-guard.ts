@@ -20,9 +20,14 @@ export abstract class StepGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.isPublic.get(context)) return true;
     const attempt = accessAttempt(context);
-    for (const step of this.steps) {
-      const denial = await step.check(attempt);
-      if (denial) throw this.denials.refuse(attempt, denial);
+    try {
+      for (const step of this.steps) {
+        const denial = await step.check(attempt);
+        if (denial) throw this.denials.refuse(attempt, denial);
+      }
+    } catch (error) {
+      // A step that threw (a dependency down) still answers the request: count it like a refusal.
+      throw this.denials.failed(attempt, error);
     }
     return true;
   }

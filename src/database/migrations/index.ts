@@ -6,6 +6,7 @@ import { Webhooks1795293629344 } from './1795293629344-Webhooks';
 import { TaskQueuedNotify1795400000000 } from './1795400000000-TaskQueuedNotify';
 import { KeyControlsCreditsUsage1795500000000 } from './1795500000000-KeyControlsCreditsUsage';
 import { DashboardSessions1795600000000 } from './1795600000000-DashboardSessions';
+import { UsageBatches1795710000000 } from './1795710000000-UsageBatches';
 import { DashboardSessionRotation1795720000000 } from './1795720000000-DashboardSessionRotation';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
@@ -18,5 +19,6 @@ export const MIGRATIONS = [
   TaskQueuedNotify1795400000000,
   KeyControlsCreditsUsage1795500000000,
   DashboardSessions1795600000000,
+  UsageBatches1795710000000,
   DashboardSessionRotation1795720000000,
 ];
