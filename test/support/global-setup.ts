@@ -1,16 +1,24 @@
 import { randomBytes } from 'node:crypto';
+import { createEmbeddedTemplate, createPostgresTemplate } from './template-database';
 import { assertTestDatabaseName, withServer } from './test-database';
 
 /**
  * With DATABASE_URL set, e2e suites run against that PostgreSQL server: each app instance gets a fresh
- * database created from it and dropped after. Without it they run on embedded PGlite.
+ * database cloned from the run's migrated template and dropped after. Without it they run on embedded
+ * PGlite, each instance on a copy of a migrated data directory.
  */
 export default async function globalSetup(): Promise<void> {
-  process.env.GATEHOUSE_TEST_RUN_ID = randomBytes(4).toString('hex');
+  // Jest calls the global setup once per project (e2e, medium): the run prepares its databases once.
+  if (process.env.GATEHOUSE_TEST_RUN_ID) return;
+  const runId = randomBytes(4).toString('hex');
+  process.env.GATEHOUSE_TEST_RUN_ID = runId;
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) {
     assertTestDatabaseName(serverUrl);
     await withServer(serverUrl, (client) => client.query('SELECT 1'));
     process.env.GATEHOUSE_TEST_SERVER_URL = serverUrl;
+    process.env.GATEHOUSE_TEST_TEMPLATE_DB = await createPostgresTemplate(serverUrl, runId);
+  } else {
+    process.env.GATEHOUSE_TEST_PGLITE_TEMPLATE = await createEmbeddedTemplate();
   }
 }

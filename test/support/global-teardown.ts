@@ -1,7 +1,9 @@
+import { removeEmbeddedTemplate } from './template-database';
 import { runDatabasePrefix, withServer } from './test-database';
 
-/** Drops any database of this run an interrupted suite left behind. */
+/** Drops the run's templates and any database of this run an interrupted suite left behind. */
 export default async function globalTeardown(): Promise<void> {
+  removeEmbeddedTemplate();
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   if (!serverUrl || !runId) return;

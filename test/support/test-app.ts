@@ -11,6 +11,7 @@ import { WorkerModule } from '../../src/worker.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadAppConfig } from '../../src/config/app-config';
+import { copyEmbeddedTemplate } from './template-database';
 import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer } from './test-database';
 
 export interface TestAppOptions {
@@ -39,7 +40,7 @@ export interface TestApp {
 
 let databaseCounter = 0;
 
-/** Creates a fresh, empty database for one app instance on the run's PostgreSQL server. */
+/** Creates a fresh database for one app instance on the run's PostgreSQL server, migrated (from the template). */
 export async function createTestDatabase(): Promise<string | undefined> {
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
@@ -47,7 +48,9 @@ export async function createTestDatabase(): Promise<string | undefined> {
   // The counter restarts with every test file (jest gives each its own module registry) and the pid is
   // the same under --runInBand: the random part keeps a database a suite kept on purpose from clashing.
   const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
-  await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  const template = process.env.GATEHOUSE_TEST_TEMPLATE_DB;
+  const from = template ? ` TEMPLATE "${template}"` : '';
+  await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"${from}`));
   const url = withDatabaseName(serverUrl, name);
   assertTestDatabaseName(url);
   return url;
@@ -65,6 +68,7 @@ async function prepareInstance(options: TestAppOptions) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const ownsDatabase = !options.databaseUrl && !options.embedded;
   const databaseUrl = options.embedded ? undefined : (options.databaseUrl ?? (await createTestDatabase()));
+  if (ownsDataDir && !databaseUrl) copyEmbeddedTemplate(dataDir);
 
   const config = loadAppConfig({
     NODE_ENV: 'test',
