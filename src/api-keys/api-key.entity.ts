@@ -180,6 +180,35 @@ export class ApiKey {
   @Column({ name: 'credits_low_generation', update: false, type: 'integer', nullable: true })
   creditsLowGeneration: number | null;
 
+  /**
+   * With Redis, which copy of the balance is live (src/api-keys/credits/redis-credit-ledger.ts): bumped
+   * at every hand-over between Redis and this row, so a Redis balance seeded before one is never spent.
+   */
+  @Column({ name: 'credits_epoch', update: false, type: 'integer', default: 0 })
+  creditsEpoch: number;
+
+  /** Until when Redis may spend this epoch's balance; null: the row is the balance. */
+  @Column({
+    name: 'credits_lease_until',
+    update: false,
+    select: false,
+    type: 'timestamptz',
+    precision: 3,
+    nullable: true,
+  })
+  creditsLeaseUntil: Date | null;
+
+  /** Until when an instance that could not reach Redis keeps the balance in the row. */
+  @Column({
+    name: 'credits_hold_until',
+    update: false,
+    select: false,
+    type: 'timestamptz',
+    precision: 3,
+    nullable: true,
+  })
+  creditsHoldUntil: Date | null;
+
   @Column({ name: 'last_used_ip', type: 'text', nullable: true })
   lastUsedIp: string | null;
 

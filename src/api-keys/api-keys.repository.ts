@@ -24,6 +24,22 @@ interface CreditRow {
   credits_generation: number;
 }
 
+/** Where claimCredits sent a spend (see there). */
+export interface CreditClaim {
+  outcome: 'seed' | 'join' | 'row' | 'wait';
+  granted: number;
+  state: CreditState;
+  epoch: number;
+  leaseLeftMs: number;
+}
+
+interface CreditClaimRow {
+  outcome: CreditClaim['outcome'];
+  granted: string;
+  credits_epoch: number;
+  lease_left_ms: string | null;
+}
+
 const CREDIT_COLUMNS = 'api_keys.credits_remaining, api_keys.credits_baseline, api_keys.credits_generation';
 
 function creditState(row: CreditRow): CreditState {
@@ -245,19 +261,105 @@ export class ApiKeysRepository {
   }
 
   /**
-   * Writes balances spent in Redis back to the row: only within the same generation and only
-   * downwards, so instances writing in any order leave the lowest, and a newer setting is never undone.
+   * With Redis (redis-credit-ledger.ts, where the protocol is described): decides under the row's lock
+   * where `count` credits are spent. `join`: Redis holds the row's current epoch (`redisEpoch`, as
+   * Redis reported it), nobody spent the row since, and the lease is extended; `seed`: Redis may spend
+   * a new epoch of the balance, seeded from the row as returned, until the lease ends; `wait`: Redis's
+   * lease has `leaseLeftMs` to run and the row must not be spent before; `row`: the row is the balance,
+   * and `granted` of them were spent here. `redisFailed` (this instance could not reach Redis) stops
+   * every renewal of the lease, and keeps the balance in the row for `holdMs` after it ran out.
+   */
+  async claimCredits(
+    keyId: string,
+    claim: { count: number; redisFailed: boolean; redisEpoch: number; leaseMs: number; holdMs: number },
+  ): Promise<CreditClaim | null> {
+    const [rows] = await this.keys.query<[(CreditRow & CreditClaimRow)[], number]>(
+      `WITH locked AS (
+         SELECT id, credits_remaining AS remaining, credits_epoch AS epoch,
+                credits_lease_until IS NOT NULL AS redis_epoch,
+                COALESCE(credits_lease_until > now(), false) AS leased,
+                $3::boolean OR COALESCE(credits_hold_until > now(), false) AS held
+           FROM api_keys WHERE id = $1 AND credits_remaining IS NOT NULL FOR UPDATE
+       ), decided AS (
+         SELECT locked.*,
+                CASE WHEN redis_epoch AND NOT held AND epoch = $4 THEN 'join'
+                     WHEN leased THEN 'wait'
+                     WHEN held THEN 'row'
+                     ELSE 'seed' END AS outcome
+           FROM locked
+       ), claimed AS (
+         SELECT decided.*, CASE WHEN outcome = 'row' THEN LEAST($2::bigint, remaining) ELSE 0 END AS granted
+           FROM decided
+       )
+       UPDATE api_keys
+          SET credits_remaining = api_keys.credits_remaining - claimed.granted,
+              credits_epoch = CASE WHEN outcome = 'seed' OR (outcome = 'row' AND redis_epoch)
+                                   THEN claimed.epoch + 1 ELSE claimed.epoch END,
+              credits_lease_until = CASE outcome
+                                      WHEN 'seed' THEN now() + make_interval(secs => $5::float8 / 1000)
+                                      WHEN 'join' THEN GREATEST(api_keys.credits_lease_until,
+                                                                now() + make_interval(secs => $5::float8 / 1000))
+                                      WHEN 'row' THEN NULL
+                                      ELSE api_keys.credits_lease_until END,
+              credits_hold_until = CASE WHEN $3::boolean
+                                        THEN GREATEST(api_keys.credits_lease_until,
+                                                      now() + make_interval(secs => $6::float8 / 1000))
+                                        ELSE api_keys.credits_hold_until END
+         FROM claimed WHERE api_keys.id = claimed.id
+         RETURNING claimed.outcome, claimed.granted, ${CREDIT_COLUMNS}, api_keys.credits_epoch,
+                   GREATEST(0, CEIL(EXTRACT(EPOCH FROM api_keys.credits_lease_until - now()) * 1000))
+                     AS lease_left_ms`,
+      [keyId, claim.count, claim.redisFailed, claim.redisEpoch, claim.leaseMs, claim.holdMs],
+    );
+    if (!rows.length) return null;
+    const row = rows[0];
+    return {
+      outcome: row.outcome,
+      granted: Number(row.granted),
+      state: creditState(row),
+      epoch: Number(row.credits_epoch),
+      leaseLeftMs: Number(row.lease_left_ms ?? 0),
+    };
+  }
+
+  /**
+   * Writes balances spent in Redis back to the row: only within the same generation and epoch and only
+   * downwards, so instances writing in any order leave the lowest, and a newer setting or a hand-over
+   * is never undone. Each also extends the epoch's lease by `leaseMs`, unless an instance that could
+   * not reach Redis holds the balance in the row: the keys whose lease was extended are returned.
    */
   async writeBackCredits(
-    balances: { keyId: string; generation: number; remaining: number }[],
-  ): Promise<void> {
-    if (!balances.length) return;
-    await this.keys.query(
-      `UPDATE api_keys AS key SET credits_remaining = spent.remaining
-         FROM unnest($1::text[], $2::int[], $3::bigint[]) AS spent(id, generation, remaining)
+    balances: { keyId: string; generation: number; epoch: number; remaining: number }[],
+    leaseMs: number,
+  ): Promise<Set<string>> {
+    if (!balances.length) return new Set();
+    const [rows] = await this.keys.query<[{ id: string; renewed: boolean }[], number]>(
+      `UPDATE api_keys AS key
+          SET credits_remaining = LEAST(key.credits_remaining, spent.remaining),
+              credits_lease_until = CASE WHEN key.credits_hold_until > now() THEN key.credits_lease_until
+                                         ELSE GREATEST(key.credits_lease_until,
+                                                       now() + make_interval(secs => $5::float8 / 1000)) END
+         FROM unnest($1::text[], $2::int[], $3::int[], $4::bigint[]) AS spent(id, generation, epoch, remaining)
         WHERE key.id = spent.id AND key.credits_generation = spent.generation
-          AND key.credits_remaining > spent.remaining`,
-      [balances.map((b) => b.keyId), balances.map((b) => b.generation), balances.map((b) => b.remaining)],
+          AND key.credits_epoch = spent.epoch AND key.credits_lease_until IS NOT NULL
+        RETURNING key.id, COALESCE(key.credits_hold_until <= now(), true) AS renewed`,
+      [
+        balances.map((b) => b.keyId),
+        balances.map((b) => b.generation),
+        balances.map((b) => b.epoch),
+        balances.map((b) => b.remaining),
+        leaseMs,
+      ],
+    );
+    return new Set(rows.filter((row) => row.renewed).map((row) => row.id));
+  }
+
+  /** Gives back a credit spent on the row under claimCredits, while the row is still that balance. */
+  async refundClaimedCredit(keyId: string, generation: number, epoch: number): Promise<void> {
+    await this.keys.query(
+      `UPDATE api_keys SET credits_remaining = credits_remaining + 1
+        WHERE id = $1 AND credits_generation = $2 AND credits_epoch = $3 AND credits_lease_until IS NULL`,
+      [keyId, generation, epoch],
     );
   }
 

@@ -4,6 +4,16 @@ import type { CreditState } from '../api-keys.repository';
 export interface CreditAccount {
   keyId: string;
   generation: number;
+  /**
+   * Where a granted credit was taken, for its refund: Redis or the row, in which epoch (the Redis
+   * ledger's hand-overs); absent for the database ledger, where the row is always the balance.
+   */
+  takenFrom?: { store: 'redis' | 'row'; epoch: number };
+}
+
+/** One credit spent: the balance after it, and the account a refund gives it back to. */
+export interface GrantedCredit extends CreditState {
+  account: CreditAccount;
 }
 
 /**
@@ -13,7 +23,7 @@ export interface CreditAccount {
  */
 export abstract class CreditLedger {
   /** Spends one credit: the balance after it, or null when none was left. */
-  abstract spend(account: CreditAccount): Promise<CreditState | null>;
+  abstract spend(account: CreditAccount): Promise<GrantedCredit | null>;
 
   /** Gives back one credit of `account` (a request refused by a later step spends nothing). */
   abstract refund(account: CreditAccount): Promise<void>;
@@ -22,7 +32,14 @@ export abstract class CreditLedger {
   abstract publish(keyId: string, state: CreditState): Promise<void>;
 
   /** The live balances of keys as loaded from the database (the rows' values where nothing newer is held). */
-  abstract balances(keys: readonly { keyId: string; state: CreditState }[]): Promise<Map<string, number>>;
+  abstract balances(keys: readonly CreditRowBalance[]): Promise<Map<string, number>>;
+}
+
+/** A key's balance as its row holds it, with the row's epoch (which copy of it is live). */
+export interface CreditRowBalance {
+  keyId: string;
+  state: CreditState;
+  epoch: number;
 }
 
 /**
@@ -33,9 +50,9 @@ export abstract class CreditLedger {
  */
 export async function spendGroupedByKey(
   accounts: CreditAccount[],
-  spendMany: (account: CreditAccount, count: number) => Promise<(CreditState | null)[]>,
-): Promise<(CreditState | null)[]> {
-  const results: (CreditState | null)[] = new Array<CreditState | null>(accounts.length).fill(null);
+  spendMany: (account: CreditAccount, count: number) => Promise<GrantedCredit[]>,
+): Promise<(GrantedCredit | null)[]> {
+  const results = new Array<GrantedCredit | null>(accounts.length).fill(null);
   const byKey = new Map<string, number[]>();
   accounts.forEach((account, i) => {
     const indexes = byKey.get(account.keyId);
@@ -52,10 +69,20 @@ export async function spendGroupedByKey(
   return results;
 }
 
-/** Balances for `granted` credits spent at once, leaving `remaining`: the first saw the highest. */
-export function grantedBalances(granted: number, left: CreditState): CreditState[] {
+/**
+ * Balances for `granted` credits spent at once, leaving `remaining`: the first saw the highest. A
+ * refund goes back to `takenFrom`, in the generation the balance had.
+ */
+export function grantedBalances(
+  keyId: string,
+  granted: number,
+  left: CreditState,
+  takenFrom?: CreditAccount['takenFrom'],
+): GrantedCredit[] {
+  const account: CreditAccount = { keyId, generation: left.generation, takenFrom };
   return Array.from({ length: granted }, (_, n) => ({
     ...left,
     remaining: left.remaining + granted - 1 - n,
+    account,
   }));
 }

@@ -57,8 +57,8 @@ export class CreditsService {
     const now = this.clock.date();
     const generation = await this.refillIfDue(key, now);
     const account = { keyId: key.id, generation };
-    const state = await this.ledger.spend(account);
-    if (!state) {
+    const granted = await this.ledger.spend(account);
+    if (!granted) {
       const retryAt = key.creditsRefillInterval ? refillBoundaryAfter(key.creditsRefillInterval, now) : null;
       return {
         spent: false,
@@ -67,12 +67,8 @@ export class CreditsService {
           : null,
       };
     }
-    if (crossedLowMark(state)) void this.recordLow(key, state);
-    return {
-      spent: true,
-      account: { keyId: key.id, generation: state.generation },
-      remaining: state.remaining,
-    };
+    if (crossedLowMark(granted)) void this.recordLow(key, granted);
+    return { spent: true, account: granted.account, remaining: granted.remaining };
   }
 
   refund(account: CreditAccount): Promise<void> {
@@ -99,7 +95,9 @@ export class CreditsService {
         });
       }
     }
-    return this.ledger.balances(credited.map((key) => ({ keyId: key.id, state: creditStateOf(key) })));
+    return this.ledger.balances(
+      credited.map((key) => ({ keyId: key.id, state: creditStateOf(key), epoch: key.creditsEpoch })),
+    );
   }
 
   /** After a create or PATCH set the balance (committed): it is the live one from now on, everywhere. */

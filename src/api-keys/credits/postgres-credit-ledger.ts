@@ -1,6 +1,13 @@
-import { ApiKeysRepository, CreditState } from '../api-keys.repository';
+import { ApiKeysRepository } from '../api-keys.repository';
 import { TickBatch } from '../../common/tick-batch';
-import { CreditAccount, CreditLedger, grantedBalances, spendGroupedByKey } from './credit-ledger';
+import {
+  CreditAccount,
+  CreditLedger,
+  CreditRowBalance,
+  GrantedCredit,
+  grantedBalances,
+  spendGroupedByKey,
+} from './credit-ledger';
 
 /**
  * Without Redis the row is the balance: a conditional UPDATE (never below zero) on the locked row, so
@@ -8,10 +15,10 @@ import { CreditAccount, CreditLedger, grantedBalances, spendGroupedByKey } from 
  * key; keys without credits never reach a ledger.
  */
 export class PostgresCreditLedger extends CreditLedger {
-  private readonly spends = new TickBatch<CreditAccount, CreditState | null>((accounts) =>
+  private readonly spends = new TickBatch<CreditAccount, GrantedCredit | null>((accounts) =>
     spendGroupedByKey(accounts, async ({ keyId }, count) => {
       const spent = await this.keys.spendCredits(keyId, count);
-      return spent ? grantedBalances(spent.granted, spent.left) : [];
+      return spent ? grantedBalances(keyId, spent.granted, spent.left) : [];
     }),
   );
 
@@ -19,7 +26,7 @@ export class PostgresCreditLedger extends CreditLedger {
     super();
   }
 
-  spend(account: CreditAccount): Promise<CreditState | null> {
+  spend(account: CreditAccount): Promise<GrantedCredit | null> {
     return this.spends.add(account);
   }
 
@@ -31,7 +38,7 @@ export class PostgresCreditLedger extends CreditLedger {
     // The database is the live balance already.
   }
 
-  async balances(keys: readonly { keyId: string; state: CreditState }[]): Promise<Map<string, number>> {
+  async balances(keys: readonly CreditRowBalance[]): Promise<Map<string, number>> {
     return new Map(keys.map(({ keyId, state }) => [keyId, state.remaining]));
   }
 }

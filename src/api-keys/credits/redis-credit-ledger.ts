@@ -1,75 +1,185 @@
 import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
+import { performance } from 'node:perf_hooks';
 import { ApiKeysRepository, CreditState } from '../api-keys.repository';
 import { TickBatch } from '../../common/tick-batch';
-import { CreditAccount, CreditLedger, grantedBalances, spendGroupedByKey } from './credit-ledger';
+import {
+  CreditAccount,
+  CreditLedger,
+  CreditRowBalance,
+  GrantedCredit,
+  grantedBalances,
+  spendGroupedByKey,
+} from './credit-ledger';
 
-// One hash per key: g (generation of the settings), r (remaining), b (baseline for credits_low).
+// One hash per key: e (epoch), u (run id of the Redis server it was seeded on), g (generation of the
+// settings), r (remaining), b (baseline for credits_low).
 const balanceKey = (keyId: string) => `gatehouse:credits:${keyId}`;
-// Idle balances leave Redis after a week; the next spend reseeds from the row, which by then holds it.
+// Idle balances leave Redis after a week; the next spend seeds a new epoch from the row.
 const IDLE_TTL_MS = 7 * 86_400_000;
-// How soon a spend reaches the row: what a Redis restart (not a process restart) could forget.
-const WRITE_BACK_DELAY_MS = 200;
+/** How long the row lets Redis spend an epoch's balance (PostgreSQL's clock), renewed while spent. */
+const LEASE_MS = 800;
+/** An instance stops spending in Redis this long before the row's lease ends: its last write-back lands meanwhile. */
+const LEASE_MARGIN_MS = 300;
+/** A spend is not sent to Redis on a lease with less than this to run (its answer would come too late). */
+const SEND_SLACK_MS = 50;
+/** How soon a spend made in Redis reaches the row (batched); well within LEASE_MARGIN_MS. */
+const WRITE_BACK_DELAY_MS = 100;
+/**
+ * An instance that fails to reach Redis holds the balance in the row: no lease is renewed until it ran
+ * out, and then the row stays the balance for this long after that instance's last claim (each claim
+ * of an instance still failing renews it). Short, so Redis is spent again soon after every instance
+ * reaches it; an instance cut off alone keeps it as long as it keeps spending.
+ */
+const HOLD_MS = 100;
+/** A spend waiting for another instance's lease to run out looks again this often. */
+const WAIT_STEP_MS = 50;
+/** Leases run out within LEASE_MS once nobody renews them; waiting longer means something is wrong. */
+const MAX_WAIT_MS = 5 * LEASE_MS;
+/** An expired lease is kept this long as a hint of the epoch to renew; after, Redis is asked first. */
+const HINT_MS = 600_000;
+/** Leases kept at most (a memo: forgetting one costs a look at Redis). */
+const MAX_LEASES = 100_000;
 
 /**
- * Spends up to ARGV[2] credits at once, never below zero: {granted, remaining after, g, b}, or {-1}
- * when Redis holds no balance of this generation (reseed from the row).
+ * Spends up to ARGV[3] credits of epoch ARGV[1] seeded on run ARGV[5], never below zero:
+ * {granted, remaining after, g, b}; {-2, e, g} when Redis holds another epoch or an older generation
+ * (ARGV[2] is the lowest acceptable) of this run; {-1} when it holds no balance of this run.
  */
 const SPEND_SCRIPT = `
-local v = redis.call('HMGET', KEYS[1], 'g', 'r', 'b')
-if not v[1] or tonumber(v[1]) < tonumber(ARGV[1]) then return {-1} end
+local v = redis.call('HMGET', KEYS[1], 'g', 'r', 'b', 'e', 'u')
+if not v[1] or not v[4] or v[5] ~= ARGV[5] then return {-1} end
+if v[4] ~= ARGV[1] or tonumber(v[1]) < tonumber(ARGV[2]) then return {-2, tonumber(v[4]), tonumber(v[1])} end
 local r = tonumber(v[2])
-local n = math.min(tonumber(ARGV[2]), r)
+local n = math.min(tonumber(ARGV[3]), r)
 if n > 0 then
   r = redis.call('HINCRBY', KEYS[1], 'r', -n)
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
 else
   n = 0
 end
 return {n, r, tonumber(v[1]), tonumber(v[3])}`;
 
-/** Sets the balance unless Redis already holds one of the same or a newer generation. */
+/**
+ * Seeds epoch ARGV[1] of run ARGV[6] from the row. ARGV[7] = 1: a new epoch, unless Redis already
+ * holds this or a newer one of the run. ARGV[7] = 0: a newer generation (a PATCH or refill Redis
+ * missed) replaces the balance of this very epoch, which must still be there.
+ */
 const SEED_SCRIPT = `
-local g = redis.call('HGET', KEYS[1], 'g')
-if g and tonumber(g) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'g', ARGV[1], 'r', ARGV[2], 'b', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local v = redis.call('HMGET', KEYS[1], 'e', 'u', 'g')
+local held = -1
+if v[1] and v[2] == ARGV[6] then held = tonumber(v[1]) end
+if ARGV[7] == '1' then
+  if held >= tonumber(ARGV[1]) then return 0 end
+elseif held ~= tonumber(ARGV[1]) or tonumber(v[3]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'e', ARGV[1], 'u', ARGV[6], 'g', ARGV[2], 'r', ARGV[3], 'b', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1`;
 
+/** A balance set in the row (create, PATCH, refill) replaces an older generation's, in whatever epoch. */
+const PUBLISH_SCRIPT = `
+local g = redis.call('HGET', KEYS[1], 'g')
+if not g or tonumber(g) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'g', ARGV[1], 'r', ARGV[2], 'b', ARGV[3])
+return 1`;
+
+/** Gives back ARGV[4] credits, only to the epoch, run and generation they were taken from. */
 const REFUND_SCRIPT = `
-if redis.call('HGET', KEYS[1], 'g') == ARGV[1] then redis.call('HINCRBY', KEYS[1], 'r', 1) end
+local v = redis.call('HMGET', KEYS[1], 'e', 'u', 'g')
+if v[1] == ARGV[1] and v[2] == ARGV[2] and v[3] == ARGV[3] then redis.call('HINCRBY', KEYS[1], 'r', ARGV[4]) end
 return 1`;
 
 interface CreditScripts {
-  gatehouseSpendCredits(key: string, generation: number, count: number, ttl: number): Promise<number[]>;
+  gatehouseSpendCredits(
+    key: string,
+    epoch: number,
+    minGeneration: number,
+    count: number,
+    ttl: number,
+    run: string,
+  ): Promise<number[]>;
   gatehouseSeedCredits(
     key: string,
+    epoch: number,
     generation: number,
     remaining: number,
     baseline: number,
     ttl: number,
+    run: string,
+    fresh: 0 | 1,
   ): Promise<number>;
-  gatehouseRefundCredit(key: string, generation: number): Promise<number>;
+  gatehousePublishCredits(
+    key: string,
+    generation: number,
+    remaining: number,
+    baseline: number,
+  ): Promise<number>;
+  gatehouseRefundCredits(
+    key: string,
+    epoch: number,
+    run: string,
+    generation: number,
+    count: number,
+  ): Promise<number>;
 }
+
+/** This instance's right to spend a key's balance in Redis: its epoch, on which run, until when (performance.now()). */
+interface Lease {
+  epoch: number;
+  run: string;
+  until: number;
+}
+
+/** What Redis said of a key's balance before a claim: unreachable, or which epoch of this run it holds (-1: none). */
+type RedisView = { failed: true } | { failed: false; epoch: number; generation: number };
 
 /**
  * With Redis every instance spends from one balance per key, decremented by a Lua script that refuses
  * at zero (atomic, so two instances never accept more than the balance together); the spends of one
- * turn of the event loop share one call per key. Each spend is
- * written back to the row within WRITE_BACK_DELAY_MS, batched, so the balance survives a restart of
- * the process (Redis keeps it) and of Redis (the row reseeds it). A balance of an older generation is
- * never used: a PATCH or refill bumps the generation and reseeds at once.
+ * turn of the event loop share one call per key. Spends are written back to the row within
+ * WRITE_BACK_DELAY_MS, batched, so the balance survives a restart of the process and of Redis.
  *
- * While Redis is unreachable, spends go to the row (exact among the instances doing so). Left as is:
- * if Redis comes back with its old data rather than empty, the spends made meanwhile are not in it.
+ * The invariant: at any moment exactly one copy of a key's balance is spent, Redis's or the row's,
+ * and a hand-over between them never lets a credit be spent in both.
+ * - The row names the live copy: `credits_epoch` is bumped at every hand-over, and
+ *   `credits_lease_until` (PostgreSQL's clock) says until when Redis may spend that epoch; null means
+ *   the row is the balance. Redis's hash carries the epoch and the run id of the server it was seeded
+ *   on; a hash of another epoch or run is never spent.
+ * - Redis is spent only under a lease, taken or renewed on the locked row (claimCredits, and every
+ *   write-back). The instance counts it from before it sent that statement, minus LEASE_MARGIN_MS,
+ *   on its monotonic clock, and uses an answer from Redis only if it arrived within: so every credit
+ *   Redis grants is granted LEASE_MARGIN_MS before the row's lease ends, and its write-back (sent
+ *   within WRITE_BACK_DELAY_MS) reaches the row before. A late answer counts as not granted and is
+ *   given back.
+ * - The row is spent only once the lease has run out; the first spend there bumps the epoch, so the
+ *   balance Redis held is dead from then on, whatever Redis says when it answers again. An instance
+ *   that cannot reach Redis (stopped, hung past its command deadline, breaker open, or an answer that
+ *   never came: an ambiguous spend is not used) marks the row held until the lease runs out and
+ *   HOLD_MS after, which stops every renewal: it waits at most LEASE_MS, then spends on the row, and
+ *   so do the others once their leases run out.
+ * - Redis is trusted again only through a new epoch seeded from the row (no instance held it for
+ *   HOLD_MS, the lease ran out), or by joining the row's current epoch when Redis still holds exactly
+ *   it on the same run. A restarted Redis has a new run id, so a balance it lost, restored from disk or
+ *   had replayed by a reconnecting client is never joined; every instance also drops its leases when
+ *   its connection closes.
+ * Assumed: a write-back lands within LEASE_MARGIN_MS - WRITE_BACK_DELAY_MS of being sent (PostgreSQL
+ * answering; a later one is logged), and no clock runs more than a few percent fast or slow.
  */
 export class RedisCreditLedger extends CreditLedger implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Credits');
   private readonly scripts: CreditScripts;
-  private readonly spends = new TickBatch<CreditAccount, CreditState | null>((accounts) =>
+  private readonly spends = new TickBatch<CreditAccount, GrantedCredit | null>((accounts) =>
     spendGroupedByKey(accounts, (account, count) => this.spendMany(account, count)),
   );
-  private pendingWriteBack = new Map<string, { keyId: string; generation: number; remaining: number }>();
+  /** Leases by key; an expired one is kept as a hint of the epoch to join. */
+  private readonly leases = new Map<string, Lease>();
+  private run?: Promise<string>;
+  private pendingWriteBack = new Map<
+    string,
+    { keyId: string; generation: number; epoch: number; remaining: number }
+  >();
   private writeBackTimer?: NodeJS.Timeout;
   private lastWarning = 0;
 
@@ -80,66 +190,222 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     super();
     redis.defineCommand('gatehouseSpendCredits', { numberOfKeys: 1, lua: SPEND_SCRIPT });
     redis.defineCommand('gatehouseSeedCredits', { numberOfKeys: 1, lua: SEED_SCRIPT });
-    redis.defineCommand('gatehouseRefundCredit', { numberOfKeys: 1, lua: REFUND_SCRIPT });
+    redis.defineCommand('gatehousePublishCredits', { numberOfKeys: 1, lua: PUBLISH_SCRIPT });
+    redis.defineCommand('gatehouseRefundCredits', { numberOfKeys: 1, lua: REFUND_SCRIPT });
     this.scripts = redis as unknown as CreditScripts;
+    // A new connection may reach another server, or the same one after it lost or replayed writes.
+    redis.on('close', () => {
+      this.leases.clear();
+      this.run = undefined;
+    });
   }
 
-  spend(account: CreditAccount): Promise<CreditState | null> {
+  spend(account: CreditAccount): Promise<GrantedCredit | null> {
     return this.spends.add(account);
   }
 
-  /** `count` credits of one key: a balance for each one granted, in order, then nulls. */
-  private async spendMany(account: CreditAccount, count: number): Promise<(CreditState | null)[]> {
-    try {
-      let answer = await this.spendScript(account, count);
-      if (answer[0] === -1) {
-        if (!(await this.reseed(account))) return [];
-        answer = await this.spendScript(account, count);
-        if (answer[0] === -1) return this.spendInDatabase(account, count);
+  /** `count` credits of one key: a balance for each one granted, in order. */
+  private async spendMany(account: CreditAccount, count: number): Promise<GrantedCredit[]> {
+    const { keyId } = account;
+    const giveUpAt = performance.now() + MAX_WAIT_MS;
+    let waitingSince: number | undefined;
+    for (;;) {
+      const lease = this.leases.get(keyId);
+      const now = performance.now();
+      let view: RedisView;
+      let hinted = false;
+      if (lease && now < lease.until - SEND_SLACK_MS) {
+        const answer = await this.spendInRedis(account, count, lease);
+        if (Array.isArray(answer)) return answer;
+        view = answer;
+      } else if (lease && now < lease.until + HINT_MS) {
+        // Expired lately: ask the row to renew this epoch first (no spending in Redis without a lease).
+        view = { failed: false, epoch: lease.epoch, generation: account.generation };
+        hinted = true;
+      } else {
+        view = await this.look(account);
       }
-      const [granted, remaining, generation, baseline] = answer;
-      const left = { remaining, generation, baseline };
-      if (granted > 0) this.writeBack(account.keyId, left);
-      return grantedBalances(granted, left);
-    } catch (error) {
-      this.warn(error as Error);
-      return this.spendInDatabase(account, count);
+
+      const sentAt = performance.now();
+      // Redis answers but never shows the live epoch (this instance reaches another server than the
+      // lease holder's, say): counted as unreachable, so the lease is not renewed and runs out.
+      const stuck = waitingSince !== undefined && sentAt - waitingSince > LEASE_MS;
+      const claim = await this.keys.claimCredits(keyId, {
+        count,
+        redisFailed: view.failed || stuck,
+        redisEpoch: view.failed ? -1 : view.epoch,
+        leaseMs: LEASE_MS,
+        holdMs: HOLD_MS,
+      });
+      if (!claim) return []; // Unlimited or gone since the key record was loaded.
+      switch (claim.outcome) {
+        case 'row':
+          this.leases.delete(keyId);
+          return grantedBalances(keyId, claim.granted, claim.state, { store: 'row', epoch: claim.epoch });
+        case 'wait':
+          // A stale hint: another instance seeded a newer epoch, which Redis names at once. A lease
+          // still running is kept: spends of this key in flight under it stay valid.
+          if (hinted) {
+            this.leases.delete(keyId);
+            continue;
+          }
+          waitingSince ??= sentAt;
+          if (performance.now() > giveUpAt)
+            throw new Error(`credits of ${keyId}: the Redis lease did not run out within ${MAX_WAIT_MS} ms`);
+          await sleep(Math.min(WAIT_STEP_MS, Math.max(1, claim.leaseLeftMs)));
+          continue;
+        case 'seed':
+        case 'join': {
+          const fresh = claim.outcome === 'seed';
+          if (!fresh && !view.failed && view.generation >= claim.state.generation) {
+            this.grantLease(keyId, claim.epoch, await this.currentRun().catch(() => ''), sentAt);
+            continue;
+          }
+          try {
+            const run = await this.currentRun();
+            await this.seed(keyId, claim.epoch, claim.state, run, fresh);
+            this.grantLease(keyId, claim.epoch, run, sentAt);
+          } catch (error) {
+            // Held by nobody else meanwhile: the next claim reports Redis failed and the lease runs out.
+            this.warn(error as Error);
+            this.leases.delete(keyId);
+          }
+          continue;
+        }
+      }
     }
   }
 
-  private spendScript({ keyId, generation }: CreditAccount, count: number): Promise<number[]> {
-    return this.scripts.gatehouseSpendCredits(balanceKey(keyId), generation, count, IDLE_TTL_MS);
-  }
-
-  async refund(account: CreditAccount): Promise<void> {
+  /** Spends under `lease`: the credits granted, or what Redis holds instead (or that it failed). */
+  private async spendInRedis(
+    account: CreditAccount,
+    count: number,
+    lease: Lease,
+  ): Promise<GrantedCredit[] | RedisView> {
+    const { keyId } = account;
+    let answer: number[];
     try {
-      await this.scripts.gatehouseRefundCredit(balanceKey(account.keyId), account.generation);
+      answer = await this.scripts.gatehouseSpendCredits(
+        balanceKey(keyId),
+        lease.epoch,
+        account.generation,
+        count,
+        IDLE_TTL_MS,
+        lease.run,
+      );
     } catch (error) {
       this.warn(error as Error);
-      await this.keys.refundCredit(account.keyId, account.generation);
+      this.leases.delete(keyId);
+      return { failed: true };
+    }
+    if (answer[0] === -1) return { failed: false, epoch: -1, generation: 0 };
+    if (answer[0] === -2) return { failed: false, epoch: answer[1], generation: answer[2] };
+    const [granted, remaining, generation, baseline] = answer;
+    const left = { remaining, generation, baseline };
+    if (granted > 0) this.writeBack(keyId, lease.epoch, left);
+    if (this.leases.get(keyId) !== lease || performance.now() >= lease.until) {
+      // Granted after the lease ran out here: the row may be spent by now, so these are not used.
+      if (granted > 0) void this.giveBack(keyId, lease, generation, granted);
+      return { failed: false, epoch: lease.epoch, generation };
+    }
+    return grantedBalances(keyId, granted, left, { store: 'redis', epoch: lease.epoch });
+  }
+
+  /** Which balance Redis holds for the key, without spending. */
+  private async look(account: CreditAccount): Promise<RedisView> {
+    try {
+      const answer = await this.scripts.gatehouseSpendCredits(
+        balanceKey(account.keyId),
+        -1,
+        account.generation,
+        0,
+        IDLE_TTL_MS,
+        await this.currentRun(),
+      );
+      return answer[0] === -2
+        ? { failed: false, epoch: answer[1], generation: answer[2] }
+        : { failed: false, epoch: -1, generation: 0 };
+    } catch (error) {
+      this.warn(error as Error);
+      return { failed: true };
+    }
+  }
+
+  private grantLease(keyId: string, epoch: number, run: string, sentAt: number): void {
+    if (!run) return;
+    const until = sentAt + LEASE_MS - LEASE_MARGIN_MS;
+    const held = this.leases.get(keyId);
+    // Extended in place: spends in flight under it stay valid.
+    if (held?.epoch === epoch && held.run === run) held.until = Math.max(held.until, until);
+    else {
+      if (this.leases.size >= MAX_LEASES) this.leases.clear();
+      this.leases.set(keyId, { epoch, run, until });
+    }
+  }
+
+  private async giveBack(keyId: string, lease: Lease, generation: number, count: number): Promise<void> {
+    try {
+      await this.scripts.gatehouseRefundCredits(balanceKey(keyId), lease.epoch, lease.run, generation, count);
+    } catch (error) {
+      this.warn(error as Error);
+    }
+  }
+
+  async refund({ keyId, generation, takenFrom }: CreditAccount): Promise<void> {
+    if (takenFrom?.store === 'row') {
+      await this.keys.refundClaimedCredit(keyId, generation, takenFrom.epoch);
+      return;
+    }
+    if (!takenFrom) return;
+    try {
+      await this.scripts.gatehouseRefundCredits(
+        balanceKey(keyId),
+        takenFrom.epoch,
+        await this.currentRun(),
+        generation,
+        1,
+      );
+    } catch (error) {
+      // Whether it arrived is unknown: giving it back in the row too could count it twice. Kept spent.
+      this.warn(error as Error);
     }
   }
 
   async publish(keyId: string, state: CreditState): Promise<void> {
     try {
-      await this.seed(keyId, state);
+      await this.scripts.gatehousePublishCredits(
+        balanceKey(keyId),
+        state.generation,
+        state.remaining,
+        state.baseline,
+      );
     } catch (error) {
-      // Others still see the new generation in their reloaded key records and reseed from the row.
+      // Instances spending in Redis see the new generation in their reloaded key records, and Redis
+      // takes it from the row when it next reports the older one.
       this.warn(error as Error);
     }
   }
 
-  async balances(keys: readonly { keyId: string; state: CreditState }[]): Promise<Map<string, number>> {
+  async balances(keys: readonly CreditRowBalance[]): Promise<Map<string, number>> {
     const balances = new Map(keys.map(({ keyId, state }) => [keyId, state.remaining]));
     if (!keys.length) return balances;
     try {
+      const run = await this.currentRun();
       const pipeline = this.redis.pipeline();
-      for (const { keyId } of keys) pipeline.hmget(balanceKey(keyId), 'g', 'r');
+      for (const { keyId } of keys) pipeline.hmget(balanceKey(keyId), 'e', 'u', 'g', 'r');
       const answers = (await pipeline.exec()) ?? [];
-      keys.forEach(({ keyId, state }, i) => {
+      keys.forEach(({ keyId, state, epoch }, i) => {
         const [error, value] = answers[i] ?? [];
-        const [generation, remaining] = (value ?? []) as (string | null)[];
-        if (!error && generation !== null && remaining !== null && Number(generation) >= state.generation) {
+        const [heldEpoch, heldRun, generation, remaining] = (value ?? []) as (string | null)[];
+        // Redis's copy is the live one only while the row names its epoch (see the class comment).
+        if (
+          !error &&
+          heldRun === run &&
+          Number(heldEpoch) === epoch &&
+          generation !== null &&
+          remaining !== null &&
+          Number(generation) >= state.generation
+        ) {
           balances.set(keyId, Number(remaining));
         }
       });
@@ -153,35 +419,59 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     await this.flushWriteBack();
   }
 
-  /** Redis lost the balance (restart, idle expiry) or holds an older one: seed it from the row. */
-  private async reseed(account: CreditAccount): Promise<boolean> {
-    await this.flushWriteBack();
-    const state = await this.keys.readCredits(account.keyId);
-    if (!state) return false;
-    await this.seed(account.keyId, state);
-    return true;
+  /** The id of the Redis server this connection reaches; a restarted server has a new one. */
+  private currentRun(): Promise<string> {
+    // INFO is let through while a reconnect waits for its ready check: it would wait out the deadline.
+    if (this.redis.status !== 'ready') return Promise.reject(new Error(`Redis is ${this.redis.status}`));
+    if (!this.run) {
+      const run = this.redis.info('server').then((info) => {
+        const id = /^run_id:(\w+)/m.exec(info)?.[1];
+        if (!id) throw new Error('Redis INFO answered no run_id');
+        return id;
+      });
+      this.run = run;
+      run.catch(() => {
+        if (this.run === run) this.run = undefined;
+      });
+    }
+    return this.run;
   }
 
-  private seed(keyId: string, state: CreditState): Promise<number> {
+  private seed(
+    keyId: string,
+    epoch: number,
+    state: CreditState,
+    run: string,
+    fresh: boolean,
+  ): Promise<number> {
     return this.scripts.gatehouseSeedCredits(
       balanceKey(keyId),
+      epoch,
       state.generation,
       state.remaining,
       state.baseline,
       IDLE_TTL_MS,
+      run,
+      fresh ? 1 : 0,
     );
   }
 
-  private async spendInDatabase(account: CreditAccount, count: number): Promise<(CreditState | null)[]> {
-    await this.flushWriteBack();
-    const spent = await this.keys.spendCredits(account.keyId, count);
-    return spent ? grantedBalances(spent.granted, spent.left) : [];
-  }
-
-  private writeBack(keyId: string, state: CreditState): void {
+  private writeBack(keyId: string, epoch: number, state: CreditState): void {
     const pending = this.pendingWriteBack.get(keyId);
-    if (!pending || state.generation > pending.generation || state.remaining < pending.remaining) {
-      this.pendingWriteBack.set(keyId, { keyId, generation: state.generation, remaining: state.remaining });
+    // The latest balance wins: a later epoch, else a later generation, else the lowest remaining.
+    const later =
+      !pending ||
+      epoch > pending.epoch ||
+      (epoch === pending.epoch &&
+        (state.generation > pending.generation ||
+          (state.generation === pending.generation && state.remaining < pending.remaining)));
+    if (later) {
+      this.pendingWriteBack.set(keyId, {
+        keyId,
+        generation: state.generation,
+        epoch,
+        remaining: state.remaining,
+      });
     }
     if (!this.writeBackTimer) {
       this.writeBackTimer = setTimeout(() => void this.flushWriteBack(), WRITE_BACK_DELAY_MS);
@@ -189,14 +479,26 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     }
   }
 
+  /** Writes spends back to the row and, with them, renews the leases of the keys still spent here. */
   private async flushWriteBack(): Promise<void> {
     clearTimeout(this.writeBackTimer);
     this.writeBackTimer = undefined;
     if (!this.pendingWriteBack.size) return;
     const batch = this.pendingWriteBack;
     this.pendingWriteBack = new Map();
+    const sentAt = performance.now();
     try {
-      await this.keys.writeBackCredits([...batch.values()]);
+      const renewed = await this.keys.writeBackCredits([...batch.values()], LEASE_MS);
+      const tookMs = performance.now() - sentAt;
+      if (tookMs > LEASE_MARGIN_MS - WRITE_BACK_DELAY_MS)
+        this.logger.warn(
+          `credit write-back took ${Math.round(tookMs)} ms: a hand-over meanwhile may have missed it`,
+        );
+      for (const { keyId, epoch } of batch.values()) {
+        const lease = this.leases.get(keyId);
+        if (renewed.has(keyId) && lease?.epoch === epoch)
+          lease.until = Math.max(lease.until, sentAt + LEASE_MS - LEASE_MARGIN_MS);
+      }
     } catch (error) {
       // Kept for the next try (Redis still holds the live balance); newer spends win the merge.
       for (const [keyId, state] of batch)
@@ -215,3 +517,5 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     this.logger.warn(`credits spent in the database, Redis unavailable: ${error.message}`);
   }
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -8,6 +8,7 @@ import { KeyControlsCreditsUsage1795500000000 } from './1795500000000-KeyControl
 import { DashboardSessions1795600000000 } from './1795600000000-DashboardSessions';
 import { UsageBatches1795710000000 } from './1795710000000-UsageBatches';
 import { DashboardSessionRotation1795720000000 } from './1795720000000-DashboardSessionRotation';
+import { CreditLeases1795730000000 } from './1795730000000-CreditLeases';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   DashboardSessions1795600000000,
   UsageBatches1795710000000,
   DashboardSessionRotation1795720000000,
+  CreditLeases1795730000000,
 ];
