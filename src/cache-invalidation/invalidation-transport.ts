@@ -2,6 +2,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { databaseConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
 import { PostgresListener } from '../database/postgres-listener';
@@ -15,6 +16,8 @@ const CHANNEL = 'gatehouse_invalidation';
 // that promise does not change with it.
 const HEARTBEAT_MS = 250;
 const HEARING_DEADLINE_MS = 500;
+/** How long the start waits for the first subscription before it goes on deaf. */
+const START_SUBSCRIBE_WAIT_MS = 2_000;
 
 interface Envelope {
   from: string;
@@ -73,8 +76,19 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
     subscriber.on('close', () => this.bus.reportHearing(false));
     subscriber.on('error', (error: Error) => this.logger.warn(`subscriber: ${error.message}`));
     subscriber.on('message', (_channel: string, message: string) => this.receive(message));
-    await subscriber.subscribe(CHANNEL);
-    this.bus.reportHearing(true);
+    // The start waits a little for the first SUBSCRIBE, so an instance normally takes traffic hearing the
+    // others; a Redis that does not answer must not hold the start forever: the instance then starts deaf
+    // (caches distrusted) and the 'ready' handler above reports hearing once Redis answers.
+    const subscribed = subscriber.subscribe(CHANNEL).then(
+      () => true,
+      () => false,
+    );
+    const gaveUp = sleep(START_SUBSCRIBE_WAIT_MS, false, { ref: false });
+    if (await Promise.race([subscribed, gaveUp])) this.bus.reportHearing(true);
+    else
+      this.logger.warn(
+        'Redis does not answer the subscription yet: key caches distrust what they hold until it does',
+      );
     // A subscriber only listens: without a question of its own it would never notice a Redis that hangs
     // (a stopped one closes the connection). Unanswered, the connection is dropped (socketTimeout) and
     // 'close' reports the bus deaf, within HEARTBEAT_MS + HEARING_DEADLINE_MS.

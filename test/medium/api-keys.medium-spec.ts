@@ -1,5 +1,4 @@
 import type { Principal } from '../../src/access/principal';
-import { OrganizationsService } from '../../src/accounts/organizations.service';
 import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeyValues } from '../../src/api-keys/api-key-format';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
@@ -7,6 +6,7 @@ import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { KeyPermissions } from '../../src/api-keys/key-permissions';
 import { BUILT_IN_ROLES, Permission } from '../../src/roles/permissions';
 import { RolesService } from '../../src/roles/roles.service';
+import { administratorOf as administratorOfOrganization } from '../support/principals';
 import { startServiceContext, ServiceContext } from '../support/test-app';
 
 /** Keys, roles and their holders through the real services and a real database, without HTTP. */
@@ -15,22 +15,7 @@ describe('API keys and roles (service level)', () => {
   let keys: ApiKeysService;
   const origin = { ip: '127.0.0.1', userAgent: 'medium-spec' };
 
-  const administratorOf = async (label: string): Promise<Principal> => {
-    const { organization, user } = await context.get(OrganizationsService).createWithAdministrator({
-      organizationName: label,
-      email: `${label.toLowerCase()}-${Date.now()}@example.test`,
-      password: 'a-long-enough-password',
-      name: 'Admin',
-    });
-    return {
-      kind: 'user',
-      organizationId: organization.id,
-      userId: user.id,
-      apiKeyId: null,
-      role: 'administrator',
-      permissions: BUILT_IN_ROLES.administrator,
-    };
-  };
+  const administratorOf = (label: string): Promise<Principal> => administratorOfOrganization(context, label);
 
   beforeAll(async () => {
     context = await startServiceContext();

@@ -5,6 +5,21 @@ import { Client } from 'pg';
 import { EmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { canListSockets, listeningTcpPorts } from '../support/listening-sockets';
 
+async function selectOne(url: string): Promise<number> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ one: number }>('SELECT 1 AS one');
+    return rows[0].one;
+  } finally {
+    await client.end();
+  }
+}
+
+function modeOf(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
 /**
  * The embedded database is reachable by this process's user only: no TCP listener (anyone on the machine
  * can connect to loopback, and PGlite asks for no password), a Unix socket in a directory only the owner
@@ -20,19 +35,6 @@ describe('embedded PostgreSQL (PGlite) endpoint', () => {
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
-
-  const selectOne = async (url: string): Promise<number> => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ one: number }>('SELECT 1 AS one');
-      return rows[0].one;
-    } finally {
-      await client.end();
-    }
-  };
-
-  const modeOf = (path: string): number => statSync(path).mode & 0o777;
 
   it('opens no TCP port: the URL names a Unix socket, in a directory only the owner may enter', async () => {
     const before = canListSockets() ? listeningTcpPorts() : [];
@@ -63,18 +65,7 @@ describe('embedded PostgreSQL (PGlite) endpoint', () => {
     const dataDir = tempDir();
     // Where the socket's directory belongs, a file: as unusable for a socket as a bind mount without sockets.
     writeFileSync(join(dataDir, 'pglite-socket'), '');
-    const db = await EmbeddedPostgres.start(dataDir, 3);
-    const socketDir = dirname(db.socketPath);
-    try {
-      expect(db.socketOutsideDataDirBecause).toMatch(/^DATA_DIR cannot hold a Unix socket \(.+\)$/);
-      expect(socketDir.startsWith(join(dataDir, ''))).toBe(false);
-      expect(modeOf(socketDir)).toBe(0o700);
-      expect(modeOf(db.socketPath)).toBe(0o600);
-      expect(await selectOne(db.url)).toBe(1);
-    } finally {
-      await db.stop();
-    }
-    expect(() => statSync(socketDir)).toThrow(/ENOENT/);
+    await expectPrivateFallback(dataDir, /^DATA_DIR cannot hold a Unix socket \(.+\)$/);
   });
 
   it('uses the socket directory under DATA_DIR, tightening one left with a looser mode', async () => {
@@ -109,18 +100,26 @@ describe('embedded PostgreSQL (PGlite) endpoint', () => {
       'a-data-directory-whose-path-is-longer-than-a-unix-socket-path-may-be'.repeat(2),
     );
     mkdirSync(dataDir);
-    const db = await EmbeddedPostgres.start(dataDir, 3);
-    const socketDir = dirname(db.socketPath);
-    try {
-      expect(db.socketOutsideDataDirBecause).toMatch(/^DATA_DIR is too long a path for a Unix socket/);
-      expect(Buffer.byteLength(db.socketPath)).toBeLessThanOrEqual(107);
-      expect(socketDir.startsWith(join(dataDir, ''))).toBe(false);
-      expect(modeOf(socketDir)).toBe(0o700);
-      expect(modeOf(db.socketPath)).toBe(0o600);
-      expect(await selectOne(db.url)).toBe(1);
-    } finally {
-      await db.stop();
-    }
-    expect(() => statSync(socketDir)).toThrow(/ENOENT/);
+    await expectPrivateFallback(dataDir, /^DATA_DIR is too long a path for a Unix socket/);
   });
 });
+
+/**
+ * A DATA_DIR unfit for the socket: the database listens in a private directory of its own outside it
+ * (owner-only, removed at stop), and says why.
+ */
+async function expectPrivateFallback(dataDir: string, why: RegExp): Promise<void> {
+  const db = await EmbeddedPostgres.start(dataDir, 3);
+  const socketDir = dirname(db.socketPath);
+  try {
+    expect(db.socketOutsideDataDirBecause).toMatch(why);
+    expect(Buffer.byteLength(db.socketPath)).toBeLessThanOrEqual(107);
+    expect(socketDir.startsWith(join(dataDir, ''))).toBe(false);
+    expect(modeOf(socketDir)).toBe(0o700);
+    expect(modeOf(db.socketPath)).toBe(0o600);
+    expect(await selectOne(db.url)).toBe(1);
+  } finally {
+    await db.stop();
+  }
+  expect(() => statSync(socketDir)).toThrow(/ENOENT/);
+}

@@ -1,10 +1,9 @@
 import type { Principal } from '../../src/access/principal';
-import { OrganizationsService } from '../../src/accounts/organizations.service';
-import { BUILT_IN_ROLES } from '../../src/roles/permissions';
 import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
 import { WebhooksService } from '../../src/webhooks/webhooks.service';
 import { DataSource } from 'typeorm';
 import { HAS_POSTGRES, sharedSecrets } from '../support/instances';
+import { administratorOf } from '../support/principals';
 import { startServiceContext, ServiceContext } from '../support/test-app';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -42,20 +41,7 @@ describe('webhook delivery loops disabling a failing endpoint (service level)', 
     } else {
       console.warn('on PGlite (one process): two delivery loops of one instance instead of two instances');
     }
-    const { organization, user } = await first.get(OrganizationsService).createWithAdministrator({
-      organizationName: 'Deliveries',
-      email: `deliveries-${Date.now()}@example.test`,
-      password: 'a-long-enough-password',
-      name: 'Admin',
-    });
-    principal = {
-      kind: 'user',
-      organizationId: organization.id,
-      userId: user.id,
-      apiKeyId: null,
-      role: 'administrator',
-      permissions: BUILT_IN_ROLES.administrator,
-    };
+    principal = await administratorOf(first, 'Deliveries');
   });
   afterAll(async () => {
     // The second instance shares the first one's database, which the first drops: close it first.
