@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { newId } from '../common/ids';
 import { isUniqueViolation } from '../database/database-errors';
 import { Organization } from './organization.entity';
+import { OrganizationsRepository } from './organizations.repository';
 import { PasswordHasher } from './password-hasher';
 import { User } from './user.entity';
+import { UsersRepository } from './users.repository';
 import { emailTaken } from './users.service';
 
 export interface NewOrganization {
@@ -18,7 +19,8 @@ export interface NewOrganization {
 @Injectable()
 export class OrganizationsService {
   constructor(
-    @InjectRepository(Organization) private readonly organizations: Repository<Organization>,
+    private readonly organizations: OrganizationsRepository,
+    private readonly users: UsersRepository,
     private readonly passwords: PasswordHasher,
   ) {}
 
@@ -26,29 +28,27 @@ export class OrganizationsService {
   async createWithAdministrator(input: NewOrganization): Promise<{ organization: Organization; user: User }> {
     const passwordHash = await this.passwords.hash(input.password);
     try {
-      return await this.organizations.manager.transaction((manager) =>
-        this.insert(manager, input, passwordHash),
-      );
+      return await this.organizations.transaction((manager) => this.insert(manager, input, passwordHash));
     } catch (error) {
       if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
       throw error;
     }
   }
 
+  /** Whether the installation has any user at all (the start banner says how to make the first). */
+  hasAnyUser(): Promise<boolean> {
+    return this.users.anyExists();
+  }
+
   /**
    * Creates the first organization and administrator when, and only when, no user exists yet. The
    * advisory lock makes simultaneous starts of several instances create it once.
    */
-  /** Whether the installation has any user at all (the start banner says how to make the first). */
-  hasAnyUser(): Promise<boolean> {
-    return this.organizations.manager.exists(User);
-  }
-
   async bootstrap(input: NewOrganization): Promise<User | undefined> {
     const passwordHash = await this.passwords.hash(input.password);
-    return this.organizations.manager.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('gatehouse:bootstrap'))`);
-      if (await manager.exists(User)) return undefined;
+    return this.organizations.transaction(async (manager) => {
+      await this.organizations.lockBootstrap(manager);
+      if (await this.users.anyExists(manager)) return undefined;
       return (await this.insert(manager, input, passwordHash)).user;
     });
   }
@@ -58,11 +58,12 @@ export class OrganizationsService {
     input: NewOrganization,
     passwordHash: string,
   ): Promise<{ organization: Organization; user: User }> {
-    const organization = await manager.save(
-      manager.create(Organization, { id: newId('organization'), name: input.organizationName }),
-    );
-    const user = await manager.save(
-      manager.create(User, {
+    const organization = await this.organizations.insert(manager, {
+      id: newId('organization'),
+      name: input.organizationName,
+    });
+    const user = await this.users.save(
+      this.users.newUser({
         id: newId('user'),
         organizationId: organization.id,
         email: input.email.trim().toLowerCase(),
@@ -72,6 +73,7 @@ export class OrganizationsService {
         active: true,
         deactivatedAt: null,
       }),
+      manager,
     );
     return { organization, user };
   }

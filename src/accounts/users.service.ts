@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
-import { Page, paginate } from '../common/pagination';
+import { Page } from '../common/pagination';
 import { assertWithinPrincipal } from '../roles/escalation';
 import type { Permission } from '../roles/permissions';
 import { RoleHolders } from '../roles/role-holders';
@@ -14,38 +12,37 @@ import { CreateUserDto, ListUsersQueryDto, UpdateUserDto } from './dto/user.dto'
 import { PasswordHasher } from './password-hasher';
 import { UserLifecycle } from './user-lifecycle';
 import { User } from './user.entity';
+import { UsersRepository } from './users.repository';
 import { AccountError, AccountErrorCode } from './accounts.errors';
 
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly users: UsersRepository,
     private readonly roles: RolesService,
     private readonly passwords: PasswordHasher,
     private readonly lifecycle: UserLifecycle,
     private readonly invalidations: InvalidationBus,
     holders: RoleHolders,
   ) {
-    holders.register((manager, organizationId, role) =>
-      manager.exists(User, { where: { organizationId, role } }),
-    );
+    holders.register((manager, organizationId, role) => this.users.holdsRole(manager, organizationId, role));
   }
 
   /** The user with this email, in any organization (sign-in: emails are unique across the service). */
   findByEmail(email: string): Promise<User | null> {
-    return this.users.findOneBy({ email });
+    return this.users.findByEmail(email);
   }
 
   /** A user of the organization, for credential checks outside a request's principal. */
   findMember(organizationId: string, id: string): Promise<User | null> {
-    return this.users.findOneBy({ id, organizationId });
+    return this.users.findInOrganization(organizationId, id);
   }
 
   /** The owners of personal keys as the key check needs them: active, and their role. */
   async ownerStates(
     ids: string[],
   ): Promise<Map<string, { active: boolean; role: string; organizationId: string }>> {
-    const owners = ids.length ? await this.users.findBy({ id: In([...new Set(ids)]) }) : [];
+    const owners = ids.length ? await this.users.findByIds(ids) : [];
     return new Map(
       owners.map((owner) => [
         owner.id,
@@ -60,7 +57,7 @@ export class UsersService {
       await this.roles.requireRole(principal.organizationId, dto.role),
       'The new user',
     );
-    const user = this.users.create({
+    const user = this.users.newUser({
       id: newId('user'),
       organizationId: principal.organizationId,
       email: dto.email,
@@ -79,16 +76,12 @@ export class UsersService {
   }
 
   list(principal: Principal, query: ListUsersQueryDto): Promise<Page<User>> {
-    const builder = this.users
-      .createQueryBuilder('user')
-      .where('user.organization_id = :organizationId', { organizationId: principal.organizationId });
-    if (query.active !== undefined) builder.andWhere('user.active = :active', { active: query.active });
-    return paginate(builder, query);
+    return this.users.page(principal.organizationId, { active: query.active }, query);
   }
 
   async get(principal: Principal, id: string): Promise<User> {
     const user = isIdOf('user', id)
-      ? await this.users.findOneBy({ id, organizationId: principal.organizationId })
+      ? await this.users.findInOrganization(principal.organizationId, id)
       : null;
     if (!user) throw new AccountError(AccountErrorCode.NotFound, 'The user was not found.');
     return user;
@@ -122,10 +115,10 @@ export class UsersService {
       );
     }
     if (!user.active) return user;
-    const saved = await this.users.manager.transaction(async (manager) => {
+    const saved = await this.users.transaction(async (manager) => {
       user.active = false;
       user.deactivatedAt = new Date();
-      const row = await manager.save(user);
+      const row = await this.users.save(user, manager);
       await this.lifecycle.userDeactivated(
         { organizationId: user.organizationId, userId: user.id, actor: principal },
         manager,

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
-import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { ListQueryDto, Page } from '../common/pagination';
 import { Agent } from './agent.entity';
 import { AgentRunner, AgentRunners } from './agent-runner';
+import { AgentsRepository } from './agents.repository';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 import { AgentError, AgentErrorCode } from './agents.errors';
 
@@ -22,7 +21,7 @@ export const ECHO_AGENT: AgentResponse = {
 @Injectable()
 export class AgentsService {
   constructor(
-    @InjectRepository(Agent) private readonly agents: Repository<Agent>,
+    private readonly agents: AgentsRepository,
     private readonly runners: AgentRunners,
   ) {}
 
@@ -30,32 +29,25 @@ export class AgentsService {
     const runner = this.runnerOrFail(dto.type);
     const config = dto.config ?? {};
     await runner.validateConfig(config);
-    return this.agents.save(
-      this.agents.create({
-        id: newId('agent'),
-        organizationId: principal.organizationId,
-        name: dto.name,
-        type: dto.type,
-        description: dto.description ?? null,
-        config,
-      }),
-    );
+    return this.agents.insert({
+      id: newId('agent'),
+      organizationId: principal.organizationId,
+      name: dto.name,
+      type: dto.type,
+      description: dto.description ?? null,
+      config,
+    });
   }
 
   async list(principal: Principal, query: ListQueryDto): Promise<AgentPage> {
-    const page: Page<Agent> = await paginate(
-      this.agents
-        .createQueryBuilder('agent')
-        .where('agent.organization_id = :organizationId', { organizationId: principal.organizationId }),
-      query,
-    );
+    const page: Page<Agent> = await this.agents.page(principal.organizationId, query);
     const builtIns = query.cursor ? [] : [ECHO_AGENT];
     return { data: [...builtIns, ...page.data.map(AgentResponse.of)], next_cursor: page.next_cursor };
   }
 
   async get(principal: Principal, id: string): Promise<Agent> {
     const agent = isIdOf('agent', id)
-      ? await this.agents.findOneBy({ id, organizationId: principal.organizationId })
+      ? await this.agents.findInOrganization(principal.organizationId, id)
       : null;
     if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
     return agent;
@@ -63,7 +55,7 @@ export class AgentsService {
 
   /** An agent by id within an organization, for work done outside a request (task workers). */
   findInOrganization(organizationId: string, id: string): Promise<Agent | null> {
-    return this.agents.findOneBy({ id, organizationId });
+    return this.agents.findInOrganization(organizationId, id);
   }
 
   async update(principal: Principal, id: string, dto: UpdateAgentDto): Promise<Agent> {
@@ -79,7 +71,7 @@ export class AgentsService {
 
   async delete(principal: Principal, id: string): Promise<void> {
     const agent = await this.get(principal, id);
-    await this.agents.delete({ id: agent.id });
+    await this.agents.delete(agent.id);
   }
 
   /** The runner of an agent type, if one is registered. */

@@ -10,6 +10,7 @@ import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
 import { KeyChangeRecorder } from './key-change-recorder';
 import { KeyExpiryJob } from './key-expiry.job';
+import { KeyLookup } from './key-lookup';
 import { KeyRotationJob } from './key-rotation.job';
 import { KeyUsageRecorder } from './key-usage-recorder';
 import { VerifyController } from './verify.controller';
@@ -28,6 +29,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     ApiKeysService,
     ApiKeyValues,
     ApiKeysRepository,
+    KeyLookup,
     KeyPermissions,
     KeyUsageRecorder,
     KeyChangeRecorder,
@@ -43,13 +45,6 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     CreditsService,
     CreditRefillJob,
   ],
-  exports: [
-    ApiKeyValues,
-    ApiKeysService,
-    ApiKeysRepository,
-    KeyPermissions,
-    KeyUsageRecorder,
-    CreditsService,
-  ],
+  exports: [ApiKeyValues, ApiKeysService, KeyLookup, KeyPermissions, KeyUsageRecorder, CreditsService],
 })
 export class ApiKeysModule {}

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MetricsModule } from '../metrics/metrics.module';
 import { AuditEntry } from './audit-entry.entity';
+import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 import { DenialWindowJob } from './denial-window.job';
 
@@ -9,7 +10,7 @@ import { DenialWindowJob } from './denial-window.job';
 @Global()
 @Module({
   imports: [MetricsModule, TypeOrmModule.forFeature([AuditEntry])],
-  providers: [AuditService, DenialWindowJob],
+  providers: [AuditRepository, AuditService, DenialWindowJob],
   exports: [AuditService],
 })
 export class AuditModule {}

@@ -1,16 +1,16 @@
 import { ConfigOf } from '../config/config-namespace';
 import { auditConfig, lifecycleConfig } from '../config/namespaces';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Principal } from '../access/principal';
 import { newId } from '../common/ids';
-import { Page, paginate } from '../common/pagination';
+import { Page } from '../common/pagination';
 import { WriteBacklog } from '../database/write-backlog';
 import { MetricsService } from '../metrics/metrics.service';
 import { chainHash, GENESIS_HASH } from './audit-chain';
 import { ActorType, AuditEntry } from './audit-entry.entity';
+import { AuditRepository } from './audit.repository';
 import { AuditQueryDto } from './dto/audit.dto';
 
 export interface AuditActor {
@@ -129,7 +129,7 @@ export class AuditService implements BeforeApplicationShutdown {
   });
 
   constructor(
-    @InjectRepository(AuditEntry) private readonly entries: Repository<AuditEntry>,
+    private readonly entries: AuditRepository,
     @Inject(auditConfig.KEY) private readonly config: ConfigOf<typeof auditConfig>,
     @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
     // The worker process serves no /metrics; what waits there is still retried and logged at shutdown.
@@ -166,22 +166,17 @@ export class AuditService implements BeforeApplicationShutdown {
     }
     // A fixed lock order keeps two multi-organization batches from deadlocking.
     for (const organizationId of [...byOrganization.keys()].sort()) {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('audit:' || $1))`, [organizationId]);
+      await this.entries.lockChain(manager, organizationId);
       let toWrite = byOrganization.get(organizationId)!;
       if (mayBeWritten) {
-        const written = await manager.query<{ id: string }[]>(
-          `SELECT id FROM audit_entries WHERE id = ANY($1)`,
-          [toWrite.map((entry) => entry.id)],
+        const writtenIds = await this.entries.writtenIds(
+          manager,
+          toWrite.map((entry) => entry.id),
         );
-        const writtenIds = new Set(written.map((row) => row.id));
         toWrite = toWrite.filter((entry) => !writtenIds.has(entry.id));
         if (!toWrite.length) continue;
       }
-      const [last] = await manager.query<{ hash: string }[]>(
-        `SELECT hash FROM audit_entries WHERE organization_id = $1 ORDER BY sequence DESC LIMIT 1`,
-        [organizationId],
-      );
-      let previousHash = last?.hash ?? GENESIS_HASH;
+      let previousHash = (await this.entries.lastHash(manager, organizationId)) ?? GENESIS_HASH;
       const rows: QueryDeepPartialEntity<AuditEntry>[] = [];
       for (const { id, at, event } of toWrite) {
         const row = {
@@ -205,7 +200,7 @@ export class AuditService implements BeforeApplicationShutdown {
         });
         previousHash = hash;
       }
-      await manager.insert(AuditEntry, rows);
+      await this.entries.insert(manager, rows);
     }
   }
 
@@ -261,7 +256,7 @@ export class AuditService implements BeforeApplicationShutdown {
       const batch = this.waiting.slice(0, MAX_BATCH);
       const mayBeWritten = this.unconfirmed > 0;
       try {
-        await this.entries.manager.transaction((manager) => this.appendStamped(manager, batch, mayBeWritten));
+        await this.entries.transaction((manager) => this.appendStamped(manager, batch, mayBeWritten));
       } catch (error) {
         this.unconfirmed = Math.max(this.unconfirmed, batch.length);
         throw error;
@@ -289,20 +284,14 @@ export class AuditService implements BeforeApplicationShutdown {
   }
 
   async list(organizationId: string, query: AuditQueryDto, keyId?: string): Promise<Page<AuditEntry>> {
-    const builder = this.entries
-      .createQueryBuilder('entry')
-      .where('entry.organization_id = :organizationId', { organizationId });
-    const key = keyId ?? query.key_id;
-    if (key) builder.andWhere('entry.key_id = :key', { key });
-    if (query.action) builder.andWhere('entry.action = :action', { action: query.action });
-    return paginate(builder, query);
+    return this.entries.page(organizationId, { keyId: keyId ?? query.key_id, action: query.action }, query);
   }
 
   /** Recomputes the organization's chain; the first entry whose hash does not match is reported. */
   async verifyChain(
     organizationId: string,
   ): Promise<{ valid: boolean; entries: number; first_invalid_id: string | null }> {
-    const rows = await this.entries.find({ where: { organizationId }, order: { sequence: 'ASC' } });
+    const rows = await this.entries.chainOf(organizationId);
     let previousHash = GENESIS_HASH;
     for (const row of rows) {
       if (row.previousHash !== previousHash || chainHash(previousHash, row) !== row.hash) {

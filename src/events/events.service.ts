@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, In, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '../common/ids';
 import { DomainEvent } from './event.entity';
+import { EventsRepository } from './events.repository';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 
@@ -22,15 +22,15 @@ export class EventsService {
 
   constructor(
     secrets: Secrets,
-    @InjectRepository(DomainEvent) private readonly events: Repository<DomainEvent>,
+    private readonly events: EventsRepository,
   ) {
     this.box = secrets.sealer('event-secrets');
   }
 
   async record(manager: EntityManager, events: NewEvent[]): Promise<void> {
     if (!events.length) return;
-    await manager.insert(
-      DomainEvent,
+    await this.events.insert(
+      manager,
       events.map((event) => ({
         id: newId('event'),
         organizationId: event.organizationId,
@@ -48,35 +48,26 @@ export class EventsService {
 
   /** Undispatched events, oldest first, locked for the caller's transaction (other dispatchers skip them). */
   claimUndispatched(manager: EntityManager, limit: number): Promise<DomainEvent[]> {
-    return manager
-      .createQueryBuilder(DomainEvent, 'event')
-      .where('event.dispatched_at IS NULL')
-      .orderBy('event.created_at', 'ASC')
-      .limit(limit)
-      .setLock('pessimistic_write')
-      .setOnLocked('skip_locked')
-      .getMany();
+    return this.events.claimUndispatched(manager, limit);
   }
 
   async markDispatched(manager: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length) await manager.update(DomainEvent, { id: In(ids) }, { dispatchedAt: new Date() });
+    if (ids.length) await this.events.markDispatched(manager, ids);
   }
 
   /** An event addressed to one receiver only (a ping): recorded as already dispatched. */
   recordDirect(manager: EntityManager, event: Omit<NewEvent, 'secret'>): Promise<DomainEvent> {
-    return manager.save(
-      manager.create(DomainEvent, {
-        id: newId('event'),
-        organizationId: event.organizationId,
-        type: event.type,
-        data: event.data,
-        sealedSecret: null,
-        dispatchedAt: new Date(),
-      }),
-    );
+    return this.events.insertOne(manager, {
+      id: newId('event'),
+      organizationId: event.organizationId,
+      type: event.type,
+      data: event.data,
+      sealedSecret: null,
+      dispatchedAt: new Date(),
+    });
   }
 
   find(id: string): Promise<DomainEvent | null> {
-    return this.events.findOneBy({ id });
+    return this.events.findById(id);
   }
 }

@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
-import { In, Repository } from 'typeorm';
 import type { Principal } from '../access/principal';
 import { isIdOf } from '../common/ids';
-import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { ListQueryDto, Page } from '../common/pagination';
 import { FileRecord } from './file.entity';
 import { sanitizeFilename } from './filename';
+import { FilesRepository } from './files.repository';
 import { FILE_STORAGE, FileStorage } from './storage/file-storage';
 import type { StoredUpload } from './streaming-storage-engine';
 import { FileError, FileErrorCode } from './files.errors';
@@ -14,7 +13,7 @@ import { FileError, FileErrorCode } from './files.errors';
 @Injectable()
 export class FilesService {
   constructor(
-    @InjectRepository(FileRecord) private readonly files: Repository<FileRecord>,
+    private readonly files: FilesRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
@@ -34,19 +33,17 @@ export class FilesService {
       );
     }
     try {
-      return await this.files.save(
-        this.files.create({
-          id: upload.fileId,
-          organizationId: principal.organizationId,
-          filename: sanitizeFilename(upload.originalname),
-          contentType: upload.mimetype || 'application/octet-stream',
-          size: upload.size,
-          sha256: upload.sha256,
-          purpose: purpose ?? null,
-          storageKey: upload.storageKey,
-          createdBy: principal.apiKeyId ?? principal.userId,
-        }),
-      );
+      return await this.files.insert({
+        id: upload.fileId,
+        organizationId: principal.organizationId,
+        filename: sanitizeFilename(upload.originalname),
+        contentType: upload.mimetype || 'application/octet-stream',
+        size: upload.size,
+        sha256: upload.sha256,
+        purpose: purpose ?? null,
+        storageKey: upload.storageKey,
+        createdBy: principal.apiKeyId ?? principal.userId,
+      });
     } catch (error) {
       await this.storage.remove(upload.storageKey);
       throw error;
@@ -54,17 +51,12 @@ export class FilesService {
   }
 
   list(principal: Principal, query: ListQueryDto): Promise<Page<FileRecord>> {
-    return paginate(
-      this.files
-        .createQueryBuilder('file')
-        .where('file.organization_id = :organizationId', { organizationId: principal.organizationId }),
-      query,
-    );
+    return this.files.page(principal.organizationId, query);
   }
 
   async get(principal: Principal, id: string): Promise<FileRecord> {
     const file = isIdOf('file', id)
-      ? await this.files.findOneBy({ id, organizationId: principal.organizationId })
+      ? await this.files.findInOrganization(principal.organizationId, id)
       : null;
     if (!file) throw new FileError(FileErrorCode.NotFound, 'The file was not found.');
     return file;
@@ -77,14 +69,17 @@ export class FilesService {
 
   async delete(principal: Principal, id: string): Promise<void> {
     const file = await this.get(principal, id);
-    await this.files.delete({ id: file.id });
+    await this.files.delete(file.id);
     await this.storage.remove(file.storageKey);
   }
 
   /** The organization's files among `ids`, for task attachments; order follows `ids`. */
   async findOwned(organizationId: string, ids: string[]): Promise<FileRecord[]> {
     if (!ids.length) return [];
-    const rows = await this.files.findBy({ id: In(ids.filter((id) => isIdOf('file', id))), organizationId });
+    const rows = await this.files.findAmong(
+      organizationId,
+      ids.filter((id) => isIdOf('file', id)),
+    );
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
   }

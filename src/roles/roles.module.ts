@@ -3,13 +3,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CustomRole } from './custom-role.entity';
 import { RolesController } from './roles.controller';
 import { RoleHolders } from './role-holders';
+import { RolesRepository } from './roles.repository';
 import { RolesService } from './roles.service';
 
 /** Built-in and custom roles. */
 @Module({
   imports: [TypeOrmModule.forFeature([CustomRole])],
   controllers: [RolesController],
-  providers: [RolesService, RoleHolders],
+  providers: [RolesRepository, RolesService, RoleHolders],
   exports: [RolesService, RoleHolders],
 })
 export class RolesModule {}

@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { newId } from '../common/ids';
-import { ListQueryDto, paginate } from '../common/pagination';
+import { ListQueryDto } from '../common/pagination';
 import { isUniqueViolation } from '../database/database-errors';
 import { CustomRole } from './custom-role.entity';
 import {
@@ -19,6 +17,7 @@ import { assertWithinPrincipal } from './escalation';
 import { BUILT_IN_ROLE_NAMES, BUILT_IN_ROLES, isBuiltInRole, Permission } from './permissions';
 import { RoleError, RoleErrorCode } from './roles.errors';
 import { RoleHolders } from './role-holders';
+import { RolesRepository } from './roles.repository';
 
 /**
  * Roles by name within an organization: the four built-in ones (constants) and the organization's
@@ -27,7 +26,7 @@ import { RoleHolders } from './role-holders';
 @Injectable()
 export class RolesService {
   constructor(
-    @InjectRepository(CustomRole) private readonly customRoles: Repository<CustomRole>,
+    private readonly customRoles: RolesRepository,
     private readonly holders: RoleHolders,
     private readonly invalidations: InvalidationBus,
   ) {}
@@ -37,7 +36,7 @@ export class RolesService {
     roleName: string,
   ): Promise<ReadonlySet<Permission> | undefined> {
     if (isBuiltInRole(roleName)) return BUILT_IN_ROLES[roleName];
-    const role = await this.customRoles.findOneBy({ organizationId, roleName });
+    const role = await this.customRoles.findByName(organizationId, roleName);
     return role ? new Set(role.permissions) : undefined;
   }
 
@@ -59,14 +58,12 @@ export class RolesService {
     const permissions = permissionsFromMap(dto.permissions);
     assertWithinPrincipal(principal, permissions, 'The role');
     try {
-      const role = await this.customRoles.save(
-        this.customRoles.create({
-          id: newId('role'),
-          organizationId: principal.organizationId,
-          roleName: dto.role_name,
-          permissions,
-        }),
-      );
+      const role = await this.customRoles.insert({
+        id: newId('role'),
+        organizationId: principal.organizationId,
+        roleName: dto.role_name,
+        permissions,
+      });
       return customRoleResponse(role);
     } catch (error) {
       if (isUniqueViolation(error, 'custom_roles_organization_name_key')) {
@@ -78,12 +75,7 @@ export class RolesService {
 
   /** Built-in roles head the first page; custom roles follow, newest first, cursor-paginated. */
   async list(principal: Principal, query: ListQueryDto): Promise<RolePage> {
-    const page = await paginate(
-      this.customRoles
-        .createQueryBuilder('role')
-        .where('role.organization_id = :organizationId', { organizationId: principal.organizationId }),
-      query,
-    );
+    const page = await this.customRoles.page(principal.organizationId, query);
     const builtIns = query.cursor ? [] : BUILT_IN_ROLE_NAMES.map(builtInRoleResponse);
     return { data: [...builtIns, ...page.data.map(customRoleResponse)], next_cursor: page.next_cursor };
   }
@@ -108,16 +100,16 @@ export class RolesService {
   async delete(principal: Principal, roleName: string): Promise<void> {
     const role = await this.getCustom(principal, roleName);
     assertWithinPrincipal(principal, role.permissions, 'The role');
-    await this.customRoles.manager.transaction(async (manager) => {
+    await this.customRoles.transaction(async (manager) => {
       // Holders are asked inside the transaction, under a lock on the role row, so a concurrent
       // assignment cannot slip in between the check and the delete.
-      await manager.findOne(CustomRole, { where: { id: role.id }, lock: { mode: 'pessimistic_write' } });
+      await this.customRoles.lock(manager, role.id);
       if (await this.holders.anyHolds(manager, principal.organizationId, role.roleName))
         throw new RoleError(
           RoleErrorCode.RoleInUse,
           `The role "${role.roleName}" is still held by a user or a key.`,
         );
-      await manager.delete(CustomRole, { id: role.id });
+      await this.customRoles.delete(manager, role.id);
     });
     this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
   }
@@ -125,7 +117,7 @@ export class RolesService {
   private async getCustom(principal: Principal, roleName: string): Promise<CustomRole> {
     if (isBuiltInRole(roleName))
       throw new RoleError(RoleErrorCode.BuiltInRole, 'Built-in roles cannot be changed.');
-    const role = await this.customRoles.findOneBy({ organizationId: principal.organizationId, roleName });
+    const role = await this.customRoles.findByName(principal.organizationId, roleName);
     if (!role) throw new RoleError(RoleErrorCode.NotFound, 'The role was not found.');
     return role;
   }

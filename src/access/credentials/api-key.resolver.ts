@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyValues } from '../../api-keys/api-key-format';
 import { keyStatus } from '../../api-keys/api-key.entity';
-import { ApiKeysRepository } from '../../api-keys/api-keys.repository';
+import { KeyLookup } from '../../api-keys/key-lookup';
 import { KeyPermissions } from '../../api-keys/key-permissions';
 import { KeyUsageRecorder } from '../../api-keys/key-usage-recorder';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
@@ -80,7 +80,7 @@ export class ApiKeyResolver {
 
   constructor(
     private readonly values: ApiKeyValues,
-    private readonly keys: ApiKeysRepository,
+    private readonly keys: KeyLookup,
     private readonly grants: KeyPermissions,
     private readonly cache: KeyCache,
     private readonly usage: KeyUsageRecorder,
@@ -117,7 +117,7 @@ export class ApiKeyResolver {
 
   /** On a cache miss: the key row, then its effective permissions through the key permissions service. */
   private async loadByHash(hash: string): Promise<ResolvedKey | null> {
-    const found = await this.keys.findByValueHash(hash);
+    const found = await this.keys.byValueHash(hash);
     if (!found) return null;
     const [grant] = await this.grants.of([found.key]);
     return { key: found.key, matchedPrevious: found.matchedPrevious, ...grant };

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
+import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { User } from './user.entity';
+
+/** The users table: every query on it. Writes join the caller's transaction when given its manager. */
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
+
+  /** Runs `work` in one transaction: a deactivation and its consequences commit together. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.users.manager.transaction(work);
+  }
+
+  newUser(fields: Partial<User>): User {
+    return this.users.create(fields);
+  }
+
+  save(user: User, manager: EntityManager = this.users.manager): Promise<User> {
+    return manager.save(User, user);
+  }
+
+  /** The user with this email, in any organization. */
+  findByEmail(email: string): Promise<User | null> {
+    return this.users.findOneBy({ email });
+  }
+
+  findInOrganization(organizationId: string, id: string): Promise<User | null> {
+    return this.users.findOneBy({ id, organizationId });
+  }
+
+  /** The users among `ids` (any organization); duplicates are asked once. */
+  findByIds(ids: string[]): Promise<User[]> {
+    return this.users.findBy({ id: In([...new Set(ids)]) });
+  }
+
+  page(organizationId: string, filters: { active?: boolean }, query: ListQueryDto): Promise<Page<User>> {
+    const builder = this.users
+      .createQueryBuilder('user')
+      .where('user.organization_id = :organizationId', { organizationId });
+    if (filters.active !== undefined) builder.andWhere('user.active = :active', { active: filters.active });
+    return paginate(builder, query);
+  }
+
+  /** Whether a user of the organization holds the role (a role still held cannot be deleted). */
+  holdsRole(manager: EntityManager, organizationId: string, role: string): Promise<boolean> {
+    return manager.exists(User, { where: { organizationId, role } });
+  }
+
+  /** Whether the installation has any user at all. */
+  anyExists(manager: EntityManager = this.users.manager): Promise<boolean> {
+    return manager.exists(User);
+  }
+}

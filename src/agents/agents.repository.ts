@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { ListQueryDto, Page, paginate } from '../common/pagination';
+import { Agent } from './agent.entity';
+
+/** The agents table (agent definitions): every query on it. */
+@Injectable()
+export class AgentsRepository {
+  constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {}
+
+  insert(
+    fields: Pick<Agent, 'id' | 'organizationId' | 'name' | 'type' | 'description' | 'config'>,
+  ): Promise<Agent> {
+    return this.agents.save(this.agents.create(fields));
+  }
+
+  save(agent: Agent): Promise<Agent> {
+    return this.agents.save(agent);
+  }
+
+  page(organizationId: string, query: ListQueryDto): Promise<Page<Agent>> {
+    return paginate(
+      this.agents
+        .createQueryBuilder('agent')
+        .where('agent.organization_id = :organizationId', { organizationId }),
+      query,
+    );
+  }
+
+  findInOrganization(organizationId: string, id: string): Promise<Agent | null> {
+    return this.agents.findOneBy({ id, organizationId });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.agents.delete({ id });
+  }
+}
