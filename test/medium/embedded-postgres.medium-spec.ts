@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
@@ -27,11 +27,22 @@ function modeOf(path: string): number {
  */
 describe('embedded PostgreSQL (PGlite) endpoint', () => {
   const dirs: string[] = [];
-  const tempDir = (prefix = 'gatehouse-embedded-'): string => {
-    const dir = mkdtempSync(join(tmpdir(), prefix));
+  const emptyDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-embedded-'));
     dirs.push(dir);
     return dir;
   };
+  // PGlite's first start in an empty directory runs initdb (seconds): each test starts from a copy of one.
+  let seed: string;
+  beforeAll(async () => {
+    seed = emptyDir();
+    await (await EmbeddedPostgres.start(seed, 1)).stop();
+  });
+  const withDatabase = (dataDir: string): string => {
+    cpSync(join(seed, 'pglite'), join(dataDir, 'pglite'), { recursive: true });
+    return dataDir;
+  };
+  const tempDir = (): string => withDatabase(emptyDir());
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
@@ -96,10 +107,11 @@ describe('embedded PostgreSQL (PGlite) endpoint', () => {
 
   it('a DATA_DIR too long for a socket path: a private directory of its own under the temp dir, removed at stop', async () => {
     const dataDir = join(
-      tempDir(),
+      emptyDir(),
       'a-data-directory-whose-path-is-longer-than-a-unix-socket-path-may-be'.repeat(2),
     );
     mkdirSync(dataDir);
+    withDatabase(dataDir);
     await expectPrivateFallback(dataDir, /^DATA_DIR is too long a path for a Unix socket/);
   });
 });
