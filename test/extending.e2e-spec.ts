@@ -8,6 +8,7 @@ import { AgentRunContext, AgentRunner, AgentRunners } from '../src/agents/agent-
 import { AgentsModule } from '../src/agents/agents.module';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { createKey, pollUntil } from './support/keys';
+import { undocumentedDenialCodes } from './support/readme-errors';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -57,7 +58,7 @@ class WorkflowsController {
 const maintenance = { on: false };
 defineAccessDenial('maintenance_window', { status: 503, audited: false });
 
-@AccessPolicy()
+@AccessPolicy({ order: 10 })
 @Injectable()
 class MaintenanceWindowPolicy implements AccessStep {
   async check({ request }: AccessAttempt): Promise<StepOutcome> {
@@ -134,5 +135,9 @@ describe('Extending Gatehouse (README recipes)', () => {
     // Reads pass the policy and reach the rate limit.
     const read = await t.http.get('/v1/workflows').set(developer.auth).expect(200);
     expect(read.headers['x-ratelimit-remaining']).toEqual(expect.stringMatching(/^\d+$/));
+  });
+
+  it("documents every refusal code, the added policy's included, in README's Errors table", () => {
+    expect(undocumentedDenialCodes()).toEqual([]);
   });
 });

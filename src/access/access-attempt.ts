@@ -17,7 +17,21 @@ export function accessAttempt(context: ExecutionContext): AccessAttempt {
 /** What a step answers: undefined to let the request go on, or why it is refused. */
 export type StepOutcome = AccessDenial | undefined;
 
-/** One rule of the key check, in a class of its own. */
+/**
+ * One rule of the key check, in a class of its own. A step that decides without I/O answers directly
+ * rather than with a promise: the guards await only what is pending, so every request saves the turn.
+ */
 export interface AccessStep {
-  check(attempt: AccessAttempt): Promise<StepOutcome>;
+  check(attempt: AccessAttempt): StepOutcome | Promise<StepOutcome>;
+  /**
+   * Compensation: called, latest step first, when a later step refuses the request or fails, because a
+   * refused request spends nothing (the credits step gives its credit back). Must do nothing for a
+   * request this step did not charge.
+   */
+  undo?(attempt: AccessAttempt): void | Promise<void>;
+}
+
+/** A step's answer that is still pending (a promise; an AccessDenial never has `then`). */
+export function isPending<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }

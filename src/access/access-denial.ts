@@ -83,11 +83,21 @@ const extensionResponses = new Map<string, DenialResponse>();
 
 /**
  * Declares the answer to a refusal code of an extension's access policy (see access-policy.ts), so
- * the one table covers it too.
+ * the one table covers it too. Add the code to README's "Errors" table as well: accessDenialCodes()
+ * is checked against it.
  */
 export function defineAccessDenial(code: string, response: DenialResponse): void {
   if (code in DENIAL_RESPONSES) throw new Error(`"${code}" is a built-in refusal of the key check`);
   extensionResponses.set(code, response);
+}
+
+/**
+ * Every refusal code of the key check with its answer: the built-in ones and those extensions declared
+ * so far (README's "Errors" table must list each; src/readme-error-table.spec.ts and
+ * test/extending.e2e-spec.ts check it).
+ */
+export function accessDenialCodes(): ReadonlyMap<DenialCode, DenialResponse> {
+  return new Map<DenialCode, DenialResponse>([...Object.entries(DENIAL_RESPONSES), ...extensionResponses]);
 }
 
 export function denialResponseOf(code: DenialCode): DenialResponse {

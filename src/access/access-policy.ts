@@ -1,35 +1,81 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { AccessAttempt, AccessStep, StepOutcome } from './access-attempt';
+import { AccessAttempt, AccessStep, isPending, StepOutcome } from './access-attempt';
+
+/** Where a policy sits among the others: by `order` (lower first), then by class name. */
+export interface AccessPolicyOptions {
+  /** Default 0. Policies of equal order run by class name, so the order never depends on module order. */
+  order?: number;
+}
 
 /**
  * Marks an injectable `AccessStep` of any module as a policy of the key check: it runs for every
- * protected request after the permission step and before the rate limit, so what it refuses spends
- * no budget. Declare its refusal codes with `defineAccessDenial`. See README, "Extending".
+ * protected request in the `policies` step, after the permission step and before the rate limit, so
+ * what it refuses spends no budget. Declare its refusal codes with `defineAccessDenial` and document
+ * them in README's "Errors" table. See README, "Extending".
  *
- *   @AccessPolicy()
+ *   @AccessPolicy({ order: 10 })
  *   @Injectable()
- *   export class MaintenanceWindowPolicy implements AccessStep { async check(attempt) { ... } }
+ *   export class MaintenanceWindowPolicy implements AccessStep { check(attempt) { ... } }
  */
-export const AccessPolicy = DiscoveryService.createDecorator<void>();
+export const AccessPolicy = DiscoveryService.createDecorator<AccessPolicyOptions>();
 
-/** The policies found in the application, run in the order their modules were registered. */
+/** A policy found in the application, with its position. */
+export interface PlacedPolicy {
+  name: string;
+  order: number;
+  policy: AccessStep;
+}
+
+/** The `policies` step: the application's @AccessPolicy steps, by order then name. */
 @Injectable()
 export class AccessPolicies implements OnModuleInit, AccessStep {
-  private policies: AccessStep[] = [];
+  private policies: readonly AccessStep[] = [];
+  private placed: readonly PlacedPolicy[] = [];
 
   constructor(private readonly discovery: DiscoveryService) {}
 
   onModuleInit(): void {
-    this.policies = this.discovery
+    this.placed = this.discovery
       .getProviders({ metadataKey: AccessPolicy.KEY })
-      .map((wrapper) => wrapper.instance as AccessStep)
-      .filter((policy) => typeof policy?.check === 'function');
+      .filter((wrapper) => typeof (wrapper.instance as AccessStep | undefined)?.check === 'function')
+      .map((wrapper) => {
+        const name = wrapper.metatype?.name ?? String(wrapper.name);
+        const order = this.discovery.getMetadataByDecorator(AccessPolicy, wrapper)?.order ?? 0;
+        // NaN would make the sort, so the order of the key check, depend on the engine.
+        if (!Number.isFinite(order)) throw new Error(`@AccessPolicy({ order }) of ${name} is not a number`);
+        return { name, order, policy: wrapper.instance as AccessStep };
+      })
+      .sort((a, b) => a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.policies = this.placed.map(({ policy }) => policy);
   }
 
-  async check(attempt: AccessAttempt): Promise<StepOutcome> {
-    for (const policy of this.policies) {
-      const denial = await policy.check(attempt);
+  /** The policies in the order they run (README, "Extending"; test/access-check.e2e-spec.ts). */
+  get inOrder(): readonly PlacedPolicy[] {
+    return this.placed;
+  }
+
+  check(attempt: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+    const policies = this.policies;
+    for (let i = 0; i < policies.length; i++) {
+      const outcome = policies[i].check(attempt);
+      if (isPending(outcome)) return this.resume(attempt, i, outcome);
+      if (outcome) return outcome;
+    }
+    return undefined;
+  }
+
+  /** The rest of the policies once policy `index` is pending. */
+  private async resume(
+    attempt: AccessAttempt,
+    index: number,
+    pending: Promise<StepOutcome>,
+  ): Promise<StepOutcome> {
+    const outcome = await pending;
+    if (outcome) return outcome;
+    for (let i = index + 1; i < this.policies.length; i++) {
+      const next = this.policies[i].check(attempt);
+      const denial = isPending(next) ? await next : next;
       if (denial) return denial;
     }
     return undefined;

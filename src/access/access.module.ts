@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { FactoryProvider, Module, Type } from '@nestjs/common';
 import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { AccountsModule } from '../accounts/accounts.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
@@ -9,8 +9,10 @@ import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { RolesModule } from '../roles/roles.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsageModule } from '../usage/usage.module';
-import { GLOBAL_GUARDS } from './access-check';
+import type { AccessStep } from './access-attempt';
+import { ACCESS_STEPS, AccessStepName, GLOBAL_GUARDS } from './access-check';
 import { AccessPolicies } from './access-policy';
+import { AccessStepMap, AccessSteps } from './access-steps';
 import { AccessTokenResolver } from './credentials/access-token.resolver';
 import { ApiKeyResolver } from './credentials/api-key.resolver';
 import { KeyCache } from './credentials/key-cache';
@@ -19,11 +21,35 @@ import { ConcurrencyStep } from './steps/concurrency.step';
 import { CredentialStep } from './steps/credential.step';
 import { CreditsStep } from './steps/credits.step';
 import { PermissionStep } from './steps/permission.step';
+import { RateLimitStep } from './steps/rate-limit.step';
 import { RestrictionsStep } from './steps/restrictions.step';
 
+/** The one registry of the key check: each name of ACCESS_STEPS and its injectable step (tsc checks all). */
+const STEP_PROVIDERS = {
+  credential: CredentialStep,
+  restrictions: RestrictionsStep,
+  permission: PermissionStep,
+  policies: AccessPolicies,
+  rate_limit: RateLimitStep,
+  credits: CreditsStep,
+  concurrency: ConcurrencyStep,
+} satisfies Record<AccessStepName, Type<AccessStep>>;
+
+const names = Object.keys(STEP_PROVIDERS) as AccessStepName[];
+
+const accessSteps: FactoryProvider<AccessSteps> = {
+  provide: AccessSteps,
+  inject: names.map((name) => STEP_PROVIDERS[name]),
+  useFactory: (...steps: AccessStep[]) =>
+    new AccessSteps(
+      ACCESS_STEPS,
+      Object.fromEntries(names.map((name, i) => [name, steps[i]])) as AccessStepMap,
+    ),
+};
+
 /**
- * The key check (see access-check.ts): its steps, the credential resolvers behind the first one, the
- * one denial path, and the global guards, registered in the declared order.
+ * The key check (see access-check.ts): its steps and their registry, the credential resolvers behind
+ * the first one, the one denial path, and the global guards, registered in the declared order.
  */
 @Module({
   imports: [
@@ -42,12 +68,8 @@ import { RestrictionsStep } from './steps/restrictions.step';
     KeyCache,
     ApiKeyResolver,
     AccessTokenResolver,
-    CredentialStep,
-    RestrictionsStep,
-    PermissionStep,
-    AccessPolicies,
-    CreditsStep,
-    ConcurrencyStep,
+    ...Object.values(STEP_PROVIDERS),
+    accessSteps,
     DenialRecorder,
     ...GLOBAL_GUARDS,
     ...GLOBAL_GUARDS.map((guard) => ({ provide: APP_GUARD, useExisting: guard })),

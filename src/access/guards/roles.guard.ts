@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AccessPolicies } from '../access-policy';
+import { AccessSteps } from '../access-steps';
 import { DenialRecorder } from '../denial-recorder';
-import { PermissionStep } from '../steps/permission.step';
 import { StepGuard } from './step-guard';
 
 /** Global guard 2 of 3 (see access-check.ts): permission, then the extensions' access policies. */
@@ -10,12 +9,7 @@ import { StepGuard } from './step-guard';
 export class RolesGuard extends StepGuard {
   static readonly steps = ['permission', 'policies'] as const;
 
-  constructor(
-    reflector: Reflector,
-    denials: DenialRecorder,
-    permission: PermissionStep,
-    policies: AccessPolicies,
-  ) {
-    super(reflector, denials, [permission, policies]);
+  constructor(reflector: Reflector, denials: DenialRecorder, steps: AccessSteps) {
+    super(reflector, denials, steps, RolesGuard.steps);
   }
 }

@@ -19,7 +19,7 @@ export class ConcurrencyStep implements AccessStep {
     return this.inFlight.get(keyId) ?? 0;
   }
 
-  async check({ request, response }: AccessAttempt): Promise<StepOutcome> {
+  check({ request, response }: AccessAttempt): StepOutcome {
     const keyId = request.principal?.key?.id;
     if (!keyId) return undefined;
     const current = this.inFlight.get(keyId) ?? 0;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { CreditAccount } from '../../api-keys/credits/credit-ledger';
-import { CreditsService } from '../../api-keys/credits/credits.service';
+import { CreditedKey, CreditsService } from '../../api-keys/credits/credits.service';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 
@@ -14,8 +14,9 @@ declare module 'http' {
 
 /**
  * Step 5, credits: a key with a balance spends one credit per request that passed credential,
- * restrictions, permission and rate limit; with none left it is refused (429 `credits_exhausted`,
- * Retry-After up to the next refill). Keys without credits (the default) pass without a lookup.
+ * restrictions, permission, policies and rate limit; with none left it is refused (429
+ * `credits_exhausted`, Retry-After up to the next refill). Keys without credits (the default) pass
+ * without a lookup or a turn of the event loop. A later step's refusal gives the credit back (`undo`).
  */
 @Injectable()
 export class CreditsStep implements AccessStep {
@@ -23,9 +24,13 @@ export class CreditsStep implements AccessStep {
 
   constructor(private readonly credits: CreditsService) {}
 
-  async check({ request }: AccessAttempt): Promise<StepOutcome> {
+  check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key?.credits;
     if (!key) return undefined;
+    return this.spend(request, key);
+  }
+
+  private async spend(request: Request, key: CreditedKey): Promise<StepOutcome> {
     const outcome = await this.credits.spend(key);
     if (outcome.spent) {
       request.creditsRemaining = outcome.remaining;
@@ -41,8 +46,8 @@ export class CreditsStep implements AccessStep {
     );
   }
 
-  /** A later step refused the request: it spends nothing, so its credit goes back. */
-  async refund({ request }: AccessAttempt): Promise<void> {
+  /** A later step refused the request (or failed): it spends nothing, so its credit goes back. */
+  async undo({ request }: AccessAttempt): Promise<void> {
     const account = this.spent.get(request);
     if (!account) return;
     this.spent.delete(request);

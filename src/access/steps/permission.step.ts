@@ -18,7 +18,7 @@ export class PermissionStep implements AccessStep {
     this.required = new RouteMetadataCache(reflector, REQUIRED_PERMISSIONS);
   }
 
-  async check({ context, request }: AccessAttempt): Promise<StepOutcome> {
+  check({ context, request }: AccessAttempt): StepOutcome {
     const principal = request.principal;
     if (!principal) return new AccessDenial(AccessDenialCode.MissingCredentials, 'A credential is required.');
     const required = this.required.get(context);

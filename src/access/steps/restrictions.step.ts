@@ -16,7 +16,7 @@ export class RestrictionsStep implements AccessStep {
   private readonly ipLists = new WeakMap<readonly string[], BlockList>();
   private readonly referrerRules = new WeakMap<readonly string[], ReferrerRule[]>();
 
-  async check({ request }: AccessAttempt): Promise<StepOutcome> {
+  check({ request }: AccessAttempt): StepOutcome {
     const key = request.principal?.key;
     if (!key) return undefined;
     if (key.allowedIps.length && !ipAllowed(this.ipListOf(key.allowedIps), request.ip ?? '')) {

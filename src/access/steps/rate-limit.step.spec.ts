@@ -4,17 +4,21 @@ import { Test } from '@nestjs/testing';
 import { SkipThrottle, Throttle, ThrottlerModule } from '@nestjs/throttler';
 import type { NextFunction, Request, Response } from 'express';
 import request from 'supertest';
+import { CreditsService } from '../../api-keys/credits/credits.service';
 import { ProblemFilter } from '../../common/problem.filter';
 import { MemoryFixedWindowStorage } from '../../rate-limits/fixed-window.storage';
 import { RateLimitError, RateLimitErrorCode } from '../../rate-limits/rate-limits.errors';
 import type { KeyContext } from '../principal';
 import { DenialRecorder } from '../denial-recorder';
-import { ConcurrencyStep } from '../steps/concurrency.step';
-import { CreditsStep } from '../steps/credits.step';
-import { KeyThrottlerGuard } from './key-throttler.guard';
+import { ConcurrencyStep } from './concurrency.step';
+import { CreditsStep } from './credits.step';
+import { KeyThrottlerGuard } from '../guards/key-throttler.guard';
 import { accessConfig } from '../../config/namespaces';
 import { AccessDenial } from '../access-denial';
 import { denialException } from '../access-denial';
+import { ACCESS_STEPS } from '../access-check';
+import { AccessSteps } from '../access-steps';
+import { RateLimitStep } from './rate-limit.step';
 
 @Controller()
 class LimitedController {
@@ -48,8 +52,15 @@ class UnreachableStorage {
   }
 }
 
+/** Steps of the other guards, not run here: any call fails the test. */
+const notHere = {
+  check: (): never => {
+    throw new Error('only the third guard runs in this app');
+  },
+};
+
 /**
- * Nothing but the throttler face: each request carries key `key_<x-key header>` (3 per minute, 100 per
+ * Nothing but the third guard's steps: each request carries key `key_<x-key header>` (3 per minute, 100 per
  * hour), or no key at all without the header; refusals (and checks that failed) are collected instead
  * of audited and counted.
  */
@@ -75,8 +86,24 @@ async function startApp(
     providers: [
       { provide: accessConfig.KEY, useValue: { maxConcurrentRequestsPerKey: 10 } },
       ConcurrencyStep,
-      // Keys here have no credits, so the credits step is never asked; any call would fail the test.
-      { provide: CreditsStep, useValue: {} },
+      RateLimitStep,
+      CreditsStep,
+      // Keys here have no credits, so the credits step answers without asking the service.
+      { provide: CreditsService, useValue: {} },
+      {
+        provide: AccessSteps,
+        inject: [RateLimitStep, CreditsStep, ConcurrencyStep],
+        useFactory: (rate_limit: RateLimitStep, credits: CreditsStep, concurrency: ConcurrencyStep) =>
+          new AccessSteps(ACCESS_STEPS, {
+            credential: notHere,
+            restrictions: notHere,
+            permission: notHere,
+            policies: notHere,
+            rate_limit,
+            credits,
+            concurrency,
+          }),
+      },
       {
         provide: DenialRecorder,
         useValue: {
@@ -123,7 +150,7 @@ async function startApp(
   return { app, denials, failures };
 }
 
-describe('KeyThrottlerGuard', () => {
+describe('the rate-limit step (through KeyThrottlerGuard)', () => {
   let app: INestApplication;
   let denials: AccessDenial[];
   let failures: unknown[];
@@ -155,7 +182,7 @@ describe('KeyThrottlerGuard', () => {
   });
 
   it('counts a key against its own windows on every route, whatever the route declares', async () => {
-    // @Throttle/@SkipThrottle are route budgets; a key's budget is the key's (see the guard's comment).
+    // @Throttle/@SkipThrottle are route budgets; a key's budget is the key's (see the step's comment).
     expect((await get('/strict', 'c')).status).toBe(200);
     expect((await get('/free', 'c')).status).toBe(200);
     const third = await get('/strict', 'c');
