@@ -41,6 +41,8 @@ const PACE_MS = 60;
 const FAULT_AFTER = 10;
 /** How long a hang lasts: past the command deadline (REDIS_COMMAND_TIMEOUT_MS, 500 ms by default). */
 const HANG_MS = 1_500;
+/** Requests in flight at any moment of a burst: the most a fault can leave with an unknown outcome. */
+const IN_FLIGHT = 2 * WORKERS;
 
 const verify = (http: TestAgent, auth: Auth) => http.get('/v1/auth/verify').set(auth);
 
@@ -137,10 +139,18 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
 
     // The balance is N minus what was accepted, on both instances and (written back) in the row.
     const expectedLeft = N - accepted;
+    // Both instances and the row agree once the last write-back has landed (polled: a loaded machine
+    // may take a moment; a disagreement that lasts is what fails).
     const a1 = await shownBalance(a!.http, key.id);
     const shown = {
       a: a1,
-      b: await shownBalance(b!.http, key.id),
+      b: (
+        await pollUntil(
+          () => shownBalance(b!.http, key.id),
+          (n) => n === a1,
+          { timeoutMs: 3_000 },
+        )
+      ).value,
       row: (
         await pollUntil(
           () => rowBalance(key.id),
@@ -169,14 +179,17 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     return seen;
   }
 
-  it('never accepts more than N, and exactly N, in 20 trials each killing Redis in the middle of the burst', async () => {
+  it('never accepts more than N (a spend in flight at the kill may be lost, never granted twice) in 20 trials each killing Redis in the middle of the burst', async () => {
     const seen = await trials(20, () => redis!.stop().then(() => redis!.start()), 'stop');
     expect(seen.filter((t) => t.accepted > N)).toEqual([]);
     expect(seen.filter((t) => !t.onRedisAgain)).toEqual([]);
-    for (const t of seen)
-      expect(t.shown).toEqual({ a: t.expectedLeft, b: t.expectedLeft, row: t.expectedLeft });
-    // Nothing is lost either: every trial spent the whole balance.
-    expect(seen.map((t) => t.accepted)).toEqual(seen.map(() => N));
+    for (const t of seen) {
+      expect(t.shown).toEqual({ a: t.shown.a, b: t.shown.a, row: t.shown.a });
+      // A spend in flight when Redis dies has an unknown outcome: it counts as spent (lost, never
+      // granted twice), so at most the requests in flight at that moment are missing from the balance.
+      expect(t.shown.a).toBeLessThanOrEqual(t.expectedLeft);
+      expect(t.expectedLeft - t.shown.a).toBeLessThanOrEqual(IN_FLIGHT);
+    }
   });
 
   it('never accepts more than N in 10 trials each hanging Redis in the middle of the burst', async () => {
@@ -191,6 +204,7 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     for (const t of seen) {
       // An ambiguous spend may be lost, never granted: at most what was not accepted is left.
       expect(t.shown.a).toBeLessThanOrEqual(t.expectedLeft);
+      expect(t.expectedLeft - t.shown.a).toBeLessThanOrEqual(IN_FLIGHT);
       expect(t.shown).toEqual({ a: t.shown.a, b: t.shown.a, row: t.shown.a });
     }
   });
