@@ -40,18 +40,13 @@ export class DenialRecorder {
    */
   failed({ request }: AccessAttempt, error: unknown): unknown {
     if (typeof error === 'object' && error !== null && this.recorded.has(error)) return error;
-    const outcome = outcomeOf(error);
-    this.metrics.recordKeyCheck(outcome);
-    const key = request.principal?.key;
-    if (key) this.usage.count(request.principal!.organizationId, key.id, outcome);
+    this.countOutcome(request, outcomeOf(error));
     return error;
   }
 
   private record({ request }: AccessAttempt, denial: AccessDenial): ProblemException {
-    this.metrics.recordKeyCheck(denial.code);
-    const key = request.principal?.key;
-    if (key) this.usage.count(request.principal!.organizationId, key.id, denial.code);
-    else if (denial.subject)
+    // A key refused before it resolved (expired, revoked, disabled) still names whose usage it is.
+    if (!this.countOutcome(request, denial.code) && denial.subject)
       this.usage.count(denial.subject.organizationId, denial.subject.keyId, denial.code);
     const keyId = request.principal?.apiKeyId;
     if (keyId && denialResponseOf(denial.code).audited) {
@@ -68,9 +63,16 @@ export class DenialRecorder {
   }
 
   allow({ request }: AccessAttempt): void {
-    this.metrics.recordKeyCheck('allowed');
-    const key = request.principal?.key;
-    if (key) this.usage.count(request.principal!.organizationId, key.id, 'allowed');
+    this.countOutcome(request, 'allowed');
+  }
+
+  /** The key-check metric and, once the key resolved, its usage; whether it had a key to count. */
+  private countOutcome(request: AccessAttempt['request'], outcome: string): boolean {
+    this.metrics.recordKeyCheck(outcome);
+    const principal = request.principal;
+    if (!principal?.key) return false;
+    this.usage.count(principal.organizationId, principal.key.id, outcome);
+    return true;
   }
 }
 
