@@ -1,6 +1,6 @@
 import { ConfigOf } from '../config/config-namespace';
 import { auditConfig, lifecycleConfig } from '../config/namespaces';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Principal } from '../access/principal';
@@ -132,10 +132,10 @@ export class AuditService implements BeforeApplicationShutdown {
     private readonly entries: AuditRepository,
     @Inject(auditConfig.KEY) private readonly config: ConfigOf<typeof auditConfig>,
     @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
-    // The worker process serves no /metrics; what waits there is still retried and logged at shutdown.
-    @Optional() metrics?: MetricsService,
+    // In the worker process nothing serves /metrics: what waits there is retried and logged at shutdown.
+    metrics: MetricsService,
   ) {
-    metrics?.exportBacklog(this.backlog, {
+    metrics.exportBacklog(this.backlog, {
       waiting: [
         'gatehouse_audit_entries_waiting',
         'Audit entries held in memory until the database takes them.',

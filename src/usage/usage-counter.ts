@@ -67,6 +67,7 @@ export class UsageCounter implements BeforeApplicationShutdown {
     private readonly clock: Clock,
     private readonly repository: UsageRepository,
     @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
+    // Optional for the unit spec, which builds the counter by hand; the app always provides it.
     @Optional() metrics?: MetricsService,
   ) {
     metrics?.exportBacklog(this.backlog, {
