@@ -305,7 +305,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     if (granted > 0) this.writeBack(keyId, lease.epoch, left);
     if (this.leases.get(keyId) !== lease || performance.now() >= lease.until) {
       // Granted after the lease ran out here: the row may be spent by now, so these are not used.
-      if (granted > 0) void this.giveBack(keyId, lease, generation, granted);
+      if (granted > 0) void this.giveBack(keyId, lease.epoch, lease.run, generation, granted);
       return { failed: false, epoch: lease.epoch, generation };
     }
     return grantedBalances(keyId, granted, left, { store: 'redis', epoch: lease.epoch });
@@ -343,32 +343,28 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     }
   }
 
-  private async giveBack(keyId: string, lease: Lease, generation: number, count: number): Promise<void> {
+  /**
+   * Gives `count` credits back to Redis's balance of `epoch` on the server run `run`. When that fails,
+   * whether it arrived is unknown: giving them back in the row too could count them twice, so they stay
+   * spent.
+   */
+  private async giveBack(
+    keyId: string,
+    epoch: number,
+    run: string | Promise<string>,
+    generation: number,
+    count: number,
+  ): Promise<void> {
     try {
-      await this.scripts.gatehouseRefundCredits(balanceKey(keyId), lease.epoch, lease.run, generation, count);
+      await this.scripts.gatehouseRefundCredits(balanceKey(keyId), epoch, await run, generation, count);
     } catch (error) {
       this.warn(error as Error);
     }
   }
 
   async refund({ keyId, generation, takenFrom }: CreditAccount): Promise<void> {
-    if (takenFrom?.store === 'row') {
-      await this.keys.refundClaimedCredit(keyId, generation, takenFrom.epoch);
-      return;
-    }
-    if (!takenFrom) return;
-    try {
-      await this.scripts.gatehouseRefundCredits(
-        balanceKey(keyId),
-        takenFrom.epoch,
-        await this.currentRun(),
-        generation,
-        1,
-      );
-    } catch (error) {
-      // Whether it arrived is unknown: giving it back in the row too could count it twice. Kept spent.
-      this.warn(error as Error);
-    }
+    if (takenFrom?.store === 'row') await this.keys.refundClaimedCredit(keyId, generation, takenFrom.epoch);
+    else if (takenFrom) await this.giveBack(keyId, takenFrom.epoch, this.currentRun(), generation, 1);
   }
 
   async publish(keyId: string, state: CreditState): Promise<void> {
