@@ -166,6 +166,23 @@ export interface paths {
     patch: operations['RolesController_update'];
     trace?: never;
   };
+  '/v1/permissions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List every resource and its actions */
+    get: operations['PermissionsController_catalogue'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/users': {
     parameters: {
       query?: never;
@@ -963,63 +980,7 @@ export interface components {
       key_id: string;
       name: string;
       role: string;
-      permissions: (
-        | 'agents:create'
-        | 'agents:read'
-        | 'agents:update'
-        | 'agents:delete'
-        | 'agents:execute'
-        | 'tasks:create'
-        | 'tasks:read'
-        | 'tasks:update'
-        | 'tasks:delete'
-        | 'tasks:execute'
-        | 'files:create'
-        | 'files:read'
-        | 'files:update'
-        | 'files:delete'
-        | 'files:execute'
-        | 'workflows:create'
-        | 'workflows:read'
-        | 'workflows:update'
-        | 'workflows:delete'
-        | 'workflows:execute'
-        | 'deployments:create'
-        | 'deployments:read'
-        | 'deployments:update'
-        | 'deployments:delete'
-        | 'deployments:execute'
-        | 'users:create'
-        | 'users:read'
-        | 'users:update'
-        | 'users:delete'
-        | 'users:execute'
-        | 'teams:create'
-        | 'teams:read'
-        | 'teams:update'
-        | 'teams:delete'
-        | 'teams:execute'
-        | 'roles:create'
-        | 'roles:read'
-        | 'roles:update'
-        | 'roles:delete'
-        | 'roles:execute'
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:update'
-        | 'api_keys:delete'
-        | 'api_keys:execute'
-        | 'audit:create'
-        | 'audit:read'
-        | 'audit:update'
-        | 'audit:delete'
-        | 'audit:execute'
-        | 'webhooks:create'
-        | 'webhooks:read'
-        | 'webhooks:update'
-        | 'webhooks:delete'
-        | 'webhooks:execute'
-      )[];
+      permissions: string[];
       /** Format: date-time */
       expires_at?: string | null;
       /** @description The key's meta; {} when none. */
@@ -1156,63 +1117,7 @@ export interface components {
        *       "tasks:create"
        *     ]
        */
-      permissions: (
-        | 'agents:create'
-        | 'agents:read'
-        | 'agents:update'
-        | 'agents:delete'
-        | 'agents:execute'
-        | 'tasks:create'
-        | 'tasks:read'
-        | 'tasks:update'
-        | 'tasks:delete'
-        | 'tasks:execute'
-        | 'files:create'
-        | 'files:read'
-        | 'files:update'
-        | 'files:delete'
-        | 'files:execute'
-        | 'workflows:create'
-        | 'workflows:read'
-        | 'workflows:update'
-        | 'workflows:delete'
-        | 'workflows:execute'
-        | 'deployments:create'
-        | 'deployments:read'
-        | 'deployments:update'
-        | 'deployments:delete'
-        | 'deployments:execute'
-        | 'users:create'
-        | 'users:read'
-        | 'users:update'
-        | 'users:delete'
-        | 'users:execute'
-        | 'teams:create'
-        | 'teams:read'
-        | 'teams:update'
-        | 'teams:delete'
-        | 'teams:execute'
-        | 'roles:create'
-        | 'roles:read'
-        | 'roles:update'
-        | 'roles:delete'
-        | 'roles:execute'
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:update'
-        | 'api_keys:delete'
-        | 'api_keys:execute'
-        | 'audit:create'
-        | 'audit:read'
-        | 'audit:update'
-        | 'audit:delete'
-        | 'audit:execute'
-        | 'webhooks:create'
-        | 'webhooks:read'
-        | 'webhooks:update'
-        | 'webhooks:delete'
-        | 'webhooks:execute'
-      )[];
+      permissions: string[];
       /** @enum {string} */
       type: 'personal' | 'team' | 'service';
       owner_id: string | null;
@@ -1273,63 +1178,7 @@ export interface components {
        *       "tasks:create"
        *     ]
        */
-      permissions: (
-        | 'agents:create'
-        | 'agents:read'
-        | 'agents:update'
-        | 'agents:delete'
-        | 'agents:execute'
-        | 'tasks:create'
-        | 'tasks:read'
-        | 'tasks:update'
-        | 'tasks:delete'
-        | 'tasks:execute'
-        | 'files:create'
-        | 'files:read'
-        | 'files:update'
-        | 'files:delete'
-        | 'files:execute'
-        | 'workflows:create'
-        | 'workflows:read'
-        | 'workflows:update'
-        | 'workflows:delete'
-        | 'workflows:execute'
-        | 'deployments:create'
-        | 'deployments:read'
-        | 'deployments:update'
-        | 'deployments:delete'
-        | 'deployments:execute'
-        | 'users:create'
-        | 'users:read'
-        | 'users:update'
-        | 'users:delete'
-        | 'users:execute'
-        | 'teams:create'
-        | 'teams:read'
-        | 'teams:update'
-        | 'teams:delete'
-        | 'teams:execute'
-        | 'roles:create'
-        | 'roles:read'
-        | 'roles:update'
-        | 'roles:delete'
-        | 'roles:execute'
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:update'
-        | 'api_keys:delete'
-        | 'api_keys:execute'
-        | 'audit:create'
-        | 'audit:read'
-        | 'audit:update'
-        | 'audit:delete'
-        | 'audit:execute'
-        | 'webhooks:create'
-        | 'webhooks:read'
-        | 'webhooks:update'
-        | 'webhooks:delete'
-        | 'webhooks:execute'
-      )[];
+      permissions: string[];
       /** @enum {string} */
       type: 'personal' | 'team' | 'service';
       owner_id: string | null;
@@ -1476,7 +1325,7 @@ export interface components {
       /** @example agent_runner */
       role_name: string;
       /**
-       * @description Resource to actions. Resources: agents, tasks, files, workflows, deployments, users, teams, roles, api_keys, audit, webhooks. Actions: create, read, update, delete, execute.
+       * @description Resource to actions. The resources and their actions: GET /v1/permissions.
        * @example {
        *       "agents": [
        *         "read",
@@ -1488,7 +1337,7 @@ export interface components {
        *     }
        */
       permissions: {
-        [key: string]: ('create' | 'read' | 'update' | 'delete' | 'execute')[];
+        [key: string]: components['schemas']['Action'][];
       };
     };
     RoleResponse: {
@@ -1500,7 +1349,7 @@ export interface components {
       /** @example agent_runner */
       role_name: string;
       /**
-       * @description Resource to actions. Resources: agents, tasks, files, workflows, deployments, users, teams, roles, api_keys, audit, webhooks. Actions: create, read, update, delete, execute.
+       * @description Resource to actions. The resources and their actions: GET /v1/permissions.
        * @example {
        *       "agents": [
        *         "read",
@@ -1512,7 +1361,7 @@ export interface components {
        *     }
        */
       permissions: {
-        [key: string]: ('create' | 'read' | 'update' | 'delete' | 'execute')[];
+        [key: string]: components['schemas']['Action'][];
       };
       built_in: boolean;
       /** Format: date-time */
@@ -1526,7 +1375,7 @@ export interface components {
     };
     UpdateRoleDto: {
       /**
-       * @description Resource to actions. Resources: agents, tasks, files, workflows, deployments, users, teams, roles, api_keys, audit, webhooks. Actions: create, read, update, delete, execute.
+       * @description Resource to actions. The resources and their actions: GET /v1/permissions.
        * @example {
        *       "agents": [
        *         "read",
@@ -1538,8 +1387,22 @@ export interface components {
        *     }
        */
       permissions: {
-        [key: string]: ('create' | 'read' | 'update' | 'delete' | 'execute')[];
+        [key: string]: components['schemas']['Action'][];
       };
+    };
+    CatalogueResourceResponse: {
+      /** @example agents */
+      resource: components['schemas']['Resource'];
+      /**
+       * @example [
+       *       "create",
+       *       "read"
+       *     ]
+       */
+      actions: components['schemas']['Action'][];
+    };
+    PermissionCatalogueResponse: {
+      data: components['schemas']['CatalogueResourceResponse'][];
     };
     CreateUserDto: {
       /**
@@ -1666,63 +1529,7 @@ export interface components {
        *       "api_keys:create"
        *     ]
        */
-      permissions: (
-        | 'agents:create'
-        | 'agents:read'
-        | 'agents:update'
-        | 'agents:delete'
-        | 'agents:execute'
-        | 'tasks:create'
-        | 'tasks:read'
-        | 'tasks:update'
-        | 'tasks:delete'
-        | 'tasks:execute'
-        | 'files:create'
-        | 'files:read'
-        | 'files:update'
-        | 'files:delete'
-        | 'files:execute'
-        | 'workflows:create'
-        | 'workflows:read'
-        | 'workflows:update'
-        | 'workflows:delete'
-        | 'workflows:execute'
-        | 'deployments:create'
-        | 'deployments:read'
-        | 'deployments:update'
-        | 'deployments:delete'
-        | 'deployments:execute'
-        | 'users:create'
-        | 'users:read'
-        | 'users:update'
-        | 'users:delete'
-        | 'users:execute'
-        | 'teams:create'
-        | 'teams:read'
-        | 'teams:update'
-        | 'teams:delete'
-        | 'teams:execute'
-        | 'roles:create'
-        | 'roles:read'
-        | 'roles:update'
-        | 'roles:delete'
-        | 'roles:execute'
-        | 'api_keys:create'
-        | 'api_keys:read'
-        | 'api_keys:update'
-        | 'api_keys:delete'
-        | 'api_keys:execute'
-        | 'audit:create'
-        | 'audit:read'
-        | 'audit:update'
-        | 'audit:delete'
-        | 'audit:execute'
-        | 'webhooks:create'
-        | 'webhooks:read'
-        | 'webhooks:update'
-        | 'webhooks:delete'
-        | 'webhooks:execute'
-      )[];
+      permissions: components['schemas']['Permission'][];
     };
     DashboardSessionResponse: {
       access_token: string;
@@ -2074,7 +1881,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2089,7 +1896,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2098,7 +1905,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2106,7 +1913,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2117,7 +1924,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2127,7 +1934,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2139,7 +1946,7 @@ export interface components {
       key_id: string;
       name: string;
       /** @enum {string} */
-      type: 'team' | 'personal' | 'service';
+      type: 'personal' | 'team' | 'service';
       role: string;
       actor: components['schemas']['EventActor'];
     };
@@ -2156,6 +1963,84 @@ export interface components {
       agent_type: string;
       error: components['schemas']['TaskError'];
     };
+    /**
+     * @description `<resource>:<action>`, as the modules of this server declare them.
+     * @enum {string}
+     */
+    Permission:
+      | 'agents:create'
+      | 'agents:read'
+      | 'agents:update'
+      | 'agents:delete'
+      | 'agents:execute'
+      | 'api_keys:create'
+      | 'api_keys:read'
+      | 'api_keys:update'
+      | 'api_keys:delete'
+      | 'api_keys:execute'
+      | 'audit:create'
+      | 'audit:read'
+      | 'audit:update'
+      | 'audit:delete'
+      | 'audit:execute'
+      | 'deployments:create'
+      | 'deployments:read'
+      | 'deployments:update'
+      | 'deployments:delete'
+      | 'deployments:execute'
+      | 'files:create'
+      | 'files:read'
+      | 'files:update'
+      | 'files:delete'
+      | 'files:execute'
+      | 'roles:create'
+      | 'roles:read'
+      | 'roles:update'
+      | 'roles:delete'
+      | 'roles:execute'
+      | 'tasks:create'
+      | 'tasks:read'
+      | 'tasks:update'
+      | 'tasks:delete'
+      | 'tasks:execute'
+      | 'teams:create'
+      | 'teams:read'
+      | 'teams:update'
+      | 'teams:delete'
+      | 'teams:execute'
+      | 'users:create'
+      | 'users:read'
+      | 'users:update'
+      | 'users:delete'
+      | 'users:execute'
+      | 'webhooks:create'
+      | 'webhooks:read'
+      | 'webhooks:update'
+      | 'webhooks:delete'
+      | 'webhooks:execute'
+      | 'workflows:create'
+      | 'workflows:read'
+      | 'workflows:update'
+      | 'workflows:delete'
+      | 'workflows:execute';
+    /** @enum {string} */
+    Resource:
+      | 'agents'
+      | 'api_keys'
+      | 'audit'
+      | 'deployments'
+      | 'files'
+      | 'roles'
+      | 'tasks'
+      | 'teams'
+      | 'users'
+      | 'webhooks'
+      | 'workflows';
+    /**
+     * @description Not every resource has every action.
+     * @enum {string}
+     */
+    Action: 'create' | 'read' | 'update' | 'delete' | 'execute';
   };
   responses: never;
   parameters: never;
@@ -3415,6 +3300,80 @@ export interface operations {
       };
       /** @description Conflict */
       409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  PermissionsController_catalogue: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PermissionCatalogueResponse'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;

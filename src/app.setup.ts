@@ -1,3 +1,4 @@
+import { permissionSchemas } from './roles/permission-schemas';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
@@ -94,6 +95,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   );
   // Agent types are registered at start by any module: the document lists those of this app.
   const agentTypes = app.get(AgentRunners).types();
+  document.components!.schemas = { ...document.components!.schemas, ...permissionSchemas() };
   for (const property of AGENT_TYPE_PROPERTIES) enumerateProperty(document, property, agentTypes);
   return describeWebhooks(document, WEBHOOK_EVENT_PAYLOADS);
 }

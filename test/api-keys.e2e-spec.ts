@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { mapFromPermissions } from '../src/roles/dto/role.dto';
+import { builtInRolePermissions } from '../src/roles/permissions';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Response } from 'supertest';
@@ -28,12 +30,9 @@ const KEY_ID = /^key_[0-9A-Za-z]{22}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const DAY_MS = 86_400_000;
 
-// Built-in roles as the contract defines them, written out independently of src/roles.
-const ACTIONS = ['create', 'read', 'update', 'delete', 'execute'];
-const every = (resource: string): string[] => ACTIONS.map((action) => `${resource}:${action}`);
-const read = (resource: string): string => `${resource}:read`;
-const VIEWER = ['agents', 'tasks', 'files', 'workflows', 'deployments'].map(read).sort();
-const DEVELOPER = [...['agents', 'tasks', 'files', 'workflows'].flatMap(every), 'deployments:read'].sort();
+// Built-in roles from the registry (their match with the contract: src/roles/permissions.spec.ts).
+const VIEWER = [...builtInRolePermissions('viewer')].sort();
+const DEVELOPER = [...builtInRolePermissions('developer')].sort();
 
 const bearer = (value: string): Auth => ({ Authorization: `Bearer ${value}` });
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -1035,11 +1034,7 @@ describe('permissions', () => {
   it("narrows a personal key to its owner's current permissions", async () => {
     // Developers may not manage keys, so the owner holds developer rights plus key management.
     const devPlusKeys = {
-      agents: ACTIONS,
-      tasks: ACTIONS,
-      files: ACTIONS,
-      workflows: ACTIONS,
-      deployments: ['read'],
+      ...mapFromPermissions(builtInRolePermissions('developer')),
       api_keys: ['create', 'read'],
     };
     await createRole(org.auth, 'developer_keys', devPlusKeys);

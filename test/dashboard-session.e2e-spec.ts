@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
-import { ALL_PERMISSIONS } from '../src/roles/permissions';
+import { allPermissions } from '../src/roles/permissions';
 import {
   bearer,
   createUser,
@@ -117,7 +117,7 @@ describe('dashboard sessions', () => {
         email: admin.email,
         name: 'Admin',
         role: 'administrator',
-        permissions: [...ALL_PERMISSIONS].sort(),
+        permissions: [...allPermissions()].sort(),
       });
       expect(res.headers['cache-control']).toBe('no-store');
 

@@ -8,39 +8,19 @@ import {
   uniqueEmail,
 } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
+import { mapFromPermissions } from '../src/roles/dto/role.dto';
+import { BUILT_IN_ROLE_NAMES, builtInRolePermissions, permissionCatalogue } from '../src/roles/permissions';
 
 type PermissionMap = Record<string, string[]>;
 type Auth = { Authorization: string } | { 'X-API-Key': string };
 
-const ACTIONS = ['create', 'read', 'update', 'delete', 'execute'];
-const RESOURCES = [
-  'agents',
-  'tasks',
-  'files',
-  'workflows',
-  'deployments',
-  'users',
-  'teams',
-  'roles',
-  'api_keys',
-  'audit',
-  'webhooks',
-];
-const all = (...resources: string[]): PermissionMap =>
-  Object.fromEntries(resources.map((r) => [r, [...ACTIONS]]));
-const readOf = (...resources: string[]): PermissionMap =>
-  Object.fromEntries(resources.map((r) => [r, ['read']]));
-
-/** The contract's built-in roles, as permission maps. */
-const BUILT_INS: Record<string, PermissionMap> = {
-  viewer: readOf('agents', 'tasks', 'files', 'workflows', 'deployments'),
-  developer: { ...all('agents', 'tasks', 'files', 'workflows'), ...readOf('deployments') },
-  administrator: all(...RESOURCES),
-  api_manager: {
-    ...all('api_keys', 'webhooks'),
-    ...readOf('agents', 'tasks', 'files', 'workflows', 'deployments', 'roles', 'audit'),
-  },
-};
+/**
+ * The built-in roles, read from the registry the modules declare them in (src/roles/permissions.ts);
+ * that they match the contract is checked once, in permissions.spec.ts.
+ */
+const BUILT_INS: Record<string, PermissionMap> = Object.fromEntries(
+  BUILT_IN_ROLE_NAMES.map((name) => [name, mapFromPermissions(builtInRolePermissions(name))]),
+);
 
 /** Order-insensitive form of a permission map: keys and action lists sorted, empty lists dropped. */
 function normalize(map: PermissionMap): PermissionMap {
@@ -111,6 +91,21 @@ describe('custom roles', () => {
   function verify(key: string) {
     return t.http.get('/v1/auth/verify').set({ 'X-API-Key': key });
   }
+
+  describe('GET /v1/permissions', () => {
+    it('answers the catalogue the modules declare, to any credential, and roles are written in it', async () => {
+      const viewerKey = await createKey(a.auth, 'viewer');
+      const res = await t.http.get('/v1/permissions').set({ 'X-API-Key': viewerKey.key }).expect(200);
+      expect(res.body).toEqual({
+        data: permissionCatalogue().map(({ resource, actions }) => ({ resource, actions: [...actions] })),
+      });
+      const flattened = res.body.data.flatMap((r: { resource: string; actions: string[] }) =>
+        r.actions.map((action) => `${r.resource}:${action}`),
+      );
+      expect(flattened.sort()).toEqual([...builtInRolePermissions('administrator')].sort());
+      await t.http.get('/v1/permissions').expect(401);
+    });
+  });
 
   describe('create and read', () => {
     it('creates a custom role and answers it as the contract shapes it', async () => {

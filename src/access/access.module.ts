@@ -17,6 +17,7 @@ import { AccessTokenResolver } from './credentials/access-token.resolver';
 import { ApiKeyResolver } from './credentials/api-key.resolver';
 import { KeyCache } from './credentials/key-cache';
 import { DenialRecorder } from './denial-recorder';
+import { RoutePermissionsCheck } from './route-permissions.check';
 import { ConcurrencyStep } from './steps/concurrency.step';
 import { CredentialStep } from './steps/credential.step';
 import { CreditsStep } from './steps/credits.step';
@@ -71,6 +72,7 @@ const accessSteps: FactoryProvider<AccessSteps> = {
     ...Object.values(STEP_PROVIDERS),
     accessSteps,
     DenialRecorder,
+    RoutePermissionsCheck,
     ...GLOBAL_GUARDS,
     ...GLOBAL_GUARDS.map((guard) => ({ provide: APP_GUARD, useExisting: guard })),
   ],

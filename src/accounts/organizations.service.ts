@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { newId } from '../common/ids';
+import { ORGANIZATION_ID, USER_ID } from './accounts.declarations';
 import { isUniqueViolation } from '../database/database-errors';
 import { Organization } from './organization.entity';
 import { OrganizationsRepository } from './organizations.repository';
@@ -59,12 +60,12 @@ export class OrganizationsService {
     passwordHash: string,
   ): Promise<{ organization: Organization; user: User }> {
     const organization = await this.organizations.insert(manager, {
-      id: newId('organization'),
+      id: newId(ORGANIZATION_ID),
       name: input.organizationName,
     });
     const user = await this.users.save(
       this.users.newUser({
-        id: newId('user'),
+        id: newId(USER_ID),
         organizationId: organization.id,
         email: input.email.trim().toLowerCase(),
         name: input.name,

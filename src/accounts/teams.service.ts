@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
+import { TEAM_ID } from './accounts.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { isUniqueViolation } from '../database/database-errors';
 import { CreateTeamDto } from './dto/team.dto';
@@ -18,13 +19,13 @@ export class TeamsService {
 
   /** Whether the team exists in the organization (team keys name one). */
   exists(organizationId: string, teamId: string): Promise<boolean> {
-    return isIdOf('team', teamId) ? this.teams.exists(organizationId, teamId) : Promise.resolve(false);
+    return isIdOf(TEAM_ID, teamId) ? this.teams.exists(organizationId, teamId) : Promise.resolve(false);
   }
 
   async create(principal: Principal, dto: CreateTeamDto): Promise<Team> {
     try {
       const team = await this.teams.insert({
-        id: newId('team'),
+        id: newId(TEAM_ID),
         organizationId: principal.organizationId,
         name: dto.name,
       });
@@ -45,7 +46,7 @@ export class TeamsService {
   }
 
   async get(principal: Principal, id: string): Promise<Team> {
-    const team = isIdOf('team', id) ? await this.teams.findWithMembers(principal.organizationId, id) : null;
+    const team = isIdOf(TEAM_ID, id) ? await this.teams.findWithMembers(principal.organizationId, id) : null;
     if (!team) throw new AccountError(AccountErrorCode.NotFound, 'The team was not found.');
     return team;
   }

@@ -3,6 +3,7 @@ import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
+import { USER_ID } from './accounts.declarations';
 import { Page } from '../common/pagination';
 import { assertWithinPrincipal } from '../roles/escalation';
 import type { Permission } from '../roles/permissions';
@@ -58,7 +59,7 @@ export class UsersService {
       'The new user',
     );
     const user = this.users.newUser({
-      id: newId('user'),
+      id: newId(USER_ID),
       organizationId: principal.organizationId,
       email: dto.email,
       name: dto.name,
@@ -80,7 +81,7 @@ export class UsersService {
   }
 
   async get(principal: Principal, id: string): Promise<User> {
-    const user = isIdOf('user', id)
+    const user = isIdOf(USER_ID, id)
       ? await this.users.findInOrganization(principal.organizationId, id)
       : null;
     if (!user) throw new AccountError(AccountErrorCode.NotFound, 'The user was not found.');

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
+import { AGENT_ID } from './agents.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { Agent } from './agent.entity';
 import { AgentRunner, AgentRunners } from './agent-runner';
@@ -30,7 +31,7 @@ export class AgentsService {
     const config = dto.config ?? {};
     await runner.validateConfig(config);
     return this.agents.insert({
-      id: newId('agent'),
+      id: newId(AGENT_ID),
       organizationId: principal.organizationId,
       name: dto.name,
       type: dto.type,
@@ -46,7 +47,7 @@ export class AgentsService {
   }
 
   async get(principal: Principal, id: string): Promise<Agent> {
-    const agent = isIdOf('agent', id)
+    const agent = isIdOf(AGENT_ID, id)
       ? await this.agents.findInOrganization(principal.organizationId, id)
       : null;
     if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');

@@ -6,6 +6,7 @@ import { actorOf, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isIdOf, newId } from '../common/ids';
+import { API_KEY_ID } from './api-keys.declarations';
 import { Page } from '../common/pagination';
 import { assertWithinPrincipal } from '../roles/escalation';
 import type { Permission } from '../roles/permissions';
@@ -74,7 +75,7 @@ export class ApiKeysService {
     const value = this.values.generate();
     const now = new Date();
     const key = this.keys.newKey({
-      id: newId('apiKey'),
+      id: newId(API_KEY_ID),
       organizationId: principal.organizationId,
       name: dto.name,
       description: dto.description ?? null,
@@ -282,7 +283,7 @@ export class ApiKeysService {
 
   /** The key must exist in the caller's organization (404 otherwise, never 403). */
   async find(principal: Principal, id: string): Promise<ApiKey> {
-    const key = isIdOf('apiKey', id)
+    const key = isIdOf(API_KEY_ID, id)
       ? await this.keys.findInOrganization(principal.organizationId, id)
       : null;
     if (!key) throw new ApiKeyError(ApiKeyErrorCode.NotFound, 'The API key was not found.');

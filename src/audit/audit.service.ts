@@ -5,6 +5,7 @@ import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Principal } from '../access/principal';
 import { newId } from '../common/ids';
+import { AUDIT_ENTRY_ID } from './audit.declarations';
 import { Page } from '../common/pagination';
 import { WriteBacklog } from '../database/write-backlog';
 import { MetricsService } from '../metrics/metrics.service';
@@ -86,7 +87,7 @@ export interface StampedEvent {
   event: AuditEvent;
 }
 
-const stamp = (event: AuditEvent): StampedEvent => ({ id: newId('auditEntry'), at: new Date(), event });
+const stamp = (event: AuditEvent): StampedEvent => ({ id: newId(AUDIT_ENTRY_ID), at: new Date(), event });
 
 const FLUSH_DELAY_MS = 100;
 /** Entries per transaction. */

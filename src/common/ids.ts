@@ -2,24 +2,24 @@ import { randomFillSync } from 'node:crypto';
 
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Every public identifier carries its type, so a misplaced id is obvious in a log or a support ticket. */
-export const ID_PREFIXES = {
-  apiKey: 'key',
-  user: 'usr',
-  organization: 'org',
-  team: 'team',
-  role: 'role',
-  agent: 'agent',
-  task: 'task',
-  file: 'file',
-  event: 'evt',
-  webhook: 'whk',
-  auditEntry: 'aud',
-  delivery: 'dlv',
-  dashboardSession: 'ses',
-} as const;
+/**
+ * Every public identifier carries its type, so a misplaced id is obvious in a log or a support ticket.
+ * Each module declares the kinds of id it issues in its own `<module>.declarations.ts`; a prefix is
+ * taken once across all of them, so two modules cannot issue look-alike ids.
+ */
+export interface IdKind {
+  readonly prefix: string;
+}
 
-export type IdKind = keyof typeof ID_PREFIXES;
+const ID_PREFIX_SHAPE = /^[a-z]{2,12}$/;
+const takenPrefixes = new Set<string>();
+
+export function defineIdKind(prefix: string): IdKind {
+  if (!ID_PREFIX_SHAPE.test(prefix)) throw new Error(`id prefix "${prefix}" must be 2-12 lowercase letters`);
+  if (takenPrefixes.has(prefix)) throw new Error(`id prefix "${prefix}" is declared twice`);
+  takenPrefixes.add(prefix);
+  return Object.freeze({ prefix });
+}
 
 /** Encodes bytes as base62 (big-endian), padded to the length that many bytes always need. */
 export function encodeBase62(bytes: Uint8Array): string {
@@ -53,12 +53,12 @@ function freshRandomBytes(count: number): Uint8Array {
 
 /** 16 random bytes: 128 bits, 22 base62 characters, unguessable and collision-free in practice. */
 export function newId(kind: IdKind): string {
-  return `${ID_PREFIXES[kind]}_${encodeBase62(freshRandomBytes(ID_BYTES))}`;
+  return `${kind.prefix}_${encodeBase62(freshRandomBytes(ID_BYTES))}`;
 }
 
 const ID_SHAPE = /^[a-z]+_[0-9A-Za-z]{22}$/;
 
 /** True when the value could be an id of that kind; lets a handler answer 404 without a query. */
 export function isIdOf(kind: IdKind, value: string): boolean {
-  return value.startsWith(`${ID_PREFIXES[kind]}_`) && ID_SHAPE.test(value);
+  return value.startsWith(`${kind.prefix}_`) && ID_SHAPE.test(value);
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '../common/ids';
+import { EVENT_ID } from './events.declarations';
 import { DomainEvent } from './event.entity';
 import { EventsRepository } from './events.repository';
 import { SecretBox } from '../secrets/secret-box';
@@ -32,7 +33,7 @@ export class EventsService {
     await this.events.insert(
       manager,
       events.map((event) => ({
-        id: newId('event'),
+        id: newId(EVENT_ID),
         organizationId: event.organizationId,
         type: event.type,
         data: event.data,
@@ -58,7 +59,7 @@ export class EventsService {
   /** An event addressed to one receiver only (a ping): recorded as already dispatched. */
   recordDirect(manager: EntityManager, event: Omit<NewEvent, 'secret'>): Promise<DomainEvent> {
     return this.events.insertOne(manager, {
-      id: newId('event'),
+      id: newId(EVENT_ID),
       organizationId: event.organizationId,
       type: event.type,
       data: event.data,

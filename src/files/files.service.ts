@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import type { Principal } from '../access/principal';
 import { isIdOf } from '../common/ids';
+import { FILE_ID } from './files.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { FileRecord } from './file.entity';
 import { sanitizeFilename } from './filename';
@@ -55,7 +56,7 @@ export class FilesService {
   }
 
   async get(principal: Principal, id: string): Promise<FileRecord> {
-    const file = isIdOf('file', id)
+    const file = isIdOf(FILE_ID, id)
       ? await this.files.findInOrganization(principal.organizationId, id)
       : null;
     if (!file) throw new FileError(FileErrorCode.NotFound, 'The file was not found.');
@@ -78,7 +79,7 @@ export class FilesService {
     if (!ids.length) return [];
     const rows = await this.files.findAmong(
       organizationId,
-      ids.filter((id) => isIdOf('file', id)),
+      ids.filter((id) => isIdOf(FILE_ID, id)),
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 import { newId } from '../common/ids';
+import { FILE_ID } from './files.declarations';
 import type { FileStorage } from './storage/file-storage';
 
 /** What the engine leaves on `req.file` for the service to record. */
@@ -28,7 +29,7 @@ export class StreamingStorageEngine implements StorageEngine {
   ): void {
     const organizationId = req.principal?.organizationId;
     if (!organizationId) return callback(new Error('upload without a resolved principal'));
-    const fileId = newId('file');
+    const fileId = newId(FILE_ID);
     const storageKey = `${organizationId}/${fileId}`;
     this.storage.write(storageKey, file.stream).then(
       ({ size, sha256 }) => callback(null, { fileId, storageKey, size, sha256 }),

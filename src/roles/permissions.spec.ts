@@ -1,41 +1,74 @@
 import fc from 'fast-check';
+// The app's modules, so every core declaration (`*.declarations.ts`) is in the catalogue.
+import '../app.module';
 import {
-  ALL_PERMISSIONS,
-  BUILT_IN_ROLES,
+  allPermissions,
+  builtInRolePermissions,
+  definePermissions,
   intersectPermissions,
   isPermission,
   missingPermissions,
   Permission,
+  permissionCatalogue,
 } from './permissions';
 
 const permissionSet = fc
-  .uniqueArray(fc.constantFrom(...ALL_PERMISSIONS))
+  .uniqueArray(fc.constantFrom(...allPermissions()))
   .map((list) => new Set<Permission>(list));
 
-describe('built-in roles', () => {
-  it('match the contract', () => {
-    expect([...BUILT_IN_ROLES.viewer].sort()).toEqual([
-      'agents:read',
-      'deployments:read',
-      'files:read',
-      'tasks:read',
-      'workflows:read',
-    ]);
-    expect(BUILT_IN_ROLES.developer.has('agents:execute')).toBe(true);
-    expect(BUILT_IN_ROLES.developer.has('deployments:create')).toBe(false);
-    expect(BUILT_IN_ROLES.developer.has('users:read')).toBe(false);
-    expect(BUILT_IN_ROLES.administrator.size).toBe(ALL_PERMISSIONS.length);
-    expect(BUILT_IN_ROLES.api_manager.has('api_keys:delete')).toBe(true);
-    expect(BUILT_IN_ROLES.api_manager.has('webhooks:create')).toBe(true);
-    expect(BUILT_IN_ROLES.api_manager.has('audit:read')).toBe(true);
-    expect(BUILT_IN_ROLES.api_manager.has('users:read')).toBe(false);
-    expect(BUILT_IN_ROLES.api_manager.has('teams:read')).toBe(false);
-    expect(BUILT_IN_ROLES.api_manager.has('agents:create')).toBe(false);
+/** The contract's resources: what a built-in role holds on them is the contract's to say. */
+const CONTRACT_RESOURCES = [
+  'agents',
+  'tasks',
+  'files',
+  'workflows',
+  'deployments',
+  'users',
+  'teams',
+  'roles',
+  'api_keys',
+  'audit',
+  'webhooks',
+];
+const STANDARD = ['create', 'delete', 'execute', 'read', 'update'];
+const onContractResources = (role: Parameters<typeof builtInRolePermissions>[0]): string[] =>
+  [...builtInRolePermissions(role)].filter((p) => CONTRACT_RESOURCES.includes(p.split(':')[0])).sort();
+const every = (...resources: string[]) => resources.flatMap((r) => STANDARD.map((a) => `${r}:${a}`));
+const read = (...resources: string[]) => resources.map((r) => `${r}:read`);
+
+describe('the permission catalogue the core modules declare', () => {
+  it('has every resource the contract names, each with the standard actions at least', () => {
+    const catalogue = new Map(permissionCatalogue().map((r) => [r.resource, r.actions]));
+    for (const resource of CONTRACT_RESOURCES) {
+      expect([...(catalogue.get(resource) ?? [])].sort()).toEqual(expect.arrayContaining(STANDARD));
+    }
   });
 
-  it('are all made of known permissions', () => {
-    for (const role of Object.values(BUILT_IN_ROLES))
-      for (const p of role) expect(isPermission(p)).toBe(true);
+  it('gives the built-in roles what the contract says', () => {
+    expect(onContractResources('viewer')).toEqual(
+      read('agents', 'tasks', 'files', 'workflows', 'deployments').sort(),
+    );
+    expect(onContractResources('developer')).toEqual(
+      [...every('agents', 'tasks', 'files', 'workflows'), ...read('deployments')].sort(),
+    );
+    expect(onContractResources('api_manager')).toEqual(
+      [
+        ...every('api_keys', 'webhooks'),
+        ...read('agents', 'tasks', 'files', 'workflows', 'deployments', 'roles', 'audit'),
+      ].sort(),
+    );
+    expect(builtInRolePermissions('administrator')).toEqual(new Set(allPermissions()));
+  });
+
+  it('builds roles only of known permissions', () => {
+    for (const role of ['viewer', 'developer', 'administrator', 'api_manager'] as const)
+      for (const p of builtInRolePermissions(role)) expect(isPermission(p)).toBe(true);
+    expect(isPermission('agents:fly')).toBe(false);
+    expect(isPermission('nothing:read')).toBe(false);
+  });
+
+  it('refuses a declaration once the catalogue has been read, instead of missing it silently', () => {
+    expect(() => definePermissions('late_comer')).toThrow('after the permission catalogue was read');
   });
 });
 

@@ -1,65 +1,147 @@
 /**
  * The permission vocabulary. A permission is `<resource>:<action>`; a grant check is a set test, so
  * neither wildcards nor hierarchies exist to reason about.
+ *
+ * The vocabulary is a registry, not a closed list: each module declares its own resources in its own
+ * folder (`<module>.declarations.ts`) with `definePermissions`, including what the built-in roles hold on
+ * them. Everything else (validation of custom roles, the built-in roles, `GET /v1/permissions`, the
+ * OpenAPI enums, the dashboard's matrix) reads the catalogue built from those declarations.
  */
-export const RESOURCES = [
-  'agents',
-  'tasks',
-  'files',
-  'workflows',
-  'deployments',
-  'users',
-  'teams',
-  'roles',
-  'api_keys',
-  'audit',
-  'webhooks',
-] as const;
-export const ACTIONS = ['create', 'read', 'update', 'delete', 'execute'] as const;
 
-export type Resource = (typeof RESOURCES)[number];
-export type Action = (typeof ACTIONS)[number];
-export type Permission = `${Resource}:${Action}`;
-
-export const ALL_PERMISSIONS: readonly Permission[] = RESOURCES.flatMap((resource) =>
-  ACTIONS.map((action) => `${resource}:${action}` as Permission),
-);
-
-const PERMISSION_SET: ReadonlySet<string> = new Set(ALL_PERMISSIONS);
-
-export function isPermission(value: string): value is Permission {
-  return PERMISSION_SET.has(value);
-}
-
-export function isResource(value: string): value is Resource {
-  return (RESOURCES as readonly string[]).includes(value);
-}
-
-export function isAction(value: string): value is Action {
-  return (ACTIONS as readonly string[]).includes(value);
-}
-
-const every = (resource: Resource): Permission[] =>
-  ACTIONS.map((action) => `${resource}:${action}` as Permission);
-const read = (resource: Resource): Permission => `${resource}:read`;
+/** The actions a resource has unless it declares its own. */
+export const STANDARD_ACTIONS = ['create', 'read', 'update', 'delete', 'execute'] as const;
 
 export const BUILT_IN_ROLE_NAMES = ['viewer', 'developer', 'administrator', 'api_manager'] as const;
 export type BuiltInRoleName = (typeof BUILT_IN_ROLE_NAMES)[number];
 
-/** The contract's four built-in roles. */
-export const BUILT_IN_ROLES: Readonly<Record<BuiltInRoleName, ReadonlySet<Permission>>> = {
-  viewer: new Set((['agents', 'tasks', 'files', 'workflows', 'deployments'] as const).map(read)),
-  developer: new Set([
-    ...(['agents', 'tasks', 'files', 'workflows'] as const).flatMap(every),
-    read('deployments'),
-  ]),
-  administrator: new Set(ALL_PERMISSIONS),
-  api_manager: new Set([
-    ...every('api_keys'),
-    ...every('webhooks'),
-    ...RESOURCES.filter((r) => !['api_keys', 'webhooks', 'users', 'teams'].includes(r)).map(read),
-  ]),
-};
+/** `<resource>:<action>`; whether one exists is a question for the catalogue (`isPermission`). */
+export type Permission = `${string}:${string}`;
+
+/** What a built-in role holds on a resource: every action, or the ones listed. */
+export type Grant = 'all' | readonly string[];
+
+export interface ResourceDeclaration {
+  /** The resource's actions; the standard five when omitted. */
+  actions?: readonly string[];
+  /**
+   * What the built-in roles hold on it. `administrator` holds every action of every resource and is
+   * not named here; a role left out holds nothing on the resource (deny by default).
+   */
+  grants?: Partial<Record<Exclude<BuiltInRoleName, 'administrator'>, Grant>>;
+}
+
+export interface CatalogueResource {
+  resource: string;
+  actions: readonly string[];
+}
+
+interface Catalogue {
+  resources: readonly CatalogueResource[];
+  actions: readonly string[];
+  permissions: readonly Permission[];
+  permissionSet: ReadonlySet<string>;
+  actionsByResource: ReadonlyMap<string, readonly string[]>;
+  builtInRoles: Readonly<Record<BuiltInRoleName, ReadonlySet<Permission>>>;
+}
+
+const NAME = /^[a-z][a-z0-9_]{0,39}$/;
+const declarations = new Map<string, Required<ResourceDeclaration>>();
+let catalogue: Catalogue | undefined;
+
+/**
+ * Declares a resource, its actions and the built-in roles' grants on it. Call it at the top level of a
+ * module's own declarations file, which the module imports: the catalogue is built the first time it is
+ * read and is fixed from then on, so a declaration that comes later is a mistake, reported at once.
+ */
+export function definePermissions(
+  resource: string,
+  declaration: ResourceDeclaration = {},
+): CatalogueResource {
+  if (catalogue) {
+    throw new Error(
+      `definePermissions('${resource}') came after the permission catalogue was read: declare permissions ` +
+        `at the top level of a file the module imports, so they are known before the app starts`,
+    );
+  }
+  if (!NAME.test(resource)) throw new Error(`resource name "${resource}" must match ${NAME}`);
+  if (declarations.has(resource)) throw new Error(`resource "${resource}" is declared twice`);
+  const actions = [...(declaration.actions ?? STANDARD_ACTIONS)];
+  for (const action of actions) {
+    if (!NAME.test(action)) throw new Error(`action "${resource}:${action}" must match ${NAME}`);
+  }
+  const grants = declaration.grants ?? {};
+  for (const [role, grant] of Object.entries(grants)) {
+    const unknown = grant === 'all' ? [] : grant.filter((action) => !actions.includes(action));
+    if (unknown.length)
+      throw new Error(`${role} is granted unknown actions of ${resource}: ${unknown.join(', ')}`);
+  }
+  declarations.set(resource, { actions, grants });
+  return { resource, actions };
+}
+
+function buildCatalogue(): Catalogue {
+  const resources = [...declarations.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([resource, { actions }]) => ({ resource, actions }));
+  const permissions = resources.flatMap(({ resource, actions }) =>
+    actions.map((action): Permission => `${resource}:${action}`),
+  );
+  const granted = (role: Exclude<BuiltInRoleName, 'administrator'>): Set<Permission> =>
+    new Set(
+      [...declarations.entries()].flatMap(([resource, { actions, grants }]) => {
+        const grant = grants[role] ?? [];
+        return (grant === 'all' ? actions : grant).map((action): Permission => `${resource}:${action}`);
+      }),
+    );
+  // The union of every resource's actions, in the order they were first declared: the matrix's columns.
+  const actions = [...new Set([...STANDARD_ACTIONS, ...resources.flatMap((r) => r.actions)])];
+  return {
+    resources,
+    actions,
+    permissions,
+    permissionSet: new Set(permissions),
+    actionsByResource: new Map(resources.map(({ resource, actions }) => [resource, actions])),
+    builtInRoles: {
+      viewer: granted('viewer'),
+      developer: granted('developer'),
+      administrator: new Set(permissions),
+      api_manager: granted('api_manager'),
+    },
+  };
+}
+
+/** The catalogue; reading it fixes it. */
+function current(): Catalogue {
+  return (catalogue ??= buildCatalogue());
+}
+
+/** Every declared resource with its actions, by resource name. */
+export function permissionCatalogue(): readonly CatalogueResource[] {
+  return current().resources;
+}
+
+/** Every permission, in catalogue order. */
+export function allPermissions(): readonly Permission[] {
+  return current().permissions;
+}
+
+/** Every action some resource has: the columns of a permission matrix. */
+export function allActions(): readonly string[] {
+  return current().actions;
+}
+
+export function builtInRolePermissions(role: BuiltInRoleName): ReadonlySet<Permission> {
+  return current().builtInRoles[role];
+}
+
+export function isPermission(value: string): value is Permission {
+  return current().permissionSet.has(value);
+}
+
+/** The actions a resource has, or undefined when no module declares it. */
+export function actionsOf(resource: string): readonly string[] | undefined {
+  return current().actionsByResource.get(resource);
+}
 
 export function isBuiltInRole(name: string): name is BuiltInRoleName {
   return (BUILT_IN_ROLE_NAMES as readonly string[]).includes(name);

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { newId } from '../common/ids';
+import { ROLE_ID } from './roles.declarations';
 import { ListQueryDto } from '../common/pagination';
 import { isUniqueViolation } from '../database/database-errors';
 import { CustomRole } from './custom-role.entity';
@@ -14,7 +15,13 @@ import {
   UpdateRoleDto,
 } from './dto/role.dto';
 import { assertWithinPrincipal } from './escalation';
-import { BUILT_IN_ROLE_NAMES, BUILT_IN_ROLES, isBuiltInRole, Permission } from './permissions';
+import {
+  BUILT_IN_ROLE_NAMES,
+  builtInRolePermissions,
+  isBuiltInRole,
+  isPermission,
+  Permission,
+} from './permissions';
 import { RoleError, RoleErrorCode } from './roles.errors';
 import { RoleHolders } from './role-holders';
 import { RolesRepository } from './roles.repository';
@@ -35,9 +42,9 @@ export class RolesService {
     organizationId: string,
     roleName: string,
   ): Promise<ReadonlySet<Permission> | undefined> {
-    if (isBuiltInRole(roleName)) return BUILT_IN_ROLES[roleName];
+    if (isBuiltInRole(roleName)) return builtInRolePermissions(roleName);
     const role = await this.customRoles.findByName(organizationId, roleName);
-    return role ? new Set(role.permissions) : undefined;
+    return role ? grantedBy(role) : undefined;
   }
 
   /** Permissions a role grants in the organization, or 400 `unknown_role` when it does not exist there. */
@@ -59,7 +66,7 @@ export class RolesService {
     assertWithinPrincipal(principal, permissions, 'The role');
     try {
       const role = await this.customRoles.insert({
-        id: newId('role'),
+        id: newId(ROLE_ID),
         organizationId: principal.organizationId,
         roleName: dto.role_name,
         permissions,
@@ -90,7 +97,7 @@ export class RolesService {
     const role = await this.getCustom(principal, roleName);
     const permissions = permissionsFromMap(dto.permissions);
     // Neither the old nor the new permission set may exceed the caller's: no editing a stronger role.
-    assertWithinPrincipal(principal, [...role.permissions, ...permissions], 'The role');
+    assertWithinPrincipal(principal, [...grantedBy(role), ...permissions], 'The role');
     role.permissions = permissions;
     const saved = await this.customRoles.save(role);
     this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
@@ -99,7 +106,7 @@ export class RolesService {
 
   async delete(principal: Principal, roleName: string): Promise<void> {
     const role = await this.getCustom(principal, roleName);
-    assertWithinPrincipal(principal, role.permissions, 'The role');
+    assertWithinPrincipal(principal, grantedBy(role), 'The role');
     await this.customRoles.transaction(async (manager) => {
       // Holders are asked inside the transaction, under a lock on the role row, so a concurrent
       // assignment cannot slip in between the check and the delete.
@@ -127,7 +134,7 @@ function builtInRoleResponse(name: (typeof BUILT_IN_ROLE_NAMES)[number]): RoleRe
   return {
     id: null,
     role_name: name,
-    permissions: mapFromPermissions(BUILT_IN_ROLES[name]),
+    permissions: mapFromPermissions(builtInRolePermissions(name)),
     built_in: true,
     created_at: null,
     updated_at: null,
@@ -138,9 +145,18 @@ function customRoleResponse(role: CustomRole): RoleResponse {
   return {
     id: role.id,
     role_name: role.roleName,
-    permissions: mapFromPermissions(role.permissions),
+    permissions: mapFromPermissions(grantedBy(role)),
     built_in: false,
     created_at: role.createdAt.toISOString(),
     updated_at: role.updatedAt.toISOString(),
   };
+}
+
+/**
+ * What a custom role grants: its stored permissions that a module still declares. A role written while
+ * an extension was loaded keeps its row when the extension goes, but grants nothing on what is gone
+ * (deny by default), and does not stop an administrator from editing it.
+ */
+function grantedBy(role: CustomRole): Set<Permission> {
+  return new Set(role.permissions.filter(isPermission));
 }

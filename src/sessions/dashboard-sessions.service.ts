@@ -6,6 +6,7 @@ import { AuthService } from '../auth/auth.service';
 import type { TokenRequestDto } from '../auth/dto/auth.dto';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
+import { DASHBOARD_SESSION_ID } from './sessions.declarations';
 import { ConfigOf } from '../config/config-namespace';
 import { sessionsConfig } from '../config/namespaces';
 import { RolesService } from '../roles/roles.service';
@@ -84,7 +85,7 @@ export class DashboardSessionsService {
     const now = this.clock.date();
     await this.sessions.deleteEndedOf(user.id, now);
     const refreshToken = this.refreshTokens.generate();
-    const id = newId('dashboardSession');
+    const id = newId(DASHBOARD_SESSION_ID);
     await this.sessions.insert({
       id,
       organizationId: user.organizationId,

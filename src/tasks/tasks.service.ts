@@ -4,6 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
+import { TASK_ID } from './tasks.declarations';
 import { Page } from '../common/pagination';
 import type { TaskEventData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
@@ -93,7 +94,7 @@ export class TasksService {
     }
 
     const task = this.queue.newTask({
-      id: newId('task'),
+      id: newId(TASK_ID),
       organizationId: principal.organizationId,
       instruction: dto.instruction,
       agentType: dto.agent_type,
@@ -127,7 +128,7 @@ export class TasksService {
   }
 
   async get(principal: Principal, id: string): Promise<Task> {
-    const task = isIdOf('task', id)
+    const task = isIdOf(TASK_ID, id)
       ? await this.queue.findInOrganization(principal.organizationId, id)
       : null;
     if (!task) throw new TaskError(TaskErrorCode.NotFound, 'The task was not found.');

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { AuditService, SYSTEM_ACTOR } from '../audit/audit.service';
 import { newId } from '../common/ids';
+import { DELIVERY_ID } from './webhooks.declarations';
 import { EventsService } from '../events/events.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import type { WebhookDelivery } from './webhook-delivery.entity';
@@ -71,7 +72,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         endpoints
           .filter((w) => w.organizationId === event.organizationId && w.events.includes(event.type))
           .map((w) => ({
-            id: newId('delivery'),
+            id: newId(DELIVERY_ID),
             organizationId: event.organizationId,
             webhookId: w.id,
             eventId: event.id,

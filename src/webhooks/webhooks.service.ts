@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { AuditAction, actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
+import { DELIVERY_ID, WEBHOOK_ID } from './webhooks.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
@@ -41,7 +42,7 @@ export class WebhooksService {
       const row = await this.repository.saveWebhook(
         manager,
         this.repository.newWebhook(manager, {
-          id: newId('webhook'),
+          id: newId(WEBHOOK_ID),
           organizationId: principal.organizationId,
           url: dto.url,
           events: [...new Set(dto.events)].sort(),
@@ -64,7 +65,7 @@ export class WebhooksService {
   }
 
   async get(principal: Principal, id: string): Promise<Webhook> {
-    const webhook = isIdOf('webhook', id)
+    const webhook = isIdOf(WEBHOOK_ID, id)
       ? await this.repository.findWebhookInOrganization(principal.organizationId, id)
       : null;
     if (!webhook) throw new WebhookError(WebhookErrorCode.NotFound, 'The webhook was not found.');
@@ -157,7 +158,7 @@ export class WebhooksService {
   /** Sends a delivery again now, whatever its state; its event and webhook-id stay the same. */
   async retryDelivery(principal: Principal, id: string, deliveryId: string): Promise<WebhookDelivery> {
     const webhook = await this.get(principal, id);
-    const delivery = isIdOf('delivery', deliveryId)
+    const delivery = isIdOf(DELIVERY_ID, deliveryId)
       ? await this.repository.findDelivery(webhook.id, deliveryId)
       : null;
     if (!delivery) throw new WebhookError(WebhookErrorCode.NotFound, 'The delivery was not found.');
@@ -181,7 +182,7 @@ export class WebhooksService {
       });
       return this.repository.saveDelivery(
         this.repository.newDelivery(manager, {
-          id: newId('delivery'),
+          id: newId(DELIVERY_ID),
           organizationId: webhook.organizationId,
           webhookId: webhook.id,
           eventId: event.id,

@@ -1,27 +1,12 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Action, type Role } from '../api/client';
-import { useAction, usePaged } from '../api/hooks';
+import { useAction, useLoad, usePaged } from '../api/hooks';
 import { Dialog } from '../components/Dialog';
 import { TextField } from '../components/Field';
 import { Page, ProblemNote } from '../components/Page';
 import { Table } from '../components/Table';
 import { useCan } from '../permissions';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-
-const RESOURCES = [
-  'agents',
-  'tasks',
-  'files',
-  'workflows',
-  'deployments',
-  'users',
-  'teams',
-  'roles',
-  'api_keys',
-  'audit',
-  'webhooks',
-] as const;
-const ACTIONS: Action[] = ['create', 'read', 'update', 'delete', 'execute'];
 
 type Permissions = Role['permissions'];
 
@@ -157,10 +142,16 @@ function PermissionMatrix({
   onChange: (permissions: Permissions) => void;
 }) {
   const can = useCan();
-  const toggle = (resource: string, action: Action, on: boolean) => {
+  // The resources and actions this server's modules declare, so a module's new resource shows up here.
+  const catalogue = useLoad(async () => (await call(api.GET('/v1/permissions'))).data, []);
+  if (!catalogue.data) return <ProblemNote problem={catalogue.problem} />;
+  const resources = catalogue.data;
+  // The union of the resources' actions, in the order the catalogue first names them.
+  const actions = [...new Set(resources.flatMap((r) => r.actions))];
+  const toggle = (resource: string, actionsOfResource: Action[], action: Action, on: boolean) => {
     const current = permissions[resource] ?? [];
     const next = on
-      ? ACTIONS.filter((a) => a === action || current.includes(a))
+      ? actionsOfResource.filter((a) => a === action || current.includes(a))
       : current.filter((a) => a !== action);
     onChange({ ...permissions, [resource]: next });
   };
@@ -171,7 +162,7 @@ function PermissionMatrix({
         <thead>
           <tr>
             <th scope="col">Resource</th>
-            {ACTIONS.map((action) => (
+            {actions.map((action) => (
               <th key={action} scope="col">
                 {action}
               </th>
@@ -179,10 +170,12 @@ function PermissionMatrix({
           </tr>
         </thead>
         <tbody>
-          {RESOURCES.map((resource) => (
+          {resources.map(({ resource, actions: own }) => (
             <tr key={resource}>
               <th scope="row">{resource}</th>
-              {ACTIONS.map((action) => {
+              {actions.map((action) => {
+                // A resource without this action has no box: there is nothing to grant.
+                if (!own.includes(action)) return <td key={action} />;
                 const checked = (permissions[resource] ?? []).includes(action);
                 return (
                   <td key={action}>
@@ -191,7 +184,7 @@ function PermissionMatrix({
                       aria-label={`${resource}:${action}`}
                       checked={checked}
                       disabled={!checked && !can(`${resource}:${action}`)}
-                      onChange={(event) => toggle(resource, action, event.currentTarget.checked)}
+                      onChange={(event) => toggle(resource, own, action, event.currentTarget.checked)}
                     />
                   </td>
                 );

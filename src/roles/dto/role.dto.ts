@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
 import { IsString, Matches, registerDecorator, ValidationArguments } from 'class-validator';
 import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
-import { ACTIONS, isAction, isResource, Permission, RESOURCES } from '../permissions';
+import { actionsOf, Permission } from '../permissions';
+import { PERMISSION_SCHEMA_REFS } from '../permission-schemas';
 
 export type PermissionMap = Partial<Record<string, string[]>>;
 
@@ -25,13 +26,15 @@ export function permissionMapProblems(value: unknown): string[] {
   }
   const problems: string[] = [];
   for (const [resource, actions] of Object.entries(value)) {
-    if (!isResource(resource)) problems.push(`permissions.${resource} is not a known resource`);
+    const known = actionsOf(resource);
+    if (!known) problems.push(`permissions.${resource} is not a known resource`);
     if (!Array.isArray(actions)) {
       problems.push(`permissions.${resource} must be an array of actions`);
       continue;
     }
     for (const action of actions) {
-      if (typeof action !== 'string' || !isAction(action)) {
+      // An action another resource has is still unknown here: `roles:verify` is not a permission.
+      if (typeof action !== 'string' || (known && !known.includes(action))) {
         problems.push(`permissions.${resource} has an unknown action ${JSON.stringify(action)}`);
       }
     }
@@ -58,8 +61,9 @@ export function mapFromPermissions(permissions: Iterable<Permission>): Record<st
 
 const PERMISSIONS_SCHEMA: ApiPropertyOptions = {
   type: 'object',
-  description: `Resource to actions. Resources: ${RESOURCES.join(', ')}. Actions: ${ACTIONS.join(', ')}.`,
-  additionalProperties: { type: 'array', items: { type: 'string', enum: [...ACTIONS] } },
+  description: 'Resource to actions. The resources and their actions: GET /v1/permissions.',
+  propertyNames: PERMISSION_SCHEMA_REFS.resource,
+  additionalProperties: { type: 'array', items: PERMISSION_SCHEMA_REFS.action },
   example: { agents: ['read', 'execute'], workflows: ['read'] },
 } as ApiPropertyOptions;
 
@@ -93,4 +97,15 @@ export class RoleResponse {
 export class RolePage {
   @ApiProperty({ type: [RoleResponse] }) data: RoleResponse[];
   @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}
+
+export class CatalogueResourceResponse {
+  @ApiProperty({ ...PERMISSION_SCHEMA_REFS.resource, example: 'agents' }) resource: string;
+  @ApiProperty({ type: 'array', items: PERMISSION_SCHEMA_REFS.action, example: ['create', 'read'] })
+  actions: string[];
+}
+
+/** GET /v1/permissions: every resource this server's modules declare, with its actions. */
+export class PermissionCatalogueResponse {
+  @ApiProperty({ type: [CatalogueResourceResponse] }) data: CatalogueResourceResponse[];
 }

@@ -2,14 +2,14 @@ import { ApiProperty, PickType } from '@nestjs/swagger';
 import { UserResponse } from '../../accounts/dto/user.dto';
 import type { User } from '../../accounts/user.entity';
 import { AccessTokenResponse } from '../../auth/dto/auth.dto';
-import { ALL_PERMISSIONS, type Permission } from '../../roles/permissions';
+import { PERMISSION_SCHEMA_REFS } from '../../roles/permission-schemas';
+import type { Permission } from '../../roles/permissions';
 
 /** The signed-in user as the dashboard needs it: who, and what to offer. */
 export class SessionUserResponse extends PickType(UserResponse, ['id', 'email', 'name', 'role'] as const) {
   @ApiProperty({
-    type: 'string',
-    isArray: true,
-    enum: ALL_PERMISSIONS,
+    type: 'array',
+    items: PERMISSION_SCHEMA_REFS.permission,
     description: "The user's effective permissions: the dashboard offers only the controls they allow.",
     example: ['api_keys:read', 'api_keys:create'],
   })

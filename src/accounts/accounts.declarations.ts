@@ -1,0 +1,12 @@
+import { defineIdKind } from '../common/ids';
+import { definePermissions } from '../roles/permissions';
+
+/**
+ * What the accounts module adds to the shared registries. Users and teams are an administrator's
+ * business: no other built-in role holds anything on them, not even read.
+ */
+definePermissions('users');
+definePermissions('teams');
+export const USER_ID = defineIdKind('usr');
+export const TEAM_ID = defineIdKind('team');
+export const ORGANIZATION_ID = defineIdKind('org');

@@ -1,0 +1,7 @@
+import { defineIdKind } from '../common/ids';
+import { definePermissions } from '../roles/permissions';
+
+/** What the webhooks module adds to the shared registries: its resource and the ids it issues. */
+definePermissions('webhooks', { grants: { api_manager: 'all' } });
+export const WEBHOOK_ID = defineIdKind('whk');
+export const DELIVERY_ID = defineIdKind('dlv');
