@@ -1,11 +1,15 @@
 /**
  * The baseline of `npm run bench:verify`: a bare NestJS app (one route, platform-express, no guards
- * unless BARE_GUARDS says, no logger) in a process of its own, so it shares nothing with Gatehouse but the machine. Reports
- * its URL over IPC, answers `cpu` with its CPU time, exits on `exit`.
+ * unless BARE_GUARDS says, no logger) in a process of its own, so it shares nothing with Gatehouse but the
+ * machine. BARE_SHAPE=stable serves it through the same StableShapeExpressAdapter as Gatehouse (one hidden
+ * class for all requests), the fair baseline for Gatehouse's own figures; the default is Nest's adapter.
+ * Reports its URL over IPC, answers `cpu` with its CPU time, exits on `exit`.
  */
 import 'reflect-metadata';
 import { CanActivate, Controller, Get, Injectable, Module } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { StableShapeExpressAdapter } from '../src/http/stable-shape.adapter';
 
 @Controller()
 class BareController {
@@ -34,7 +38,9 @@ const guards = Number(process.env.BARE_GUARDS ?? 0);
 class BareModule {}
 
 async function main(): Promise<void> {
-  const app = await NestFactory.create(BareModule, { logger: false, abortOnError: false });
+  const adapter =
+    process.env.BARE_SHAPE === 'stable' ? new StableShapeExpressAdapter() : new ExpressAdapter();
+  const app = await NestFactory.create(BareModule, adapter, { logger: false, abortOnError: false });
   await app.listen(0, '127.0.0.1');
   process.on('message', (message: { type: string }) => {
     if (message.type === 'cpu') {

@@ -17,6 +17,7 @@ import { AppModule } from '../src/app.module';
 import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
 import { TasksService } from '../src/tasks/tasks.service';
+import { StableShapeExpressAdapter } from '../src/http/stable-shape.adapter';
 
 type Command =
   | { type: 'seed'; count: number }
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
     DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-bench-')),
   });
   // abortOnError: false, so a failed boot is thrown (and printed below) instead of Nest's silent exit(1).
-  const app = await NestFactory.create(AppModule.forRoot(config), {
+  const app = await NestFactory.create(AppModule.forRoot(config), new StableShapeExpressAdapter(), {
     ...APP_OPTIONS,
     logger: false,
     abortOnError: false,
