@@ -23,7 +23,8 @@ module.exports = {
       displayName: 'e2e',
       testEnvironment: 'node',
       rootDir: '.',
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // examples/extensions: each example extension's own test, in its folder.
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/examples/extensions/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJestWithOpenApi },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -534,7 +534,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Agents visible to the caller: the built-in echo agent and the organization's own */
+    /** Agents visible to the caller: the built-in agents of the registered agent types (echo, …), then the organization's own */
     get: operations['AgentsController_list'];
     put?: never;
     /** Define an agent, e.g. {type: "http", config: {url}} */

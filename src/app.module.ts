@@ -10,6 +10,8 @@ import { ProblemFilter } from './common/problem.filter';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app-config';
 import { DashboardModule } from './dashboard-files/dashboard.module';
+import { type GatehouseExtension, httpModulesOf, sharedModulesOf } from './extension';
+import { EXTENSIONS } from './extensions';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
@@ -25,14 +27,16 @@ import { WebhooksHttpModule } from './webhooks/webhooks-http.module';
  * the dashboard's files (DashboardModule), and the key check (AccessModule, which registers the global
  * guards in the order src/access/access-check.ts declares). Feature modules with background work (tasks, webhooks) run it
  * here too unless configured off; WorkerModule runs the same work without any of the HTTP side.
+ * `extensions`: the deployment's list (src/extensions.ts) unless a caller (a test) names its own; both
+ * parts of each are loaded here, the worker loads the shared part only (src/extension.ts).
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, extensions: readonly GatehouseExtension[] = EXTENSIONS): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ...platformModules(config),
+        ...platformModules(config, extensions),
         // Express tries routes in registration order: the hottest (health probes, then the key check's
         // GET /v1/auth/verify) go first. Their paths overlap no other route, so only speed changes.
         HealthModule,
@@ -48,6 +52,8 @@ export class AppModule {
         TasksHttpModule,
         WebhooksHttpModule,
         MetricsHttpModule,
+        ...sharedModulesOf(extensions),
+        ...httpModulesOf(extensions),
         DashboardModule,
         AccessModule,
       ],

@@ -2,15 +2,21 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { AppModule } from './app.module';
+import { EXTENSIONS } from './extensions';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { loadConfigOrExit } from './main.config';
 import { checkServersOrExit } from './main.preflight';
 import { logStartBanner } from './start-banner';
+import { StableShapeExpressAdapter } from './http/stable-shape.adapter';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   await checkServersOrExit(config);
-  const app = await NestFactory.create(AppModule.forRoot(config), APP_OPTIONS);
+  const app = await NestFactory.create(
+    AppModule.forRoot(config, EXTENSIONS),
+    new StableShapeExpressAdapter(),
+    APP_OPTIONS,
+  );
   configureApp(app);
   await app.listen(config.PORT, config.HOST);
   // PORT=0 asks the system for a free port: the banner shows the one it gave.

@@ -12,17 +12,23 @@ import { join } from 'node:path';
 import { AppModule } from './app.module';
 import { APP_OPTIONS, createOpenApiDocument } from './app.setup';
 import { loadAppConfig } from './config/app-config';
+import { EXTENSIONS } from './extensions';
+import { StableShapeExpressAdapter } from './http/stable-shape.adapter';
 
 async function main(): Promise<void> {
   const out = process.argv[2] ?? 'openapi.json';
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-openapi-'));
   try {
     const config = loadAppConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: '0' });
-    const app = await NestFactory.create(AppModule.forRoot(config), {
-      ...APP_OPTIONS,
-      logger: false,
-      abortOnError: false,
-    });
+    const app = await NestFactory.create(
+      AppModule.forRoot(config, EXTENSIONS),
+      new StableShapeExpressAdapter(),
+      {
+        ...APP_OPTIONS,
+        logger: false,
+        abortOnError: false,
+      },
+    );
     await app.init();
     writeFileSync(out, `${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`);
     await app.close();

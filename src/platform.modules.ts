@@ -1,3 +1,5 @@
+// The whole permission vocabulary and every id kind, in every process (see core.declarations.ts).
+import './core.declarations';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuditModule } from './audit/audit.module';
 import { CacheInvalidationModule } from './cache-invalidation/cache-invalidation.module';
@@ -5,6 +7,7 @@ import { ClockModule } from './common/clock';
 import type { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { type GatehouseExtension, migrationsOf } from './extension';
 import { EventsModule } from './events/events.module';
 import { LoggingModule } from './logging/logging.module';
 import { OutboundModule } from './outbound/outbound.module';
@@ -14,16 +17,17 @@ import { SecretsModule } from './secrets/secrets.module';
 /**
  * What every process needs whatever it serves: configuration and secrets, the clock, logs, the database and
  * Redis, scheduled jobs, cache invalidation, the audit log, the event outbox and outbound HTTP.
- * AppModule (the API) and WorkerModule (background work only) both start from this list.
+ * AppModule (the API) and WorkerModule (background work only) both start from this list. The database runs
+ * the extensions' migrations with the core's (src/extension.ts); a service test of core modules passes none.
  */
-export function platformModules(config: AppConfig) {
+export function platformModules(config: AppConfig, extensions: readonly GatehouseExtension[] = []) {
   return [
     AppConfigModule.forRoot(config),
     SecretsModule,
     ClockModule,
     LoggingModule,
     ScheduleModule.forRoot(),
-    DatabaseModule.forRoot(),
+    DatabaseModule.forRoot({ extensionMigrations: migrationsOf(extensions) }),
     RedisModule,
     CacheInvalidationModule,
     AuditModule,

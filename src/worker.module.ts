@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from './config/app-config';
+import { type GatehouseExtension, sharedModulesOf } from './extension';
+import { EXTENSIONS } from './extensions';
 import { platformModules } from './platform.modules';
 import { TasksModule } from './tasks/tasks.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -7,14 +9,20 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 /**
  * A worker-only process (`npm run start:worker`): the task queue's workers and webhook delivery, on
  * the platform modules, with no controllers, guards, pipes, filters or HTTP server. Booted with
- * `NestFactory.createApplicationContext`.
+ * `NestFactory.createApplicationContext`. The extensions' shared parts (runners, services, entities) are
+ * loaded as in the API, from the same list; their HTTP parts are not (src/extension.ts).
  */
 @Module({})
 export class WorkerModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, extensions: readonly GatehouseExtension[] = EXTENSIONS): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [...platformModules(config), TasksModule, WebhooksModule],
+      imports: [
+        ...platformModules(config, extensions),
+        TasksModule,
+        WebhooksModule,
+        ...sharedModulesOf(extensions),
+      ],
     };
   }
 }

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { EXTENSIONS } from './extensions';
 import { AppLogger } from './logging/app-logger';
 import { WorkerModule } from './worker.module';
 import { loadConfigOrExit } from './main.config';
@@ -17,7 +18,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   await checkServersOrExit(config);
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, EXTENSIONS), {
+    bufferLogs: true,
+  });
   app.useLogger(app.get(AppLogger));
   // The worker loops sleep on unref'd timers (so tests and shutdown never wait on them); with no HTTP
   // server in this process, something must keep it alive until SIGTERM.

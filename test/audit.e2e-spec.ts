@@ -485,6 +485,7 @@ describe('audit log', () => {
   });
 
   describe('hash chain', () => {
+    // Chains per organization, and a removed entry, are audit.medium-spec.ts's: here, the answer on the wire.
     it('verifies the chain, and names the first entry changed behind its back', async () => {
       const e = await signUpOrganization(t.http, 'Audit E');
       const k1 = await createKey(e.auth, { name: 'chain-1', role: 'viewer' });
@@ -509,30 +510,6 @@ describe('audit log', () => {
 
       const broken = await t.http.get('/v1/audit-log/integrity').set(e.auth).expect(200);
       expect(broken.body).toEqual({ valid: false, entries: 5, first_invalid_id: target.id });
-
-      // Other organizations' chains are their own, and stay valid.
-      const other = await t.http.get('/v1/audit-log/integrity').set(a.auth).expect(200);
-      expect(other.body.valid).toBe(true);
-      expect(other.body.first_invalid_id).toBeNull();
-      expect(other.body.entries).toBeGreaterThan(0);
-
-      // Removing an entry breaks the chain too: the next one no longer links to its predecessor.
-      const f = await signUpOrganization(t.http, 'Audit F');
-      await createKey(f.auth, { name: 'f-1', role: 'viewer' });
-      await createKey(f.auth, { name: 'f-2', role: 'viewer' });
-      await createKey(f.auth, { name: 'f-3', role: 'viewer' });
-      const fEntries = await orgLog(f.auth);
-      expect((await t.http.get('/v1/audit-log/integrity').set(f.auth).expect(200)).body).toEqual({
-        valid: true,
-        entries: 3,
-        first_invalid_id: null,
-      });
-      await dataSource.query(`DELETE FROM audit_entries WHERE id = $1`, [fEntries[1].id]);
-      expect((await t.http.get('/v1/audit-log/integrity').set(f.auth).expect(200)).body).toEqual({
-        valid: false,
-        entries: 2,
-        first_invalid_id: fEntries[0].id,
-      });
     });
   });
 

@@ -1,143 +1,154 @@
-import { Body, Controller, Get, Injectable, Module, OnModuleInit, Post } from '@nestjs/common';
-import { AccessAttempt, AccessStep, StepOutcome } from '../src/access/access-attempt';
-import { AccessDenial, defineAccessDenial } from '../src/access/access-denial';
-import { AccessPolicy } from '../src/access/access-policy';
-import { Principal } from '../src/access/principal';
-import { RequirePermissions } from '../src/access/route-access.decorators';
-import { AgentRunContext, AgentRunner, AgentRunners } from '../src/agents/agent-runner';
-import { AgentsModule } from '../src/agents/agents.module';
-import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
-import { createKey, pollUntil } from './support/keys';
-import { undocumentedDenialCodes } from './support/readme-errors';
-import { startTestApp, TestApp } from './support/test-app';
+import { Controller, Get, Logger, Module } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { rmSync } from 'node:fs';
+import { DataSource } from 'typeorm';
+import { AccessPolicies } from '../src/access/access-policy';
+import { AgentRunners } from '../src/agents/agent-runner';
+import { TaskQueueRepository } from '../src/tasks/task-queue.repository';
+import { EXAMPLE_EXTENSIONS } from '../examples/extensions';
+import { DatasetsService } from '../examples/extensions/datasets/datasets.service';
+import { MaintenanceWindowPolicy } from '../examples/extensions/maintenance-window/maintenance-window.policy';
+import { reverseAgentExtension } from '../examples/extensions/reverse-agent/reverse-agent.extension';
+import { expectProblem, signUpOrganization } from './support/factories';
+import { pollUntil } from './support/keys';
+import {
+  dropTestDatabase,
+  ServiceContext,
+  startServiceContext,
+  startTestApp,
+  TestApp,
+} from './support/test-app';
 
 /**
- * The README's "Extending" recipes, each done here by a module of a platform team's own, booted beside
- * the real AppModule: an agent type, routes for a resource of the permission vocabulary, and a policy
- * step in the key check.
+ * Extensions (src/extension.ts): one list that the API and the worker both load, each process the
+ * parts it runs. The examples' own tests (examples/extensions/<name>/) show what each kind of extension
+ * does; this suite shows the list: all three together in both processes, what happens to tasks of a type
+ * a process lacks, and that a route of an extension which declares nothing fails closed.
  */
 
-/** Recipe 1: an agent type. */
-@Injectable()
-class ReverseRunner implements AgentRunner, OnModuleInit {
-  readonly type = 'reverse';
-  readonly needsAgent = false;
-  constructor(private readonly runners: AgentRunners) {}
-  onModuleInit(): void {
-    this.runners.register(this);
-  }
-  async validateConfig(): Promise<void> {}
-  async run({ task }: AgentRunContext): Promise<unknown> {
-    return { output: [...task.instruction].reverse().join('') };
-  }
-}
+const RUNS_TASKS = { WORKER_CONCURRENCY: '1', WORKER_POLL_MS: '50' };
 
-/** Recipe 2: routes for a resource (`workflows` is in the vocabulary; no built-in route serves it). */
-@Controller('v1/workflows')
-class WorkflowsController {
+/** A platform team's route that forgot its declaration. */
+@Controller('v1/forgotten')
+class ForgottenController {
   @Get()
-  @RequirePermissions('workflows:read')
-  list(@Principal() principal: Principal) {
-    return { data: [], organization_id: principal.organizationId };
-  }
-
-  @Post()
-  @RequirePermissions('workflows:create')
-  create(@Body() body: Record<string, unknown>) {
-    return { created: true, fields: Object.keys(body ?? {}) };
-  }
-
-  /** Declares nothing: refused for everyone, so a forgotten declaration fails closed. */
-  @Get('undeclared')
-  undeclared() {
+  read() {
     return { leaked: true };
   }
 }
 
-/** Recipe 3: a policy step of the key check, with its own refusal code. */
-const maintenance = { on: false };
-defineAccessDenial('maintenance_window', { status: 503, audited: false });
+@Module({ controllers: [ForgottenController] })
+class ForgetfulModule {}
 
-@AccessPolicy({ order: 10 })
-@Injectable()
-class MaintenanceWindowPolicy implements AccessStep {
-  async check({ request }: AccessAttempt): Promise<StepOutcome> {
-    if (!maintenance.on || request.method === 'GET') return undefined;
-    return new AccessDenial('maintenance_window', 'Writes are paused for maintenance.', {
-      'Retry-After': '60',
+describe('extensions: one list, loaded by the API and the worker', () => {
+  describe('the three examples together', () => {
+    let api: TestApp;
+    let worker: ServiceContext;
+    beforeAll(async () => {
+      [api, worker] = await Promise.all([
+        startTestApp({ extensions: EXAMPLE_EXTENSIONS, imports: [ForgetfulModule] }),
+        startServiceContext({ root: 'worker', extensions: EXAMPLE_EXTENSIONS }),
+      ]);
     });
-  }
-}
-
-@Module({
-  imports: [AgentsModule],
-  controllers: [WorkflowsController],
-  providers: [ReverseRunner, MaintenanceWindowPolicy],
-})
-class PlatformTeamModule {}
-
-describe('Extending Gatehouse (README recipes)', () => {
-  let t: TestApp;
-  let org: SignedUpOrganization;
-  beforeAll(async () => {
-    t = await startTestApp({
-      imports: [PlatformTeamModule],
-      env: { WORKER_CONCURRENCY: '1', WORKER_POLL_MS: '50' },
+    afterAll(async () => {
+      await Promise.all([api?.close(), worker?.close()]);
     });
-    org = await signUpOrganization(t.http, 'Platform team');
-  });
-  afterAll(() => t.close());
-  afterEach(() => (maintenance.on = false));
 
-  it('runs tasks through an added agent type', async () => {
-    const key = await createKey(t.http, org.auth, { role: 'developer', type: 'service' });
-    const created = await t.http
-      .post('/v1/tasks')
-      .set(key.auth)
-      .send({ instruction: 'gatehouse', agent_type: 'reverse' })
-      .expect(202);
-    const { value } = await pollUntil(
-      () => t.http.get(`/v1/tasks/${created.body.id}`).set(key.auth),
-      (res) => res.body.status === 'succeeded',
-    );
-    expect(value.body.result).toEqual({ output: 'esuohetag' });
-    // And the OpenAPI document (so a generated client) lists it beside the built-in types.
-    const document = (await t.http.get('/openapi.json').expect(200)).body;
-    expect(document.components.schemas.CreateTaskDto.properties.agent_type.enum).toEqual(
-      expect.arrayContaining(['echo', 'http', 'reverse']),
-    );
-  });
+    it('the API loads both parts of each: runners, routes, policies', async () => {
+      expect(api.app.get(AgentRunners).types()).toEqual(['echo', 'http', 'reverse']);
+      expect(api.app.get(AccessPolicies).inOrder.map(({ name }) => name)).toEqual([
+        'MaintenanceWindowPolicy',
+      ]);
+      const document = (await api.http.get('/openapi.json').expect(200)).body;
+      expect(Object.keys(document.paths)).toEqual(
+        expect.arrayContaining(['/v1/datasets', '/v1/datasets/{id}']),
+      );
+    });
 
-  it('guards added routes with their declared permissions, and refuses undeclared ones', async () => {
-    const viewer = await createKey(t.http, org.auth, { role: 'viewer', type: 'service' });
-    const developer = await createKey(t.http, org.auth, { role: 'developer', type: 'service' });
+    it('the worker loads the shared parts only: the runner, the service and its table, no route or policy', async () => {
+      expect(worker.get(AgentRunners, { strict: false }).types()).toEqual(['echo', 'http', 'reverse']);
+      expect(worker.get(DatasetsService, { strict: false })).toBeInstanceOf(DatasetsService);
+      // The worker ran the extension's migration on its database too.
+      expect(await worker.get(DataSource).query('SELECT count(*)::int AS n FROM datasets')).toEqual([
+        { n: 0 },
+      ]);
+      const controllers = [...worker.get(ModulesContainer).values()].flatMap((module) => [
+        ...module.controllers.keys(),
+      ]);
+      expect(controllers).toEqual([]);
+      expect(() => worker.get(MaintenanceWindowPolicy, { strict: false })).toThrow();
+    });
 
-    const listed = await t.http.get('/v1/workflows').set(viewer.auth).expect(200);
-    expect(listed.body).toEqual({ data: [], organization_id: org.organizationId });
-    expectProblem(await t.http.post('/v1/workflows').set(viewer.auth).send({ name: 'x' }), 403, 'forbidden');
-    await t.http.post('/v1/workflows').set(developer.auth).send({ name: 'x' }).expect(201);
-    expectProblem(await t.http.get('/v1/workflows'), 401, 'missing_credentials');
-    expectProblem(await t.http.get('/v1/workflows/undeclared').set(org.auth), 403, 'forbidden');
+    it('refuses, for everyone, a route of an added module that declares no permission', async () => {
+      const org = await signUpOrganization(api.http, 'Forgetful');
+      expectProblem(await api.http.get('/v1/forgotten').set(org.auth), 403, 'forbidden');
+      expectProblem(await api.http.get('/v1/forgotten'), 401, 'missing_credentials');
+    });
   });
 
-  it('runs an added policy after the permission step and before the rate limit', async () => {
-    const developer = await createKey(t.http, org.auth, { role: 'developer', type: 'service' });
-    const viewer = await createKey(t.http, org.auth, { role: 'viewer', type: 'service' });
-    maintenance.on = true;
+  describe('tasks of an agent type a process has no runner for', () => {
+    let warn: jest.SpyInstance;
+    beforeEach(() => (warn = jest.spyOn(Logger.prototype, 'warn')));
+    afterEach(() => warn.mockRestore());
+    const warnings = () => warn.mock.calls.map(([message]) => String(message));
 
-    const refused = await t.http.post('/v1/workflows').set(developer.auth).send({});
-    expectProblem(refused, 503, 'maintenance_window');
-    expect(refused.headers['retry-after']).toBe('60');
-    // Refused before the rate limit: no budget was spent or reported.
-    expect(refused.headers['x-ratelimit-remaining']).toBeUndefined();
-    // The permission step comes first: a viewer is refused for the permission, not the window.
-    expectProblem(await t.http.post('/v1/workflows').set(viewer.auth).send({}), 403, 'forbidden');
-    // Reads pass the policy and reach the rate limit.
-    const read = await t.http.get('/v1/workflows').set(developer.auth).expect(200);
-    expect(read.headers['x-ratelimit-remaining']).toEqual(expect.stringMatching(/^\d+$/));
-  });
+    it('are left queued and named at start by a worker without the type, then run by one with it', async () => {
+      // The API that queued it has the extension (and no workers); then it stops, its database kept.
+      const api = await startTestApp({ extensions: [reverseAgentExtension] });
+      const org = await signUpOrganization(api.http, 'Left over');
+      const queue = async (agentType: string): Promise<string> =>
+        (
+          await api.http
+            .post('/v1/tasks')
+            .set(org.auth)
+            .send({ instruction: 'abc', agent_type: agentType })
+            .expect(202)
+        ).body.id;
+      const reverseTask = await queue('reverse');
+      const echoTask = await queue('echo');
+      await api.close({ keepData: true });
+      const instance = { databaseUrl: api.databaseUrl, dataDir: api.dataDir, env: RUNS_TASKS };
+      const statusOf = (context: ServiceContext, id: string) =>
+        context
+          .get(TaskQueueRepository, { strict: false })
+          .findInOrganization(org.organizationId, id)
+          .then((task) => task?.status);
 
-  it("documents every refusal code, the added policy's included, in README's Errors table", () => {
-    expect(undocumentedDenialCodes()).toEqual([]);
+      try {
+        const without = await startServiceContext({ root: 'worker', ...instance });
+        try {
+          // The echo task, queued after it, runs; the reverse one is not taken (nor failed).
+          const { value } = await pollUntil(
+            () => statusOf(without, echoTask),
+            (status) => status === 'succeeded',
+          );
+          expect(value).toBe('succeeded');
+          expect(await statusOf(without, reverseTask)).toBe('queued');
+          expect(warnings()).toContainEqual(expect.stringContaining('"reverse" (1 queued)'));
+        } finally {
+          await without.close();
+        }
+
+        warn.mockClear();
+        const withType = await startServiceContext({
+          root: 'worker',
+          extensions: [reverseAgentExtension],
+          ...instance,
+        });
+        try {
+          const { value } = await pollUntil(
+            () => statusOf(withType, reverseTask),
+            (status) => status === 'succeeded' || status === 'failed',
+          );
+          expect(value).toBe('succeeded');
+          expect(warnings().filter((message) => message.includes('reverse'))).toEqual([]);
+        } finally {
+          await withType.close();
+        }
+      } finally {
+        if (api.databaseUrl) await dropTestDatabase(api.databaseUrl);
+        rmSync(api.dataDir, { recursive: true, force: true });
+      }
+    });
   });
 });

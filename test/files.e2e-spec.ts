@@ -15,7 +15,8 @@ import { startTestApp, TestApp } from './support/test-app';
 
 /**
  * Files: multipart upload streamed to storage under DATA_DIR/files, download, list, delete, the size
- * limit (nothing kept beyond it), filename sanitising, organization isolation and permissions.
+ * limit (nothing kept beyond it), filename sanitising and permissions. Organization scoping and what
+ * FilesService itself keeps or removes are test/medium/files.medium-spec.ts's.
  *
  * One instance with MAX_FILE_SIZE=1024, so the limit is reached with small bodies.
  */
@@ -65,14 +66,12 @@ function multipart(parts: RawPart[]): { body: Buffer; contentType: string } {
 describe('files', () => {
   let t: TestApp;
   let org: SignedUpOrganization;
-  let other: SignedUpOrganization;
   let viewer: CreatedUser;
   let filesDir: string;
 
   beforeAll(async () => {
     t = await startTestApp({ env: { MAX_FILE_SIZE: String(MAX) } });
     org = await signUpOrganization(t.http, 'Files');
-    other = await signUpOrganization(t.http, 'Other');
     viewer = await createUser(t.http, org, 'viewer');
     filesDir = join(t.dataDir, 'files');
   });
@@ -388,30 +387,6 @@ describe('files', () => {
       );
       expectProblem(await t.http.get('/v1/files/..%2F..%2Fetc%2Fpasswd').set(org.auth), 404, 'not_found');
       expectProblem(await t.http.get('/v1/files/not-an-id/content').set(org.auth), 404, 'not_found');
-    });
-  });
-
-  describe('organization isolation', () => {
-    it('another organization gets 404 on a file and never lists it; its delete leaves the file intact', async () => {
-      const bytes = randomBytes(64);
-      const res = await upload(org.auth, bytes, 'private.bin').expect(201);
-      const id: string = res.body.id;
-
-      expectProblem(await t.http.get(`/v1/files/${id}`).set(other.auth), 404, 'not_found');
-      expectProblem(await t.http.get(`/v1/files/${id}/content`).set(other.auth), 404, 'not_found');
-      expectProblem(await t.http.delete(`/v1/files/${id}`).set(other.auth), 404, 'not_found');
-      expect(await fileIds(other.auth)).not.toContain(id);
-
-      const download = await asBytes(t.http.get(`/v1/files/${id}/content`).set(org.auth)).expect(200);
-      expect(Buffer.compare(download.body as Buffer, bytes)).toBe(0);
-      expect(await fileIds(org.auth)).toContain(id);
-    });
-
-    it("each organization's list holds only its own files", async () => {
-      const mine = await upload(other.auth, Buffer.from('other'), 'other.txt').expect(201);
-      expect(await fileIds(other.auth)).toEqual([mine.body.id]);
-      expect(await fileIds(org.auth)).not.toContain(mine.body.id);
-      expect(walk(filesDir)).toContain(join(other.organizationId, mine.body.id));
     });
   });
 

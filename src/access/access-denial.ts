@@ -94,7 +94,7 @@ export function defineAccessDenial(code: string, response: DenialResponse): void
 /**
  * Every refusal code of the key check with its answer: the built-in ones and those extensions declared
  * so far (README's "Errors" table must list each; src/readme-error-table.spec.ts and
- * test/extending.e2e-spec.ts check it).
+ * the example policy's test, examples/extensions/maintenance-window/, check it).
  */
 export function accessDenialCodes(): ReadonlyMap<DenialCode, DenialResponse> {
   return new Map<DenialCode, DenialResponse>([...Object.entries(DENIAL_RESPONSES), ...extensionResponses]);

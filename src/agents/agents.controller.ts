@@ -10,7 +10,7 @@ import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto } from '../common/pagination';
 import { RequirePermissions } from '../access/route-access.decorators';
-import { AgentsService, ECHO_AGENT } from './agents.service';
+import { AgentsService } from './agents.service';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 
 @ApiTags('agents')
@@ -21,7 +21,8 @@ export class AgentsController {
   @Get()
   @RequirePermissions('agents:read')
   @ApiOperation({
-    summary: "Agents visible to the caller: the built-in echo agent and the organization's own",
+    summary:
+      "Agents visible to the caller: the built-in agents of the registered agent types (echo, …), then the organization's own",
   })
   @ApiOkResponse({ type: AgentPage })
   @ApiProblems(400)
@@ -44,8 +45,7 @@ export class AgentsController {
   @ApiOkResponse({ type: AgentResponse })
   @ApiProblems(404)
   async get(@Principal() principal: Principal, @Param('id') id: string): Promise<AgentResponse> {
-    if (id === ECHO_AGENT.id) return ECHO_AGENT;
-    return AgentResponse.of(await this.agents.get(principal, id));
+    return this.agents.builtIn(id) ?? AgentResponse.of(await this.agents.get(principal, id));
   }
 
   @Patch(':id')

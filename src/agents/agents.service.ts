@@ -8,16 +8,10 @@ import { AgentRunner, AgentRunners } from './agent-runner';
 import { AgentsRepository } from './agents.repository';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 import { AgentError, AgentErrorCode } from './agents.errors';
+import { ECHO_BUILT_IN } from './runners/echo.runner';
 
-/** The built-in echo agent, listed for every organization; it has no row. */
-export const ECHO_AGENT: AgentResponse = {
-  id: 'agent_builtinEcho00000000000',
-  name: 'Echo',
-  type: 'echo',
-  description: 'Answers with the instruction and a summary of the attachments.',
-  built_in: true,
-  created_at: null,
-};
+/** The built-in echo agent as GET /v1/agents lists it for every organization (the echo runner declares it). */
+export const ECHO_AGENT: AgentResponse = AgentResponse.ofBuiltIn({ ...ECHO_BUILT_IN, type: 'echo' });
 
 @Injectable()
 export class AgentsService {
@@ -42,10 +36,18 @@ export class AgentsService {
 
   async list(principal: Principal, query: ListQueryDto): Promise<AgentPage> {
     const page: Page<Agent> = await this.agents.page(principal.organizationId, query);
-    const builtIns = query.cursor ? [] : [ECHO_AGENT];
+    // The registered runners' built-in agents head the first page, on top of the limit.
+    const builtIns = query.cursor ? [] : this.runners.builtInAgents().map(AgentResponse.ofBuiltIn);
     return { data: [...builtIns, ...page.data.map(AgentResponse.of)], next_cursor: page.next_cursor };
   }
 
+  /** A registered runner's built-in agent (every organization has it), or undefined. */
+  builtIn(id: string): AgentResponse | undefined {
+    const agent = this.runners.builtInAgent(id);
+    return agent && AgentResponse.ofBuiltIn(agent);
+  }
+
+  /** One of the organization's own agents (a row); built-in agents are not among them (builtIn). */
   async get(principal: Principal, id: string): Promise<Agent> {
     const agent = isIdOf(AGENT_ID, id)
       ? await this.agents.findInOrganization(principal.organizationId, id)

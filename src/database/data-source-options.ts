@@ -1,4 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
+import type { ExtensionMigration } from '../extension';
 import { MIGRATIONS } from './migrations';
 
 export interface DataSourceSettings {
@@ -11,6 +12,8 @@ export interface DataSourceSettings {
    * the connection stays usable. Unset or 0: none, as for migrations (see DatabaseModule).
    */
   statementTimeoutMs?: number;
+  /** Extensions' migrations (src/extension.ts), run with the core's; TypeORM orders all by timestamp. */
+  extensionMigrations?: readonly ExtensionMigration[];
 }
 
 /**
@@ -23,11 +26,12 @@ export function buildDataSourceOptions({
   poolSize,
   connectionTimeoutMs = 5000,
   statementTimeoutMs,
+  extensionMigrations = [],
 }: DataSourceSettings): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    migrations: MIGRATIONS,
+    migrations: [...MIGRATIONS, ...extensionMigrations],
     migrationsRun: true,
     migrationsTransactionMode: 'each',
     synchronize: false,

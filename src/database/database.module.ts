@@ -2,6 +2,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { databaseConfig } from '../config/namespaces';
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { ExtensionMigration } from '../extension';
 import { buildDataSourceOptions } from './data-source-options';
 import { runMigrations } from './migrate';
 // Registers the translation of driver errors (unreachable database, unstorable text) into domain errors.
@@ -14,10 +15,16 @@ import { DatabaseEndpoint } from './database-endpoint';
 })
 export class DatabaseEndpointModule {}
 
-/** TypeORM over `pg`, on PostgreSQL or embedded PGlite; migrations run at start, never `synchronize`. */
+/**
+ * TypeORM over `pg`, on PostgreSQL or embedded PGlite; migrations (the core's and the extensions') run at
+ * start, never `synchronize`. Entities come from the modules' `TypeOrmModule.forFeature` (autoLoadEntities),
+ * an extension's included.
+ */
 @Module({})
 export class DatabaseModule {
-  static forRoot(): DynamicModule {
+  static forRoot({
+    extensionMigrations = [],
+  }: { extensionMigrations?: readonly ExtensionMigration[] } = {}): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
@@ -27,7 +34,7 @@ export class DatabaseModule {
           inject: [databaseConfig.KEY, DatabaseEndpoint],
           useFactory: async (config: ConfigOf<typeof databaseConfig>, endpoint: DatabaseEndpoint) => {
             await endpoint.open();
-            await runMigrations(endpoint.url);
+            await runMigrations(endpoint.url, extensionMigrations);
             return {
               ...buildDataSourceOptions({
                 url: endpoint.url,

@@ -114,24 +114,48 @@ export class TaskQueueRepository {
 
   /**
    * Up to `limit` of the oldest due tasks (or ones whose lease expired), now running under `workerId`,
-   * in one statement; FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting.
+   * in one statement; FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting. With
+   * `agentTypes`, only tasks of those types: a worker leaves a type it cannot run to one that can.
    */
-  async claimBatch(workerId: string, leaseMs: number, limit: number): Promise<Task[]> {
+  async claimBatch(
+    workerId: string,
+    leaseMs: number,
+    limit: number,
+    agentTypes?: readonly string[],
+  ): Promise<Task[]> {
     const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
       `UPDATE tasks SET status = 'running', lease_owner = $1,
               lease_expires_at = now() + make_interval(secs => $2::double precision / 1000),
               attempts = attempts + 1, started_at = COALESCE(started_at, now()), updated_at = now()
         WHERE id IN (SELECT id FROM tasks
-                      WHERE (status = 'queued' AND run_after <= now())
-                         OR (status = 'running' AND lease_expires_at < now())
+                      WHERE ((status = 'queued' AND run_after <= now())
+                          OR (status = 'running' AND lease_expires_at < now()))
+                        AND ($4::text[] IS NULL OR agent_type = ANY($4::text[]))
                       ORDER BY run_after
                       LIMIT $3
                       FOR UPDATE SKIP LOCKED)
         RETURNING id`,
-      [workerId, leaseMs, limit],
+      [workerId, leaseMs, limit, agentTypes ?? null],
     );
     if (!rows.length) return [];
     return this.tasks.findBy({ id: In(rows.map((row) => row.id)) });
+  }
+
+  /**
+   * Queued and running tasks whose agent type is none of `agentTypes`, counted by type and status: the
+   * work a worker with those types leaves for others (TaskWorker reports it at start).
+   */
+  countOtherTypes(
+    agentTypes: readonly string[],
+  ): Promise<{ agentType: string; status: 'queued' | 'running'; count: number }[]> {
+    return this.dataSource.query(
+      `SELECT agent_type AS "agentType", status, count(*)::int AS count
+         FROM tasks
+        WHERE status IN ('queued', 'running') AND agent_type <> ALL($1::text[])
+        GROUP BY agent_type, status
+        ORDER BY agent_type, status`,
+      [agentTypes],
+    );
   }
 
   /** Extends the lease; false when the worker no longer owns the task (cancelled or taken over). */

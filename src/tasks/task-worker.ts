@@ -22,7 +22,8 @@ const HEARTBEATS_PER_LEASE = 4;
 /**
  * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight: it
  * claims as many as there are free slots in one statement (FOR UPDATE SKIP LOCKED: queued and due, or
- * running with an expired lease, its worker died), and sleeps only when the queue is empty, until a
+ * running with an expired lease, its worker died; of the agent types it has a runner for, so a type only
+ * another process has is left to that one), and sleeps only when the queue is empty, until a
  * task is queued (TaskWakeups) or WORKER_POLL_MS passes. Each task holds a lease renewed while the
  * agent runs; outcomes finishing together are recorded in one transaction, each only while this
  * worker still owns the lease, so an outcome is recorded once. Failures are retried with exponential
@@ -67,6 +68,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async dispatch(): Promise<void> {
+    // Every module's onModuleInit has run (runners register there): the types are final.
+    const agentTypes = this.runners.types();
+    await this.reportTasksOfOtherTypes(agentTypes);
     while (!this.stopping) {
       const free = this.config.workerConcurrency - this.running.size;
       let claimed: Task[] = [];
@@ -76,6 +80,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
             this.workerId,
             this.config.leaseMs,
             Math.min(free, CLAIM_BATCH),
+            agentTypes,
           );
         } catch (error) {
           this.logger.warn(`claim failed: ${(error as Error).message}`);
@@ -85,6 +90,32 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge.
       if (free > 0 && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
       await this.idle(free > 0 ? this.config.pollMs : undefined);
+    }
+  }
+
+  /**
+   * Says at start which queued or running tasks this process will not take, their agent type being one
+   * it has no runner for. The API refuses to queue a type it does not know (422), so such tasks come from
+   * a process with an extension this one lacks (src/extensions.ts is the one list both should load), or
+   * from an extension since removed. They are not failed: they wait for a worker that has the type, and
+   * until then this warning is the operator's sign that none may.
+   */
+  private async reportTasksOfOtherTypes(agentTypes: readonly string[]): Promise<void> {
+    try {
+      const counts = await this.queue.countOtherTypes(agentTypes);
+      if (!counts.length) return;
+      const byType = new Map<string, string[]>();
+      for (const { agentType, status, count } of counts) {
+        byType.set(agentType, [...(byType.get(agentType) ?? []), `${count} ${status}`]);
+      }
+      const listed = [...byType].map(([type, parts]) => `"${type}" (${parts.join(', ')})`).join(', ');
+      this.logger.warn(
+        `tasks of agent types this process cannot run are left for other workers: ${listed}. ` +
+          `Registered here: ${agentTypes.join(', ')}. Load the extension that registers them in every ` +
+          `process (src/extensions.ts), or cancel the tasks.`,
+      );
+    } catch (error) {
+      this.logger.warn(`could not count tasks of unregistered agent types: ${(error as Error).message}`);
     }
   }
 
@@ -153,6 +184,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async run(task: Task, signal: AbortSignal): Promise<unknown> {
     const runner = this.runners.get(task.agentType);
+    // Not claimed by this worker (claimBatch takes registered types only); kept as the last guard.
     if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
     const agent = task.agentId
       ? await this.agents.findInOrganization(task.organizationId, task.agentId)

@@ -4,10 +4,12 @@ import { ApiKeyValues } from '../../src/api-keys/api-key-format';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
 import { KeyPermissions } from '../../src/api-keys/key-permissions';
-import { BUILT_IN_ROLES, Permission } from '../../src/roles/permissions';
+import { builtInRolePermissions, Permission } from '../../src/roles/permissions';
 import { RolesService } from '../../src/roles/roles.service';
 import { administratorOf as administratorOfOrganization } from '../support/principals';
-import { startServiceContext, ServiceContext } from '../support/test-app';
+import { AgentsModule } from '../../src/agents/agents.module';
+import { ApiKeysModule } from '../../src/api-keys/api-keys.module';
+import { ServiceContext, startFeatureContext } from '../support/feature-context';
 
 /** Keys, roles and their holders through the real services and a real database, without HTTP. */
 describe('API keys and roles (service level)', () => {
@@ -18,7 +20,9 @@ describe('API keys and roles (service level)', () => {
   const administratorOf = (label: string): Promise<Principal> => administratorOfOrganization(context, label);
 
   beforeAll(async () => {
-    context = await startServiceContext();
+    // AgentsModule declares the agents:* permissions a custom role below grants: a permission is known
+    // once the module that declares it is loaded.
+    context = await startFeatureContext({ imports: [ApiKeysModule, AgentsModule] });
     keys = context.get(ApiKeysService);
   });
   afterAll(() => context.close());
@@ -88,16 +92,18 @@ describe('API keys and roles (service level)', () => {
       userId: owner.id,
       apiKeyId: null,
       role: 'developer',
-      permissions: BUILT_IN_ROLES.developer,
+      permissions: builtInRolePermissions('developer'),
     };
     const personal = await keys.create(ownerPrincipal, { name: 'mine', role: 'developer' }, origin);
     const row = (await context.get(ApiKeysRepository).findInOrganization(a.organizationId, personal.id))!;
     const grants = context.get(KeyPermissions);
 
-    expect([...(await grants.of([row]))[0].permissions].sort()).toEqual([...BUILT_IN_ROLES.developer].sort());
+    expect([...(await grants.of([row]))[0].permissions].sort()).toEqual(
+      [...builtInRolePermissions('developer')].sort(),
+    );
     await users.update(a, owner.id, { role: 'viewer' });
     const narrowed = (await grants.of([row]))[0];
-    expect([...narrowed.permissions].sort()).toEqual([...BUILT_IN_ROLES.viewer].sort());
+    expect([...narrowed.permissions].sort()).toEqual([...builtInRolePermissions('viewer')].sort());
     expect(narrowed.permissions.has('agents:create' as Permission)).toBe(false);
 
     await users.deactivate(a, owner.id);

@@ -2,10 +2,13 @@ import { OrganizationsService } from '../../src/accounts/organizations.service';
 import type { Principal } from '../../src/access/principal';
 import { AgentRunners } from '../../src/agents/agent-runner';
 import { newId } from '../../src/common/ids';
+import { TASK_ID } from '../../src/tasks/tasks.declarations';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository';
 import type { Task } from '../../src/tasks/task.entity';
 import { TasksService } from '../../src/tasks/tasks.service';
-import { startServiceContext, ServiceContext } from '../support/test-app';
+import { AccountsModule } from '../../src/accounts/accounts.module';
+import { TasksModule } from '../../src/tasks/tasks.module';
+import { ServiceContext, startFeatureContext } from '../support/feature-context';
 
 /** The queue's state changes on a real database, without HTTP or workers (WORKER_CONCURRENCY=0). */
 describe('TaskQueueRepository', () => {
@@ -15,7 +18,7 @@ describe('TaskQueueRepository', () => {
   const LEASE_MS = 30_000;
 
   beforeAll(async () => {
-    context = await startServiceContext();
+    context = await startFeatureContext({ imports: [TasksModule, AccountsModule] });
     queue = context.get(TaskQueueRepository);
     const { organization } = await context.get(OrganizationsService).createWithAdministrator({
       organizationName: 'Queue',
@@ -29,7 +32,7 @@ describe('TaskQueueRepository', () => {
 
   function newTask(fields: Partial<Task> = {}): Task {
     return queue.newTask({
-      id: newId('task'),
+      id: newId(TASK_ID),
       organizationId,
       instruction: 'x',
       agentType: 'echo',

@@ -1,7 +1,8 @@
 import { UsageRetentionJob } from '../../src/usage/usage-retention.job';
 import { UsageRepository } from '../../src/usage/usage.repository';
 import { ManualClock } from '../support/manual-clock';
-import { startServiceContext, ServiceContext } from '../support/test-app';
+import { UsageModule } from '../../src/usage/usage.module';
+import { ServiceContext, startFeatureContext } from '../support/feature-context';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -13,7 +14,11 @@ describe('usage retention (service level)', () => {
   let usage: UsageRepository;
 
   beforeAll(async () => {
-    context = await startServiceContext({ clock, env: { USAGE_RETENTION_DAYS: '30' } });
+    context = await startFeatureContext({
+      imports: [UsageModule],
+      clock,
+      env: { USAGE_RETENTION_DAYS: '30' },
+    });
     usage = context.get(UsageRepository);
   });
   afterAll(() => context?.close());

@@ -4,7 +4,9 @@ import { WebhooksService } from '../../src/webhooks/webhooks.service';
 import { DataSource } from 'typeorm';
 import { HAS_POSTGRES, sharedSecrets } from '../support/instances';
 import { administratorOf } from '../support/principals';
-import { startServiceContext, ServiceContext } from '../support/test-app';
+import { AccountsModule } from '../../src/accounts/accounts.module';
+import { WebhooksModule } from '../../src/webhooks/webhooks.module';
+import { ServiceContext, startFeatureContext } from '../support/feature-context';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 const ROUNDS = 6;
@@ -34,10 +36,16 @@ describe('webhook delivery loops disabling a failing endpoint (service level)', 
       // The loops are driven by the test (deliverDue), not in the background.
       WEBHOOK_WORKERS: '0',
     };
-    const first = await startServiceContext({ env });
+    const first = await startFeatureContext({ imports: [WebhooksModule, AccountsModule], env });
     contexts.push(first);
     if (HAS_POSTGRES) {
-      contexts.push(await startServiceContext({ env, databaseUrl: first.databaseUrl }));
+      contexts.push(
+        await startFeatureContext({
+          imports: [WebhooksModule, AccountsModule],
+          env,
+          databaseUrl: first.databaseUrl,
+        }),
+      );
     } else {
       console.warn('on PGlite (one process): two delivery loops of one instance instead of two instances');
     }

@@ -6,11 +6,13 @@ import {
   SYSTEM_ACTOR,
 } from '../../src/audit/audit.service';
 import { newId } from '../../src/common/ids';
+import { AUDIT_ENTRY_ID } from '../../src/audit/audit.declarations';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { MAX_REFUSALS } from '../../src/database/write-backlog';
 import { UsageCounter } from '../../src/usage/usage-counter';
 import { UsageRepository } from '../../src/usage/usage.repository';
-import { startServiceContext, ServiceContext } from '../support/test-app';
+import { UsageModule } from '../../src/usage/usage.module';
+import { ServiceContext, startFeatureContext } from '../support/feature-context';
 
 /**
  * What waits in memory for the database, on a real one: audit entries and usage counters written
@@ -28,7 +30,7 @@ describe('writes waiting for the database (service level)', () => {
   let metrics: MetricsService;
 
   beforeAll(async () => {
-    context = await startServiceContext();
+    context = await startFeatureContext({ imports: [UsageModule] });
     dataSource = context.get(DataSource);
     audit = context.get(AuditService);
     metrics = context.get(MetricsService);
@@ -104,7 +106,7 @@ describe('writes waiting for the database (service level)', () => {
   it('does not write twice audit entries whose first write committed, and keeps the chain valid', async () => {
     const organizationId = 'org_backlog_retry';
     const stamped = (n: number): StampedEvent => ({
-      id: newId('auditEntry'),
+      id: newId(AUDIT_ENTRY_ID),
       at: new Date(),
       event: denial(organizationId, n),
     });

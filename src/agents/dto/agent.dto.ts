@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { Omittable, IsNotBlank } from '../../common/validators';
 import type { Agent } from '../agent.entity';
+import type { TypedBuiltInAgent } from '../agent-runner';
 
 export class CreateAgentDto {
   @ApiProperty({ maxLength: 100, example: 'Summariser' })
@@ -72,6 +73,11 @@ export class AgentResponse {
       config: agent.config,
       created_at: agent.createdAt.toISOString(),
     };
+  }
+
+  /** A runner's built-in agent: no row, so no config and no creation time. */
+  static ofBuiltIn({ id, name, type, description }: TypedBuiltInAgent): AgentResponse {
+    return { id, name, type, description, built_in: true, created_at: null };
   }
 }
 

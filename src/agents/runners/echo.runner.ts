@@ -1,6 +1,19 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { AgentRunContext, AgentRunner, AgentRunners } from '../agent-runner';
-import { AgentError, AgentErrorCode } from '../agents.errors';
+import {
+  AgentRunContext,
+  AgentRunner,
+  AgentRunners,
+  BuiltInAgent,
+  builtInAgentId,
+  refuseAnyConfig,
+} from '../agent-runner';
+
+/** The agent every organization has (the contract's `echo`), with the id it has always had. */
+export const ECHO_BUILT_IN: BuiltInAgent = {
+  id: builtInAgentId('Echo'),
+  name: 'Echo',
+  description: 'Answers with the instruction and a summary of the attachments.',
+};
 
 /** The built-in agent: answers with the instruction and a summary of the attachments. */
 @Injectable()
@@ -9,6 +22,7 @@ export class EchoRunner implements AgentRunner, OnModuleInit {
   readonly needsAgent = false;
   // It answers from the task alone: no key needs to be kept with its tasks.
   readonly forwardsCredentials = false;
+  readonly builtInAgents = [ECHO_BUILT_IN];
 
   constructor(private readonly runners: AgentRunners) {}
 
@@ -17,11 +31,7 @@ export class EchoRunner implements AgentRunner, OnModuleInit {
   }
 
   async validateConfig(config: Record<string, unknown>): Promise<void> {
-    if (Object.keys(config).length) {
-      throw new AgentError(AgentErrorCode.InvalidConfig, 'The echo agent takes no config.', {
-        errors: [{ field: 'config', message: 'the echo agent takes no config' }],
-      });
-    }
+    refuseAnyConfig(this.type, config);
   }
 
   async run({ task }: AgentRunContext): Promise<unknown> {

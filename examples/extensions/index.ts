@@ -1,0 +1,15 @@
+import { datasetsExtension } from './datasets/datasets.extension';
+import { maintenanceWindowExtension } from './maintenance-window/maintenance-window.extension';
+import { reverseAgentExtension } from './reverse-agent/reverse-agent.extension';
+
+/**
+ * The three examples as a deployment would list them in src/extensions.ts, one line each. Only tests
+ * load this list (test/extending.e2e-spec.ts boots the API and the worker with all three); each
+ * example's own test loads just its own. Production's list does not name them, so neither the served
+ * API nor openapi.json has /v1/datasets.
+ */
+export const EXAMPLE_EXTENSIONS = [
+  reverseAgentExtension,
+  datasetsExtension,
+  maintenanceWindowExtension({ weekday: 'sunday', from: '02:00', minutes: 60 }),
+];

@@ -1,0 +1,85 @@
+import { AccessPolicies } from '../../../src/access/access-policy';
+import {
+  expectProblem,
+  PASSWORD,
+  signUpOrganization,
+  SignedUpOrganization,
+} from '../../../test/support/factories';
+import { createKey, CreatedKey } from '../../../test/support/keys';
+import { ManualClock } from '../../../test/support/manual-clock';
+import { undocumentedDenialCodes } from '../../../test/support/readme-errors';
+import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { maintenanceWindowExtension } from './maintenance-window.extension';
+import { MaintenanceWindowModule } from './maintenance-window.module';
+import { windowEndAround } from './maintenance-window.policy';
+
+const SUNDAY_2AM = { weekday: 'sunday', from: '02:00', minutes: 60 } as const;
+const WEDNESDAY_NOON = Date.parse('2026-11-25T12:00:00Z');
+const SUNDAY_HALF_PAST_TWO = Date.parse('2026-11-29T02:30:00Z');
+
+/** A policy of the key check (writes paused every Sunday 02:00-03:00 UTC), loaded as one list line would. */
+describe('example extension: an access policy (maintenance window)', () => {
+  const clock = new ManualClock(WEDNESDAY_NOON);
+  let t: TestApp;
+  let org: SignedUpOrganization;
+  let developer: CreatedKey;
+  let viewer: CreatedKey;
+  beforeAll(async () => {
+    t = await startTestApp({ extensions: [maintenanceWindowExtension(SUNDAY_2AM)], clock });
+    org = await signUpOrganization(t.http, 'Maintenance');
+    developer = await createKey(t.http, org.auth, { role: 'developer', type: 'service' });
+    viewer = await createKey(t.http, org.auth, { role: 'viewer', type: 'service' });
+  });
+  afterAll(() => t?.close());
+  afterEach(() => clock.set(WEDNESDAY_NOON));
+
+  const defineAgent = (key: CreatedKey) =>
+    t.http.post('/v1/agents').set(key.auth).send({ name: 'Echo again', type: 'echo' });
+
+  it('lets writes through outside the window, and from the minute it ends', async () => {
+    await defineAgent(developer).expect(201);
+    clock.set(Date.parse('2026-11-29T03:00:00Z'));
+    await defineAgent(developer).expect(201);
+  });
+
+  it('refuses writes during the window with 503 and the seconds until it ends, spending no budget', async () => {
+    clock.set(SUNDAY_HALF_PAST_TWO);
+    const refused = await defineAgent(developer);
+    expectProblem(refused, 503, 'maintenance_window');
+    expect(refused.headers['retry-after']).toBe('1800');
+    // Refused before the rate limit: no budget was spent or reported.
+    expect(refused.headers['x-ratelimit-remaining']).toBeUndefined();
+  });
+
+  it('runs after the permission step, and lets reads and public routes through', async () => {
+    clock.set(SUNDAY_HALF_PAST_TWO);
+    // The permission step comes first: a viewer is refused for the permission, not the window.
+    expectProblem(await defineAgent(viewer), 403, 'forbidden');
+    // Reads pass the policy and reach the rate limit.
+    const read = await t.http.get('/v1/agents').set(developer.auth).expect(200);
+    expect(read.headers['x-ratelimit-remaining']).toEqual(expect.stringMatching(/^\d+$/));
+    // The key check (and its policies) does not run for public routes: signing in still works.
+    await t.http.post('/v1/auth/token').send({ email: org.email, password: PASSWORD }).expect(200);
+  });
+
+  it('is one of the key check’s policies, at the order it asked for', () => {
+    expect(t.app.get(AccessPolicies).inOrder.map(({ name, order }) => [name, order])).toEqual([
+      ['MaintenanceWindowPolicy', 10],
+    ]);
+  });
+
+  it("documents its refusal code in README's Errors table", () => {
+    expect(undocumentedDenialCodes()).toEqual([]);
+  });
+
+  it('finds the window across the end of a week, and refuses a schedule it cannot read', () => {
+    const lateSunday = { weekday: 'sunday', from: '23:30', minutes: 60 } as const;
+    expect(windowEndAround(lateSunday, Date.parse('2026-11-30T00:15:00Z'))).toBe(
+      Date.parse('2026-11-30T00:30:00Z'),
+    );
+    expect(windowEndAround(lateSunday, Date.parse('2026-11-30T00:30:00Z'))).toBeUndefined();
+    expect(windowEndAround(lateSunday, Date.parse('2026-11-29T23:29:59Z'))).toBeUndefined();
+    expect(() => MaintenanceWindowModule.forRoot({ ...SUNDAY_2AM, from: '2am' })).toThrow('HH:MM');
+    expect(() => MaintenanceWindowModule.forRoot({ ...SUNDAY_2AM, minutes: 0 })).toThrow('minutes');
+  });
+});

@@ -1,0 +1,127 @@
+import type { ModuleMetadata } from '@nestjs/common';
+import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Clock } from '../../src/common/clock';
+import { AppConfig, loadAppConfig } from '../../src/config/app-config';
+import { copyEmbeddedTemplate } from './template-database';
+import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer } from './test-database';
+
+/**
+ * One test instance's configuration and database, and a context of modules on it. Apart from
+ * test-app.ts so that a context of a few modules (feature-context.ts) does not load the whole app.
+ */
+
+export interface TestAppOptions {
+  /** Extra or overriding environment variables. */
+  env?: Record<string, string | undefined>;
+  /** Force embedded PGlite even when the run has a PostgreSQL server. */
+  embedded?: boolean;
+  /** Reuse a database (PostgreSQL URL) or data directory instead of a fresh one; the caller owns it. */
+  databaseUrl?: string;
+  dataDir?: string;
+  /** Extra modules booted beside AppModule, as a platform team's own modules would be. */
+  imports?: ModuleMetadata['imports'];
+  /** Replaces the app's Clock, e.g. with a ManualClock (test/support/manual-clock.ts). */
+  clock?: Clock;
+}
+
+let databaseCounter = 0;
+
+/** Creates a fresh database for one app instance on the run's PostgreSQL server, migrated (from the template). */
+export async function createTestDatabase(): Promise<string | undefined> {
+  const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
+  const runId = process.env.GATEHOUSE_TEST_RUN_ID;
+  if (!serverUrl || !runId) return undefined;
+  // The counter restarts with every test file (jest gives each its own module registry) and the pid is
+  // the same under --runInBand: the random part keeps a database a suite kept on purpose from clashing.
+  const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
+  const template = process.env.GATEHOUSE_TEST_TEMPLATE_DB;
+  const from = template ? ` TEMPLATE "${template}"` : '';
+  await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"${from}`));
+  const url = withDatabaseName(serverUrl, name);
+  assertTestDatabaseName(url);
+  return url;
+}
+
+export async function dropTestDatabase(url: string): Promise<void> {
+  const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL!;
+  const name = assertTestDatabaseName(url);
+  await withServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
+
+/** The configuration of one test instance: its own database and data directory, quiet, fast hashing. */
+export async function prepareInstance(options: TestAppOptions) {
+  const ownsDataDir = !options.dataDir;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  const ownsDatabase = !options.databaseUrl && !options.embedded;
+  const databaseUrl = options.embedded ? undefined : (options.databaseUrl ?? (await createTestDatabase()));
+  if (ownsDataDir && !databaseUrl) copyEmbeddedTemplate(dataDir);
+
+  const config = loadAppConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    BCRYPT_ROUNDS: '4',
+    ALLOW_SIGNUP: 'true',
+    // Suites that exercise tasks turn workers on; the others need no polling in the background.
+    WORKER_CONCURRENCY: '0',
+    WEBHOOK_WORKERS: '0',
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL,
+    ...options.env,
+  });
+  const cleanUp = async (keepData: boolean): Promise<void> => {
+    if (keepData) return;
+    if (ownsDatabase && databaseUrl) await dropTestDatabase(databaseUrl);
+    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { config, databaseUrl, dataDir, cleanUp };
+}
+
+export function compileWithClock(builder: TestingModuleBuilder, clock?: Clock): Promise<TestingModule> {
+  if (clock) builder.overrideProvider(Clock).useValue(clock);
+  return builder.compile();
+}
+
+export interface ServiceContext {
+  /** Resolve any provider: `context.get(ApiKeysService)`. */
+  get: TestingModule['get'];
+  config: AppConfig;
+  databaseUrl?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The modules `importsOf(config)` names, initialised without HTTP on a fresh instance (prepareInstance):
+ * what startServiceContext (the whole app) and startFeatureContext (a few modules) share.
+ */
+export async function startModuleContext(
+  options: TestAppOptions,
+  importsOf: (config: AppConfig) => ModuleMetadata['imports'],
+): Promise<ServiceContext> {
+  const { config, databaseUrl, cleanUp } = await prepareInstance(options);
+  let moduleRef: TestingModule;
+  try {
+    moduleRef = await compileWithClock(
+      Test.createTestingModule({ imports: importsOf(config) }),
+      options.clock,
+    );
+    await moduleRef.init();
+  } catch (error) {
+    // No context to close: its database and directory would be left behind.
+    await cleanUp(false);
+    throw error;
+  }
+  return {
+    get: moduleRef.get.bind(moduleRef) as TestingModule['get'],
+    config,
+    databaseUrl,
+    async close() {
+      await moduleRef.close();
+      await cleanUp(false);
+    },
+  };
+}
