@@ -1,16 +1,13 @@
 /** Unit specs live beside the code; e2e specs in test/ boot the real AppModule against PostgreSQL or PGlite. */
-// The e2e and medium suites compile with the @nestjs/swagger plugin, as `nest build` does.
+// Every file compiles alone (tsconfig.json sets isolatedModules, so ts-jest transpiles without a
+// program): type errors are `npm run typecheck`'s job. Tests that read the OpenAPI document load the
+// @nestjs/swagger plugin's metadata first (test/support/openapi-metadata.ts).
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
-const tsJestWithOpenApi = [
-  'ts-jest',
-  {
-    tsconfig: 'tsconfig.e2e.json',
-    astTransformers: { before: ['<rootDir>/test/support/openapi-plugin.js'] },
-  },
-];
 module.exports = {
   // Booting an app on PGlite takes a few seconds on a loaded 2-core machine.
   testTimeout: 60000,
+  // A run's compiled app and generated metadata (test/support/compiled-app.ts, openapi-metadata.ts).
+  watchPathIgnorePatterns: ['<rootDir>/\\.test-build-', '<rootDir>/test/\\.generated/'],
   projects: [
     {
       displayName: 'unit',
@@ -25,7 +22,7 @@ module.exports = {
       rootDir: '.',
       // examples/extensions: each example extension's own test, in its folder.
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/examples/extensions/**/*.e2e-spec.ts'],
-      transform: { '^.+\\.ts$': tsJestWithOpenApi },
+      transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
@@ -35,8 +32,6 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
-      // No OpenAPI here: services are called directly, so each file compiles alone (isolatedModules),
-      // without the whole program the swagger plugin needs (about 7 s of CPU per jest process).
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -16,6 +16,7 @@ import {
 } from './support/factories';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 import { freeLoopbackPort } from './support/ports';
+import { compiledEntryPoint } from './support/compiled-app';
 
 /**
  * Agents (the built-in echo agent and http agents behind the outbound-safety client) and tasks (the
@@ -681,7 +682,7 @@ if (!HAS_POSTGRES) {
         return { status: 200, json: { from: 'the second worker', count } };
       });
 
-      child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+      child = spawn(process.execPath, [compiledEntryPoint('main')], {
         cwd: PROJECT_ROOT,
         env: {
           PATH: process.env.PATH,

@@ -19,6 +19,7 @@ import {
 import { createKey } from './support/keys';
 import { registeredRoutes } from './support/routes';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
+import { compiledEntryPoint } from './support/compiled-app';
 
 /**
  * Operating the service: health, the OpenAPI document and docs, metrics, configuration refusal,
@@ -342,14 +343,11 @@ function spawnMain(
   env: Record<string, string | undefined>,
   { cwd = PROJECT_ROOT }: { cwd?: string } = {},
 ): CapturedChild {
-  const main = join(PROJECT_ROOT, 'src/main.ts');
-  const tsNode = require.resolve('ts-node/register/transpile-only');
-  return spawnCaptured(process.execPath, ['-r', tsNode, main], {
+  return spawnCaptured(process.execPath, [compiledEntryPoint('main')], {
     cwd,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
       ...env,
     },
   });

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { CapturedChild, exited, spawnCaptured } from './support/child-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase } from './support/test-app';
+import { compiledEntryPoint } from './support/compiled-app';
 
 /**
  * The README's "Using the API" walkthrough runs as written: every ```bash block of that section, in order,
@@ -131,26 +132,21 @@ describe('the README walkthrough', () => {
     const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-'));
     const databaseUrl = await createTestDatabase(); // undefined on the embedded run
     const path = `${dirname(process.execPath)}:${process.env.PATH}`;
-    const server = spawnCaptured(
-      process.execPath,
-      ['-r', require.resolve('ts-node/register/transpile-only'), join(PROJECT_ROOT, 'src/main.ts')],
-      {
-        cwd: PROJECT_ROOT,
-        env: {
-          PATH: path,
-          HOME: process.env.HOME,
-          TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json'),
-          BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
-          BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          DATA_DIR: dataDir,
-          LOG_LEVEL: 'warn',
-          ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-        },
+    const server = spawnCaptured(process.execPath, [compiledEntryPoint('main')], {
+      cwd: PROJECT_ROOT,
+      env: {
+        PATH: path,
+        HOME: process.env.HOME,
+        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
+        BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
       },
-    );
+    });
     try {
       await waitUntilLive(server, base, 90_000);
 

@@ -52,6 +52,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   }
 
   private async viaRedis(client: Redis): Promise<void> {
+    const channel = this.redis.channel(CHANNEL);
     const subscriber = client.duplicate({
       enableOfflineQueue: true,
       maxRetriesPerRequest: null,
@@ -61,14 +62,14 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
     });
     this.subscriber = subscriber;
     this.bus.attachTransport((invalidation) => {
-      client.publish(CHANNEL, this.envelope(invalidation)).catch((error: Error) => {
+      client.publish(channel, this.envelope(invalidation)).catch((error: Error) => {
         this.logger.warn(`could not publish invalidation: ${error.message}`);
       });
     });
     // ioredis resubscribes by itself after a reconnect, but 'ready' comes before Redis has done it:
     // hearing is reported once a SUBSCRIBE of ours is answered, so nothing published meanwhile is missed.
     subscriber.on('ready', () => {
-      subscriber.subscribe(CHANNEL).then(
+      subscriber.subscribe(channel).then(
         () => this.bus.reportHearing(true),
         (error: Error) => this.logger.warn(`could not subscribe: ${error.message}`),
       );
@@ -79,7 +80,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
     // The start waits a little for the first SUBSCRIBE, so an instance normally takes traffic hearing the
     // others; a Redis that does not answer must not hold the start forever: the instance then starts deaf
     // (caches distrusted) and the 'ready' handler above reports hearing once Redis answers.
-    const subscribed = subscriber.subscribe(CHANNEL).then(
+    const subscribed = subscriber.subscribe(channel).then(
       () => true,
       () => false,
     );

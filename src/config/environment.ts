@@ -95,6 +95,15 @@ export class EnvironmentVariables {
   @Max(5000)
   REDIS_COMMAND_TIMEOUT_MS = 500;
 
+  /**
+   * Put before every Redis key and the invalidation channel, so deployments (or test databases) that share
+   * one Redis do not share counters, balances or invalidations. Instances of one deployment use the same.
+   */
+  @Matches(/^[\w:.-]{0,64}$/, {
+    message: 'REDIS_KEY_PREFIX must be at most 64 letters, digits or _ : . -',
+  })
+  REDIS_KEY_PREFIX = '';
+
   /** Signs access tokens. Generated and kept under DATA_DIR when unset outside production. */
   @Transform(emptyAsUnset)
   @IsOptional()

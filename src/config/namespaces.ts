@@ -39,6 +39,7 @@ export const databaseConfig = configNamespace('database', (env) => ({
 export const redisConfig = configNamespace('redis', (env) => ({
   url: env.REDIS_URL,
   commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
+  keyPrefix: env.REDIS_KEY_PREFIX,
 }));
 
 export const secretsConfig = configNamespace('secrets', (env) => ({

@@ -20,12 +20,17 @@ import Redis from 'ioredis';
 export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Redis');
   readonly client?: Redis;
+  /** REDIS_KEY_PREFIX: ioredis puts it before every key; pub/sub channels are not keys, see `channel`. */
+  private readonly keyPrefix: string;
 
   constructor(@Inject(redisConfig.KEY) config: ConfigOf<typeof redisConfig>) {
+    this.keyPrefix = config.keyPrefix;
     if (!config.url) return;
     const commandTimeoutMs = config.commandTimeoutMs;
     this.client = new Redis(config.url, {
       lazyConnect: false,
+      // Keys of deployments (or test databases) that share one Redis stay apart; scripts' KEYS included.
+      keyPrefix: config.keyPrefix || undefined,
       // Fail a command quickly while Redis is away instead of queueing requests behind it.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
@@ -44,6 +49,11 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     });
     this.client.on('error', (error: Error) => this.logger.warn(`redis: ${error.message}`));
+  }
+
+  /** A pub/sub channel name in this deployment's namespace (ioredis's keyPrefix leaves channels alone). */
+  channel(name: string): string {
+    return this.keyPrefix + name;
   }
 
   /**

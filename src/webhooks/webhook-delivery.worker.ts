@@ -8,6 +8,7 @@ import { newId } from '../common/ids';
 import { DELIVERY_ID } from './webhooks.declarations';
 import { EventsService } from '../events/events.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
+import type { DomainEvent } from '../events/event.entity';
 import type { WebhookDelivery } from './webhook-delivery.entity';
 import { signWebhook } from './webhook-signature';
 import type { Webhook } from './webhook.entity';
@@ -15,6 +16,22 @@ import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 const FAN_OUT_BATCH = 100;
+
+/**
+ * An endpoint receives the events it subscribes to that happened once it existed. Fan-out runs behind
+ * the events by a poll or more, so without the time check an endpoint created in that gap would also
+ * receive an event from before it was created.
+ */
+function receives(
+  webhook: Webhook,
+  event: Pick<DomainEvent, 'organizationId' | 'type' | 'createdAt'>,
+): boolean {
+  return (
+    webhook.organizationId === event.organizationId &&
+    webhook.events.includes(event.type) &&
+    webhook.createdAt.getTime() <= event.createdAt.getTime()
+  );
+}
 const DELIVERY_BATCH = 20;
 
 /**
@@ -70,7 +87,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       const endpoints = await this.repository.enabledWebhooksOf(manager, organizations);
       const rows = events.flatMap((event) =>
         endpoints
-          .filter((w) => w.organizationId === event.organizationId && w.events.includes(event.type))
+          .filter((w) => receives(w, event))
           .map((w) => ({
             id: newId(DELIVERY_ID),
             organizationId: event.organizationId,

@@ -87,9 +87,13 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
         .credits_remaining,
     );
   const redisBalance = (keyId: string): string =>
-    spawnSync('redis-cli', ['-p', String(redis!.port), 'HGET', `gatehouse:credits:${keyId}`, 'r'], {
-      encoding: 'utf8',
-    }).stdout.trim();
+    spawnSync(
+      'redis-cli',
+      ['-p', String(redis!.port), 'HGET', `${a!.config.REDIS_KEY_PREFIX}gatehouse:credits:${keyId}`, 'r'],
+      {
+        encoding: 'utf8',
+      },
+    ).stdout.trim();
   const shownBalance = async (http: TestAgent, keyId: string): Promise<number> =>
     (await http.get(`/v1/api-keys/${keyId}`).set(org.auth).expect(200)).body.credits.remaining;
 

@@ -155,7 +155,7 @@ describeIfRunnable('a Redis outage under two instances', () => {
       expect(await spend()).toBe(3);
       const fromRedis = spawnSync(
         'redis-cli',
-        ['-p', String(own.port), 'HGET', `gatehouse:credits:${key.id}`, 'r'],
+        ['-p', String(own.port), 'HGET', `${app!.config.REDIS_KEY_PREFIX}gatehouse:credits:${key.id}`, 'r'],
         {
           encoding: 'utf8',
         },

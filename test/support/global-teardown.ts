@@ -1,9 +1,16 @@
+import { removeCompiledApp } from './compiled-app';
+import { removeOpenApiMetadata } from './openapi-metadata';
 import { removeEmbeddedTemplate } from './template-database';
 import { runDatabasePrefix, withServer } from './test-database';
 
-/** Drops the run's templates and any database of this run an interrupted suite left behind. */
+/**
+ * Drops the run's templates, its compiled app and OpenAPI metadata, and any database of this run an
+ * interrupted suite left behind.
+ */
 export default async function globalTeardown(): Promise<void> {
   removeEmbeddedTemplate();
+  removeCompiledApp();
+  removeOpenApiMetadata(process.env.GATEHOUSE_TEST_RUN_ID);
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   if (!serverUrl || !runId) return;

@@ -3,7 +3,7 @@ import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadAppConfig } from '../../src/config/app-config';
 import { copyEmbeddedTemplate } from './template-database';
@@ -71,6 +71,9 @@ export async function prepareInstance(options: TestAppOptions) {
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL,
+    // Test files run in parallel on one Redis: instances of one database share counters and
+    // invalidations, as one deployment's instances do, and nothing with another file's.
+    REDIS_KEY_PREFIX: `${databaseUrl ? new URL(databaseUrl).pathname.slice(1) : basename(dataDir)}:`,
     ...options.env,
   });
   const cleanUp = async (keepData: boolean): Promise<void> => {
