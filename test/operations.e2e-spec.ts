@@ -20,6 +20,7 @@ import { createKey } from './support/keys';
 import { registeredRoutes } from './support/routes';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 import { compiledEntryPoint } from './support/compiled-app';
+import { copyEmbeddedTemplate } from './support/template-database';
 
 /**
  * Operating the service: health, the OpenAPI document and docs, metrics, configuration refusal,
@@ -387,8 +388,11 @@ async function waitUntilLive(child: CapturedChild, base: string): Promise<void> 
 
 describe('the real process', () => {
   const tempDirs: string[] = [];
+  // On the embedded run a DATA_DIR starts as a copy of the run's migrated database (as test instances do):
+  // a process then spends its start on what the test is about, not on migrating PGlite from nothing.
   const tempDir = (): string => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ops-'));
+    copyEmbeddedTemplate(dir);
     tempDirs.push(dir);
     return dir;
   };
