@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { isIdOf } from '../common/ids';
 import type { FileRecord } from '../files/file.entity';
 import type { Agent } from './agent.entity';
@@ -135,4 +135,30 @@ export class AgentRunners {
   builtInAgent(id: string): TypedBuiltInAgent | undefined {
     return this.builtIns.get(id);
   }
+}
+
+/**
+ * The simplest agent type: it answers from the task alone, so its agents take no config and the caller's
+ * key is not kept with its tasks, and it registers itself when its module starts (in the API and the
+ * worker alike). Extend it, give `type`, `builtInAgents` and `run`, and provide the class in a module.
+ */
+@Injectable()
+export abstract class LocalAgentRunner implements AgentRunner, OnModuleInit {
+  abstract readonly type: string;
+  abstract readonly builtInAgents: readonly BuiltInAgent[];
+  // Tasks name the type; an organization may still define agents of it (POST /v1/agents).
+  readonly needsAgent = false;
+  readonly forwardsCredentials = false;
+
+  constructor(private readonly runners: AgentRunners) {}
+
+  onModuleInit(): void {
+    this.runners.register(this);
+  }
+
+  async validateConfig(config: Record<string, unknown>): Promise<void> {
+    refuseAnyConfig(this.type, config);
+  }
+
+  abstract run(context: AgentRunContext): Promise<unknown>;
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SpareDatabases } from './spare-databases';
 import { createEmbeddedTemplate, createPostgresTemplate } from './template-database';
 import { assertTestDatabaseName, withServer } from './test-database';
 
@@ -17,8 +18,17 @@ export default async function globalSetup(): Promise<void> {
     assertTestDatabaseName(serverUrl);
     await withServer(serverUrl, (client) => client.query('SELECT 1'));
     process.env.GATEHOUSE_TEST_SERVER_URL = serverUrl;
-    process.env.GATEHOUSE_TEST_TEMPLATE_DB = await createPostgresTemplate(serverUrl, runId);
+    const template = await createPostgresTemplate(serverUrl, runId);
+    process.env.GATEHOUSE_TEST_TEMPLATE_DB = template;
+    // The global setup and teardown share this process's globals (and only they do).
+    (globalThis as GlobalWithSpares).gatehouseSpareDatabases = await SpareDatabases.start(
+      serverUrl,
+      runId,
+      template,
+    );
   } else {
     process.env.GATEHOUSE_TEST_PGLITE_TEMPLATE = await createEmbeddedTemplate();
   }
 }
+
+export type GlobalWithSpares = typeof globalThis & { gatehouseSpareDatabases?: SpareDatabases };

@@ -1,4 +1,5 @@
 import { removeCompiledApp } from './compiled-app';
+import type { GlobalWithSpares } from './global-setup';
 import { removeOpenApiMetadata } from './openapi-metadata';
 import { removeEmbeddedTemplate } from './template-database';
 import { runDatabasePrefix, withServer } from './test-database';
@@ -8,6 +9,7 @@ import { runDatabasePrefix, withServer } from './test-database';
  * interrupted suite left behind.
  */
 export default async function globalTeardown(): Promise<void> {
+  await (globalThis as GlobalWithSpares).gatehouseSpareDatabases?.stop();
   removeEmbeddedTemplate();
   removeCompiledApp();
   removeOpenApiMetadata(process.env.GATEHOUSE_TEST_RUN_ID);

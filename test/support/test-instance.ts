@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadAppConfig } from '../../src/config/app-config';
+import { claimSpareDatabase, retireDatabase } from './spare-databases';
 import { copyEmbeddedTemplate } from './template-database';
 import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer } from './test-database';
 
@@ -30,7 +31,10 @@ export interface TestAppOptions {
 
 let databaseCounter = 0;
 
-/** Creates a fresh database for one app instance on the run's PostgreSQL server, migrated (from the template). */
+/**
+ * A fresh database for one app instance on the run's PostgreSQL server, migrated: a ready copy of the
+ * template when the run has one (spare-databases.ts), else one created from it now.
+ */
 export async function createTestDatabase(): Promise<string | undefined> {
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
@@ -39,16 +43,21 @@ export async function createTestDatabase(): Promise<string | undefined> {
   // the same under --runInBand: the random part keeps a database a suite kept on purpose from clashing.
   const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
   const template = process.env.GATEHOUSE_TEST_TEMPLATE_DB;
-  const from = template ? ` TEMPLATE "${template}"` : '';
-  await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"${from}`));
+  if (!template || !(await claimSpareDatabase(serverUrl, runId, name))) {
+    const from = template ? ` TEMPLATE "${template}"` : '';
+    await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"${from}`));
+  }
   const url = withDatabaseName(serverUrl, name);
   assertTestDatabaseName(url);
   return url;
 }
 
+/** Drops an instance's database: later, in the run's main process, when the run keeps spares. */
 export async function dropTestDatabase(url: string): Promise<void> {
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL!;
+  const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   const name = assertTestDatabaseName(url);
+  if (runId && process.env.GATEHOUSE_TEST_TEMPLATE_DB) return retireDatabase(serverUrl, runId, name);
   await withServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 

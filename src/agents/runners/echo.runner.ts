@@ -1,12 +1,5 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
-import {
-  AgentRunContext,
-  AgentRunner,
-  AgentRunners,
-  BuiltInAgent,
-  builtInAgentId,
-  refuseAnyConfig,
-} from '../agent-runner';
+import { Injectable } from '@nestjs/common';
+import { AgentRunContext, BuiltInAgent, builtInAgentId, LocalAgentRunner } from '../agent-runner';
 
 /** The agent every organization has (the contract's `echo`), with the id it has always had. */
 export const ECHO_BUILT_IN: BuiltInAgent = {
@@ -17,22 +10,9 @@ export const ECHO_BUILT_IN: BuiltInAgent = {
 
 /** The built-in agent: answers with the instruction and a summary of the attachments. */
 @Injectable()
-export class EchoRunner implements AgentRunner, OnModuleInit {
+export class EchoRunner extends LocalAgentRunner {
   readonly type = 'echo';
-  readonly needsAgent = false;
-  // It answers from the task alone: no key needs to be kept with its tasks.
-  readonly forwardsCredentials = false;
   readonly builtInAgents = [ECHO_BUILT_IN];
-
-  constructor(private readonly runners: AgentRunners) {}
-
-  onModuleInit(): void {
-    this.runners.register(this);
-  }
-
-  async validateConfig(config: Record<string, unknown>): Promise<void> {
-    refuseAnyConfig(this.type, config);
-  }
 
   async run({ task }: AgentRunContext): Promise<unknown> {
     return {
