@@ -1,32 +1,54 @@
-import type { IncomingMessage } from 'node:http';
+import type { Request } from 'express';
 import type { KeyContext, Principal } from '../access/principal';
-import { outboundCredentialHeaders, rememberPresentedKey } from './outbound-credentials';
+import { outboundCredentialHeaders } from './outbound-credentials';
 
-function requestWith(hideCredentials: boolean | undefined, presented?: string): IncomingMessage {
-  const request = {} as IncomingMessage;
+function requestWith(
+  hideCredentials: boolean | undefined,
+  presented: Partial<Pick<Request, 'headers' | 'query'>> = {},
+  presentedVia: KeyContext['presentedVia'] = 'x-api-key',
+): Request {
+  const request = { headers: {}, query: {}, ...presented } as Request;
   if (hideCredentials !== undefined) {
-    request.principal = { kind: 'api_key', key: { hideCredentials } as KeyContext } as Principal;
+    request.principal = {
+      kind: 'api_key',
+      key: { hideCredentials, presentedVia } as KeyContext,
+    } as Principal;
   }
-  if (presented) rememberPresentedKey(request, presented);
   return request;
 }
 
 describe('outboundCredentialHeaders', () => {
-  it('forwards the key when hide_credentials is false', () => {
-    expect(outboundCredentialHeaders(requestWith(false, 'sk_value'))).toEqual({ 'X-API-Key': 'sk_value' });
+  it('forwards the key when hide_credentials is false, read from where the caller put it', () => {
+    expect(outboundCredentialHeaders(requestWith(false, { headers: { 'x-api-key': ' sk_value ' } }))).toEqual(
+      {
+        'X-API-Key': 'sk_value',
+      },
+    );
+    expect(
+      outboundCredentialHeaders(
+        requestWith(false, { headers: { authorization: 'Bearer sk_value' } }, 'bearer'),
+      ),
+    ).toEqual({ 'X-API-Key': 'sk_value' });
+    expect(
+      outboundCredentialHeaders(requestWith(false, { query: { api_key: 'sk_value' } }, 'query')),
+    ).toEqual({
+      'X-API-Key': 'sk_value',
+    });
   });
 
   it('forwards nothing when hide_credentials is true', () => {
-    expect(outboundCredentialHeaders(requestWith(true, 'sk_value'))).toEqual({});
+    expect(outboundCredentialHeaders(requestWith(true, { headers: { 'x-api-key': 'sk_value' } }))).toEqual(
+      {},
+    );
   });
 
   it('forwards nothing for an access token caller', () => {
-    expect(outboundCredentialHeaders(requestWith(undefined))).toEqual({});
+    expect(
+      outboundCredentialHeaders(requestWith(undefined, { headers: { authorization: 'Bearer eyJ' } })),
+    ).toEqual({});
   });
 
-  it('keeps the value out of serialisation', () => {
-    const request = requestWith(false, 'sk_value');
-    expect(JSON.stringify(request)).not.toContain('sk_value');
-    expect(Object.keys(request)).not.toContain('sk_value');
+  it('forwards nothing when the key is not where the principal says it came from', () => {
+    expect(outboundCredentialHeaders(requestWith(false, { headers: {} }, 'bearer'))).toEqual({});
   });
 });

@@ -32,6 +32,11 @@ export class MemoryFixedWindowStorage implements ThrottlerStorage {
     _block: number,
     name: string,
   ): Promise<WindowCount> {
+    return this.incrementNow(key, ttl, limit, name);
+  }
+
+  /** `increment` without the promise: the counters are in this process (RateLimitStep's fast path). */
+  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
     const now = Date.now();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);

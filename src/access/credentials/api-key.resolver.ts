@@ -86,12 +86,15 @@ export class ApiKeyResolver {
     private readonly usage: KeyUsageRecorder,
   ) {}
 
-  /** `connection` is the socket the credential came on (see ConnectionHashMemo). */
-  async resolve(
+  /**
+   * `connection` is the socket the credential came on (see ConnectionHashMemo). Answers directly, not in
+   * a promise, when the key's record is in the cache.
+   */
+  resolve(
     credential: PresentedCredential,
     connection: object,
     clientIp: string | null,
-  ): Promise<Principal | AccessDenial> {
+  ): Principal | AccessDenial | Promise<Principal | AccessDenial> {
     let hash = this.hashes.recall(connection, credential.value);
     if (hash === undefined) {
       // Shape and checksum first (no database); a value recalled on its connection passed them.
@@ -104,7 +107,18 @@ export class ApiKeyResolver {
       hash = this.values.hash(credential.value);
       this.hashes.remember(connection, credential.value, hash);
     }
-    const resolved = await this.cache.resolve(hash, this.load);
+    const resolved = this.cache.resolve(hash, this.load);
+    return resolved instanceof Promise
+      ? resolved.then((loaded) => this.admit(loaded, credential.via, clientIp))
+      : this.admit(resolved, credential.via, clientIp);
+  }
+
+  /** A resolved record (or none) to the Principal, or the reason the key is refused now. */
+  private admit(
+    resolved: ResolvedKey | null,
+    via: PresentedCredential['via'],
+    clientIp: string | null,
+  ): Principal | AccessDenial {
     if (!resolved) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The API key is not valid.');
 
     const { key } = resolved;
@@ -112,7 +126,7 @@ export class ApiKeyResolver {
     // A refusal of a key that did resolve counts in that key's usage (see DenialRecorder).
     if (denial) return denial.about(key);
     this.usage.markUsed(key.id, resolved.matchedPrevious, clientIp);
-    return principalFor(resolved, credential.via);
+    return principalFor(resolved, via);
   }
 
   /** On a cache miss: the key row, then its effective permissions through the key permissions service. */

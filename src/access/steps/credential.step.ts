@@ -1,11 +1,12 @@
 import { ConfigOf } from '../../config/config-namespace';
 import { accessConfig } from '../../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
-import { rememberPresentedKey } from '../../auth/outbound-credentials';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { AccessTokenResolver } from '../credentials/access-token.resolver';
 import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import type { Request } from 'express';
+import type { Principal } from '../principal';
 import { extractCredential } from '../credentials/presented-credential';
 
 /**
@@ -20,7 +21,8 @@ export class CredentialStep implements AccessStep {
     private readonly apiKeys: ApiKeyResolver,
   ) {}
 
-  async check({ request }: AccessAttempt): Promise<StepOutcome> {
+  /** Synchronous for an API key whose record is cached; an access token or a cache miss waits. */
+  check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const credential = extractCredential(request, this.config.allowQueryApiKey);
     if (credential === undefined) {
       return new AccessDenial(
@@ -33,11 +35,16 @@ export class CredentialStep implements AccessStep {
     // Access tokens only travel as Bearer; anything else must be an API key.
     const resolved =
       credential.via === 'bearer' && this.accessTokens.looksLikeAccessToken(credential.value)
-        ? await this.accessTokens.resolve(credential.value)
-        : await this.apiKeys.resolve(credential, request.socket, request.ip ?? null);
-    if (resolved instanceof AccessDenial) return resolved;
-    request.principal = resolved;
-    if (resolved.key) rememberPresentedKey(request, credential.value);
-    return undefined;
+        ? this.accessTokens.resolve(credential.value)
+        : this.apiKeys.resolve(credential, request.socket, request.ip ?? null);
+    return resolved instanceof Promise
+      ? resolved.then((principal) => admit(request, principal))
+      : admit(request, resolved);
   }
+}
+
+function admit(request: Request, resolved: Principal | AccessDenial): StepOutcome {
+  if (resolved instanceof AccessDenial) return resolved;
+  request.principal = resolved;
+  return undefined;
 }

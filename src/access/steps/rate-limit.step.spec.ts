@@ -18,6 +18,7 @@ import { AccessDenial } from '../access-denial';
 import { denialException } from '../access-denial';
 import { ACCESS_STEPS } from '../access-check';
 import { AccessSteps } from '../access-steps';
+import type { AccessAttempt } from '../access-attempt';
 import { RateLimitStep } from './rate-limit.step';
 
 @Controller()
@@ -52,6 +53,16 @@ class UnreachableStorage {
   }
 }
 
+/** The same counters behind the asynchronous interface only: requests take handleRequest's path. */
+class AwaitedStorage {
+  private readonly inner = new MemoryFixedWindowStorage();
+  increment(
+    ...args: Parameters<MemoryFixedWindowStorage['increment']>
+  ): ReturnType<MemoryFixedWindowStorage['increment']> {
+    return this.inner.increment(...args);
+  }
+}
+
 /** Steps of the other guards, not run here: any call fails the test. */
 const notHere = {
   check: (): never => {
@@ -65,7 +76,7 @@ const notHere = {
  * of audited and counted.
  */
 async function startApp(
-  storage: MemoryFixedWindowStorage | UnreachableStorage = new MemoryFixedWindowStorage(),
+  storage: MemoryFixedWindowStorage | UnreachableStorage | AwaitedStorage = new MemoryFixedWindowStorage(),
 ): Promise<{ app: INestApplication; denials: AccessDenial[]; failures: unknown[] }> {
   const denials: AccessDenial[] = [];
   const failures: unknown[] = [];
@@ -190,6 +201,45 @@ describe('the rate-limit step (through KeyThrottlerGuard)', () => {
     expect(third.headers['x-ratelimit-remaining']).toBe('0');
     expect((await get('/free', 'c')).status).toBe(429);
     expect(denials.map((d) => d.code)).toEqual(['rate_limited']);
+  });
+
+  it('answers in one turn, without a promise, when the counters are in this process', () => {
+    const headers = new Map<string, unknown>();
+    const req = { principal: { key: { id: 'key_sync', rateLimit: { perMinute: null, perHour: null } } } };
+    const res = { setHeader: (name: string, value: unknown) => headers.set(name, value) };
+    const context = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) };
+    const outcome = app.get(RateLimitStep).check({ context, request: req } as unknown as AccessAttempt);
+    expect(outcome).toBeUndefined();
+    expect(Object.fromEntries(headers)).toEqual({
+      'X-RateLimit-Limit': 3,
+      'X-RateLimit-Remaining': 2,
+      'X-RateLimit-Reset': 60,
+      'X-RateLimit-Limit-hour': 100,
+      'X-RateLimit-Remaining-hour': 99,
+      'X-RateLimit-Reset-hour': 3600,
+      'X-RateLimit-Limit-day': 1000,
+      'X-RateLimit-Remaining-day': 999,
+      'X-RateLimit-Reset-day': 86400,
+    });
+  });
+
+  it("answers the same statuses, headers and refusals as the throttler's handleRequest", async () => {
+    const RATE_HEADERS = /^(x-ratelimit-|retry-after)/;
+    const sequence = async (): Promise<unknown[]> => {
+      const seen: unknown[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await get('/plain', 'same');
+        const headers = Object.entries(res.headers).filter(([name]) => RATE_HEADERS.test(name));
+        seen.push({ status: res.status, code: res.body.code, headers: Object.fromEntries(headers) });
+      }
+      return seen;
+    };
+    const inOneTurn = await sequence();
+    await app.close();
+    ({ app, denials, failures } = await startApp(new AwaitedStorage()));
+    const throughHandleRequest = await sequence();
+    expect(inOneTurn).toEqual(throughHandleRequest);
+    expect(inOneTurn.map((r) => (r as { status: number }).status)).toEqual([200, 200, 200, 429, 429]);
   });
 
   it('does not limit requests without a key', async () => {
