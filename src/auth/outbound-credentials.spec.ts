@@ -4,10 +4,10 @@ import { outboundCredentialHeaders } from './outbound-credentials';
 
 function requestWith(
   hideCredentials: boolean | undefined,
-  presented: Partial<Pick<Request, 'headers' | 'query'>> = {},
+  presented: Partial<Pick<Request, 'headers' | 'query' | 'url'>> = {},
   presentedVia: KeyContext['presentedVia'] = 'x-api-key',
 ): Request {
-  const request = { headers: {}, query: {}, ...presented } as Request;
+  const request = { headers: {}, query: {}, url: '/v1/tasks', ...presented } as Request;
   if (hideCredentials !== undefined) {
     request.principal = {
       kind: 'api_key',
@@ -30,7 +30,9 @@ describe('outboundCredentialHeaders', () => {
       ),
     ).toEqual({ 'X-API-Key': 'sk_value' });
     expect(
-      outboundCredentialHeaders(requestWith(false, { query: { api_key: 'sk_value' } }, 'query')),
+      outboundCredentialHeaders(
+        requestWith(false, { url: '/v1/tasks?api_key=sk_value', query: { api_key: 'sk_value' } }, 'query'),
+      ),
     ).toEqual({
       'X-API-Key': 'sk_value',
     });

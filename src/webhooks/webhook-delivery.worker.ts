@@ -16,6 +16,7 @@ import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 const FAN_OUT_BATCH = 100;
+const DELIVERY_BATCH = 20;
 
 /**
  * An endpoint receives the events it subscribes to that happened once it existed. Fan-out runs behind
@@ -32,7 +33,6 @@ function receives(
     webhook.createdAt.getTime() <= event.createdAt.getTime()
   );
 }
-const DELIVERY_BATCH = 20;
 
 /**
  * Turns outbox events into signed HTTP deliveries. Two steps, both safe with many instances:

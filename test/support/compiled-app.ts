@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
+import { runScope } from './test-database';
 
 /**
  * Tests that start the real entry point (src/main.ts, src/worker.ts) as a process run it compiled once
@@ -15,20 +16,15 @@ const SOURCE = join(ROOT, 'src');
 
 /** Where this run's compiled app lives. */
 function outputDirectory(): string {
-  return join(ROOT, `.test-build-${process.env.GATEHOUSE_TEST_RUN_ID ?? `pid${process.pid}`}`);
+  return join(ROOT, `.test-build-${runScope()}`);
 }
 
 /** The compiled file of an entry point, e.g. `compiledEntryPoint('main')`: run it with `node`. */
 export function compiledEntryPoint(name: 'main' | 'worker'): string {
   const output = outputDirectory();
   const entry = join(output, `${name}.js`);
-  try {
-    readFileSync(entry);
-    return entry;
-  } catch {
-    compileInto(output);
-    return entry;
-  }
+  if (!existsSync(entry)) compileInto(output);
+  return entry;
 }
 
 function compileInto(output: string): void {

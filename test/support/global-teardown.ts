@@ -12,7 +12,7 @@ export default async function globalTeardown(): Promise<void> {
   await (globalThis as GlobalWithSpares).gatehouseSpareDatabases?.stop();
   removeEmbeddedTemplate();
   removeCompiledApp();
-  removeOpenApiMetadata(process.env.GATEHOUSE_TEST_RUN_ID);
+  removeOpenApiMetadata();
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   if (!serverUrl || !runId) return;

@@ -2,6 +2,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runScope } from './test-database';
 
 /**
  * The OpenAPI document's property types come from the @nestjs/swagger CLI plugin, which reads the whole
@@ -29,7 +30,7 @@ export async function loadOpenApiMetadata(): Promise<void> {
 
 /** The run's metadata file: written by the first worker that needs it; the others wait for it. */
 async function generatedMetadataFile(): Promise<string> {
-  const directory = join(GENERATED, process.env.GATEHOUSE_TEST_RUN_ID ?? `pid${process.pid}`);
+  const directory = join(GENERATED, runScope());
   const file = join(directory, FILE_NAME);
   if (existsSync(file)) return file;
   mkdirSync(GENERATED, { recursive: true });
@@ -88,6 +89,6 @@ function generate(directory: string): void {
 }
 
 /** Global teardown: the run's generated files go with it. */
-export function removeOpenApiMetadata(runId: string | undefined): void {
-  if (runId) rmSync(join(GENERATED, runId), { recursive: true, force: true });
+export function removeOpenApiMetadata(): void {
+  rmSync(join(GENERATED, runScope()), { recursive: true, force: true });
 }

@@ -29,3 +29,8 @@ export async function withServer<T>(serverUrl: string, run: (client: Client) => 
 export function runDatabasePrefix(runId: string): string {
   return `test_gh_${runId}_`;
 }
+
+/** Names what one test run keeps on disk (compiled app, OpenAPI metadata): its id, else this process. */
+export function runScope(): string {
+  return process.env.GATEHOUSE_TEST_RUN_ID ?? `pid${process.pid}`;
+}

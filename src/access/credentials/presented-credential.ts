@@ -62,14 +62,10 @@ export function extractCredential(
 /**
  * The value of the credential an accepted request presented through `via` (its principal's
  * `key.presentedVia`), read again from the request: only outbound calls on the caller's behalf need it,
- * so the key check does not keep it per request. Undefined when it is not there in that form.
+ * so the key check does not keep it per request. The query is read only when the key came that way
+ * (the query parameter was allowed then); undefined when the request holds no such credential.
  */
 export function presentedValue(request: Request, via: PresentedCredential['via']): string | undefined {
-  if (via === 'bearer') return BEARER.exec(request.headers.authorization ?? '')?.[1];
-  if (via === 'x-api-key') {
-    const headerKey = request.headers['x-api-key'];
-    return typeof headerKey === 'string' ? headerKey.trim() || undefined : undefined;
-  }
-  const queryKey = request.query?.[API_KEY_QUERY_PARAMETER];
-  return typeof queryKey === 'string' && queryKey ? queryKey : undefined;
+  const presented = extractCredential(request, via === 'query');
+  return presented instanceof AccessDenial ? undefined : presented?.value;
 }
