@@ -3,6 +3,9 @@
 // program): type errors are `npm run typecheck`'s job. Tests that read the OpenAPI document load the
 // @nestjs/swagger plugin's metadata first (test/support/openapi-metadata.ts).
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+// Where tests and the code they load live: jest crawls only these (not node_modules' 40,000 files, nor
+// dist/ or the dashboard), which takes about 0.1 s off the start of every run.
+const roots = ['<rootDir>/src', '<rootDir>/test', '<rootDir>/examples'];
 module.exports = {
   // Booting an app on PGlite takes a few seconds on a loaded 2-core machine.
   testTimeout: 60000,
@@ -13,6 +16,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: '.',
+      roots,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
     },
@@ -20,6 +24,7 @@ module.exports = {
       displayName: 'e2e',
       testEnvironment: 'node',
       rootDir: '.',
+      roots,
       // examples/extensions: each example extension's own test, in its folder.
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/examples/extensions/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
@@ -31,6 +36,7 @@ module.exports = {
       displayName: 'medium',
       testEnvironment: 'node',
       rootDir: '.',
+      roots,
       testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',

@@ -3,14 +3,14 @@ import { loggingConfig } from '../config/namespaces';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
-import pretty from 'pino-pretty';
 import { AppLogger } from './app-logger';
 import { REQUEST_LOGGER } from './request-logger';
 
-function createPino(config: ConfigOf<typeof loggingConfig>): pino.Logger {
-  // Readable lines for a person at a terminal; synchronous, so nothing is lost at exit.
+async function createPino(config: ConfigOf<typeof loggingConfig>): Promise<pino.Logger> {
+  // Readable lines for a person at a terminal; synchronous, so nothing is lost at exit. Loaded only then:
+  // a process logging JSON (production, every test) has no use for its 30 modules.
   const destination = config.pretty
-    ? pretty({
+    ? (await import('pino-pretty')).default({
         sync: true,
         translateTime: 'SYS:HH:MM:ss.l',
         messageFormat: '{if context}{context}: {end}{msg}',

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { SpareDatabases } from './spare-databases';
-import { createEmbeddedTemplate, createPostgresTemplate } from './template-database';
+import { embeddedTemplate, postgresTemplate } from './template-database';
 import { assertTestDatabaseName, withServer } from './test-database';
 
 /**
  * With DATABASE_URL set, e2e suites run against that PostgreSQL server: each app instance gets a fresh
- * database cloned from the run's migrated template and dropped after. Without it they run on embedded
- * PGlite, each instance on a copy of a migrated data directory.
+ * database cloned from the migrated template (kept between runs: template-database.ts) and dropped after.
+ * Without it they run on embedded PGlite, each instance on a copy of a migrated data directory.
  */
 export default async function globalSetup(): Promise<void> {
   // Jest calls the global setup once per project (e2e, medium): the run prepares its databases once.
@@ -18,16 +18,16 @@ export default async function globalSetup(): Promise<void> {
     assertTestDatabaseName(serverUrl);
     await withServer(serverUrl, (client) => client.query('SELECT 1'));
     process.env.GATEHOUSE_TEST_SERVER_URL = serverUrl;
-    const template = await createPostgresTemplate(serverUrl, runId);
+    const template = await postgresTemplate(serverUrl, runId);
     process.env.GATEHOUSE_TEST_TEMPLATE_DB = template;
     // The global setup and teardown share this process's globals (and only they do).
-    (globalThis as GlobalWithSpares).gatehouseSpareDatabases = await SpareDatabases.start(
+    (globalThis as GlobalWithSpares).gatehouseSpareDatabases = SpareDatabases.start(
       serverUrl,
       runId,
       template,
     );
   } else {
-    process.env.GATEHOUSE_TEST_PGLITE_TEMPLATE = await createEmbeddedTemplate();
+    process.env.GATEHOUSE_TEST_PGLITE_TEMPLATE = await embeddedTemplate();
   }
 }
 

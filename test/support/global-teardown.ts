@@ -1,16 +1,14 @@
 import { removeCompiledApp } from './compiled-app';
 import type { GlobalWithSpares } from './global-setup';
 import { removeOpenApiMetadata } from './openapi-metadata';
-import { removeEmbeddedTemplate } from './template-database';
 import { runDatabasePrefix, withServer } from './test-database';
 
 /**
- * Drops the run's templates, its compiled app and OpenAPI metadata, and any database of this run an
- * interrupted suite left behind.
+ * Removes the run's compiled app and OpenAPI metadata, and drops any database of this run an interrupted
+ * suite left behind. The migrated template, spares and retired databases are the next run's.
  */
 export default async function globalTeardown(): Promise<void> {
   await (globalThis as GlobalWithSpares).gatehouseSpareDatabases?.stop();
-  removeEmbeddedTemplate();
   removeCompiledApp();
   removeOpenApiMetadata();
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;

@@ -43,7 +43,7 @@ export async function createTestDatabase(): Promise<string | undefined> {
   // the same under --runInBand: the random part keeps a database a suite kept on purpose from clashing.
   const name = `${runDatabasePrefix(runId)}${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
   const template = process.env.GATEHOUSE_TEST_TEMPLATE_DB;
-  if (!template || !(await claimSpareDatabase(serverUrl, runId, name))) {
+  if (!template || !(await claimSpareDatabase(serverUrl, template, name))) {
     const from = template ? ` TEMPLATE "${template}"` : '';
     await withServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"${from}`));
   }
@@ -52,12 +52,11 @@ export async function createTestDatabase(): Promise<string | undefined> {
   return url;
 }
 
-/** Drops an instance's database: later, in the run's main process, when the run keeps spares. */
+/** Drops an instance's database: later, in a run's main process, when the run keeps spares. */
 export async function dropTestDatabase(url: string): Promise<void> {
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL!;
-  const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   const name = assertTestDatabaseName(url);
-  if (runId && process.env.GATEHOUSE_TEST_TEMPLATE_DB) return retireDatabase(serverUrl, runId, name);
+  if (process.env.GATEHOUSE_TEST_TEMPLATE_DB) return retireDatabase(serverUrl, name);
   await withServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
