@@ -14,6 +14,7 @@ import { type GatehouseExtension, httpModulesOf, sharedModulesOf } from './exten
 import { EXTENSIONS } from './extensions';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
+import { AfterApiRoutes } from './http/after-api-routes';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { platformModules } from './platform.modules';
 import { RolesModule } from './roles/roles.module';
@@ -60,6 +61,7 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: ProblemFilter },
+        AfterApiRoutes,
       ],
     };
   }

@@ -4,6 +4,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
 import { AgentRunners } from './agents/agent-runner';
+import { AfterApiRoutes } from './http/after-api-routes';
+import { rememberClientAddressPerConnection } from './http/client-address';
 import {
   describeWebhooks,
   enumerateProperty,
@@ -44,14 +46,17 @@ export function configureApp(app: INestApplication): void {
   express.set('etag', false);
   // Decides request.ip: which X-Forwarded-For hops to believe (none unless TRUST_PROXY says so).
   express.set('trust proxy', app.get<ConfigOf<typeof httpConfig>>(httpConfig.KEY).trustProxy);
+  rememberClientAddressPerConnection(express.getHttpAdapter().getInstance());
   express.use(bodyParsers(JSON_BODY_LIMIT));
 
-  // A factory, built at the first request: by then every module's onModuleInit has run (agent types
-  // are registered there).
-  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
-    jsonDocumentUrl: 'openapi.json',
-    yamlDocumentUrl: 'openapi.yaml',
-  });
+  // Behind the API's routes, so that API requests do not pass its layers. A factory, built at the first
+  // request: by then every module's onModuleInit has run (agent types are registered there).
+  app.get(AfterApiRoutes).add(() =>
+    SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
+      jsonDocumentUrl: 'openapi.json',
+      yamlDocumentUrl: 'openapi.yaml',
+    }),
+  );
 }
 
 const AGENT_TYPE_PROPERTIES: [string, string][] = [

@@ -6,10 +6,14 @@ import pino from 'pino';
 import { AppLogger } from './app-logger';
 import { REQUEST_LOGGER } from './request-logger';
 
-async function createPino(config: ConfigOf<typeof loggingConfig>): Promise<pino.Logger> {
+/** The process's pino: JSON on standard output, or pretty lines; `destination` replaces both (tests). */
+export async function createPino(
+  config: ConfigOf<typeof loggingConfig>,
+  destination?: pino.DestinationStream,
+): Promise<pino.Logger> {
   // Readable lines for a person at a terminal; synchronous, so nothing is lost at exit. Loaded only then:
   // a process logging JSON (production, every test) has no use for its 30 modules.
-  const destination = config.pretty
+  destination ??= config.pretty
     ? (await import('pino-pretty')).default({
         sync: true,
         translateTime: 'SYS:HH:MM:ss.l',
@@ -50,7 +54,13 @@ async function createPino(config: ConfigOf<typeof loggingConfig>): Promise<pino.
   imports: [
     LoggerModule.forRootAsync({
       inject: [REQUEST_LOGGER],
-      providers: [{ provide: REQUEST_LOGGER, inject: [loggingConfig.KEY], useFactory: createPino }],
+      providers: [
+        {
+          provide: REQUEST_LOGGER,
+          inject: [loggingConfig.KEY],
+          useFactory: (config: ConfigOf<typeof loggingConfig>) => createPino(config),
+        },
+      ],
       useFactory: (logger: pino.Logger) => ({ pinoHttp: { logger }, forRoutes: [] }),
     }),
   ],

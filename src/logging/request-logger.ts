@@ -13,7 +13,12 @@ export function redactUrl(url: string | undefined): string | undefined {
  * status and duration. No headers, no body. Levels: 5xx error, 4xx warn, else info; when the level is
  * off the cost is one comparison.
  */
-export function requestLogger(logger: pino.Logger): RequestCompletionListener {
+export function requestLogger(parent: pino.Logger): RequestCompletionListener {
+  // The logger's redact paths (logging.module.ts) guard what arbitrary log calls might carry: headers,
+  // queries, a failed statement's parameters. A request line carries none of those (the URL's api_key is
+  // removed above), and checking the paths cost a third of the line: the line goes through a child
+  // without them, to the same destination at the same level.
+  const logger = parent.child({}, { redact: [] });
   return (req, res, seconds) => {
     const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
     if (!logger.isLevelEnabled(level)) return;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
-import { runScope } from './test-database';
+import { compiledAppDirectory } from './run-artifacts';
 
 /**
  * Tests that start the real entry point (src/main.ts, src/worker.ts) as a process run it compiled once
@@ -14,14 +14,9 @@ import { runScope } from './test-database';
 const ROOT = resolve(__dirname, '../..');
 const SOURCE = join(ROOT, 'src');
 
-/** Where this run's compiled app lives. */
-function outputDirectory(): string {
-  return join(ROOT, `.test-build-${runScope()}`);
-}
-
 /** The compiled file of an entry point, e.g. `compiledEntryPoint('main')`: run it with `node`. */
 export function compiledEntryPoint(name: 'main' | 'worker'): string {
-  const output = outputDirectory();
+  const output = compiledAppDirectory();
   const entry = join(output, `${name}.js`);
   if (!existsSync(entry)) compileInto(output);
   return entry;
@@ -56,9 +51,4 @@ function sourceFiles(directory: string): string[] {
     if (entry.isDirectory()) return sourceFiles(path);
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
-}
-
-/** Global teardown: the run's compiled app goes with it. */
-export function removeCompiledApp(): void {
-  rmSync(outputDirectory(), { recursive: true, force: true });
 }

@@ -1,6 +1,5 @@
-import { removeCompiledApp } from './compiled-app';
 import type { GlobalWithSpares } from './global-setup';
-import { removeOpenApiMetadata } from './openapi-metadata';
+import { removeRunArtifacts } from './run-artifacts';
 import { runDatabasePrefix, withServer } from './test-database';
 
 /**
@@ -9,8 +8,7 @@ import { runDatabasePrefix, withServer } from './test-database';
  */
 export default async function globalTeardown(): Promise<void> {
   await (globalThis as GlobalWithSpares).gatehouseSpareDatabases?.stop();
-  removeCompiledApp();
-  removeOpenApiMetadata();
+  removeRunArtifacts();
   const serverUrl = process.env.GATEHOUSE_TEST_SERVER_URL;
   const runId = process.env.GATEHOUSE_TEST_RUN_ID;
   if (!serverUrl || !runId) return;

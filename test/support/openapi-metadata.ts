@@ -1,8 +1,8 @@
 import { SwaggerModule } from '@nestjs/swagger';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runScope } from './test-database';
+import { openApiMetadataDirectory } from './run-artifacts';
 
 /**
  * The OpenAPI document's property types come from the @nestjs/swagger CLI plugin, which reads the whole
@@ -14,7 +14,6 @@ import { runScope } from './test-database';
  */
 
 const ROOT = resolve(__dirname, '../..');
-const GENERATED = join(ROOT, 'test/.generated');
 const FILE_NAME = 'openapi-metadata.ts';
 const WAIT_FOR_OTHER_WORKER_MS = 120_000;
 
@@ -30,10 +29,10 @@ export async function loadOpenApiMetadata(): Promise<void> {
 
 /** The run's metadata file: written by the first worker that needs it; the others wait for it. */
 async function generatedMetadataFile(): Promise<string> {
-  const directory = join(GENERATED, runScope());
+  const directory = openApiMetadataDirectory();
   const file = join(directory, FILE_NAME);
   if (existsSync(file)) return file;
-  mkdirSync(GENERATED, { recursive: true });
+  mkdirSync(dirname(directory), { recursive: true });
   try {
     mkdirSync(directory);
   } catch {
@@ -86,9 +85,4 @@ function generate(directory: string): void {
     printDiagnostics: false,
   });
   renameSync(join(directory, partial), join(directory, FILE_NAME));
-}
-
-/** Global teardown: the run's generated files go with it. */
-export function removeOpenApiMetadata(): void {
-  rmSync(join(GENERATED, runScope()), { recursive: true, force: true });
 }

@@ -6,7 +6,11 @@ import type { NextFunction, Request, Response } from 'express';
 import request from 'supertest';
 import { CreditsService } from '../../api-keys/credits/credits.service';
 import { ProblemFilter } from '../../common/problem.filter';
-import { MemoryFixedWindowStorage } from '../../rate-limits/fixed-window.storage';
+import {
+  MemoryFixedWindowStorage,
+  type WindowCount,
+  type WindowToCount,
+} from '../../rate-limits/fixed-window.storage';
 import { RateLimitError, RateLimitErrorCode } from '../../rate-limits/rate-limits.errors';
 import type { KeyContext } from '../principal';
 import { DenialRecorder } from '../denial-recorder';
@@ -63,6 +67,14 @@ class AwaitedStorage {
   }
 }
 
+/** The counters behind a batch call that answers later, as Redis does: the step's awaited path. */
+class LaterBatchStorage extends AwaitedStorage {
+  private readonly counters = new MemoryFixedWindowStorage();
+  countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
+    return new Promise((resolve) => setImmediate(() => resolve(this.counters.countWindows(windows))));
+  }
+}
+
 /** Steps of the other guards, not run here: any call fails the test. */
 const notHere = {
   check: (): never => {
@@ -76,7 +88,11 @@ const notHere = {
  * of audited and counted.
  */
 async function startApp(
-  storage: MemoryFixedWindowStorage | UnreachableStorage | AwaitedStorage = new MemoryFixedWindowStorage(),
+  storage:
+    | MemoryFixedWindowStorage
+    | UnreachableStorage
+    | AwaitedStorage
+    | LaterBatchStorage = new MemoryFixedWindowStorage(),
 ): Promise<{ app: INestApplication; denials: AccessDenial[]; failures: unknown[] }> {
   const denials: AccessDenial[] = [];
   const failures: unknown[] = [];
@@ -223,7 +239,7 @@ describe('the rate-limit step (through KeyThrottlerGuard)', () => {
     });
   });
 
-  it("answers the same statuses, headers and refusals as the throttler's handleRequest", async () => {
+  it("answers the same statuses, headers and refusals as the throttler's handleRequest, at once or awaited", async () => {
     const RATE_HEADERS = /^(x-ratelimit-|retry-after)/;
     const sequence = async (): Promise<unknown[]> => {
       const seen: unknown[] = [];
@@ -238,7 +254,11 @@ describe('the rate-limit step (through KeyThrottlerGuard)', () => {
     await app.close();
     ({ app, denials, failures } = await startApp(new AwaitedStorage()));
     const throughHandleRequest = await sequence();
+    await app.close();
+    ({ app, denials, failures } = await startApp(new LaterBatchStorage()));
+    const inOneLaterCall = await sequence();
     expect(inOneTurn).toEqual(throughHandleRequest);
+    expect(inOneLaterCall).toEqual(throughHandleRequest);
     expect(inOneTurn.map((r) => (r as { status: number }).status)).toEqual([200, 200, 200, 429, 429]);
   });
 

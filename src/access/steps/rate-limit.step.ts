@@ -2,7 +2,11 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerOptions } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
-import { MemoryFixedWindowStorage } from '../../rate-limits/fixed-window.storage';
+import {
+  countsWindowsTogether,
+  type WindowCount,
+  type WindowToCount,
+} from '../../rate-limits/fixed-window.storage';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 
 /**
@@ -21,9 +25,11 @@ import { AccessDenial, AccessDenialCode } from '../access-denial';
  * points of the verify benchmark (README, "Performance"). A rule for one route is an access policy
  * (README, "Extending"); another window for every key is one more named throttler.
  *
- * With the counters in this process (no REDIS_URL), `countNow` does what handleRequest does for each
- * window without a promise, from the storage's synchronous `incrementNow` and header names made once:
- * the same counts, headers and denials, and no turn of the event loop on the key check's hot path.
+ * With the storages of rate-limits.module.ts (WindowBatchCounter), the step counts all windows in one
+ * call and answers what handleRequest would for each, with header names made once: the same counts,
+ * headers and denials. In this process (no REDIS_URL) that call answers at once, so the check of a cached
+ * key runs in one turn of the event loop; in Redis it is one round trip for all windows, not one each.
+ * Another storage gets handleRequest, window by window.
  */
 @Injectable()
 export class RateLimitStep extends ThrottlerGuard implements AccessStep {
@@ -32,12 +38,14 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
   check({ context, request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
     if (!key) return undefined;
-    const storage = this.storageService;
-    if (storage instanceof MemoryFixedWindowStorage) {
-      const windows = this.windowsNow(context);
-      if (windows) return this.countNow(context, storage, key.id, windows);
-    }
-    return this.countWindows(context);
+    const storage: object = this.storageService;
+    if (!countsWindowsTogether(storage)) return this.countWindows(context);
+    const windows = this.windowsNow(context, key.id);
+    if (!windows) return this.countWindows(context);
+    const counts = storage.countWindows(windows);
+    return Array.isArray(counts)
+      ? this.answer(context, windows, counts)
+      : counts.then((answered) => this.answer(context, windows, answered));
   }
 
   /**
@@ -45,7 +53,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
    * rate-limits.module.ts); undefined when one is asynchronous or user agents are exempted, which only
    * handleRequest implements.
    */
-  private windowsNow(context: ExecutionContext): ResolvedWindow[] | undefined {
+  private windowsNow(context: ExecutionContext, tracker: string): ResolvedWindow[] | undefined {
     if (this.commonOptions.ignoreUserAgents) return undefined;
     const windows: ResolvedWindow[] = [];
     for (const throttler of this.throttlers) {
@@ -53,27 +61,21 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
       const ttl = resolveOption(throttler.ttl, context);
       if (typeof limit !== 'number' || typeof ttl !== 'number' || throttler.ignoreUserAgents)
         return undefined;
-      windows.push({ throttler, limit, ttl });
+      const name = throttler.name!;
+      windows.push({ throttler, key: this.generateKey(context, tracker, name), tracker, name, limit, ttl });
     }
     return windows;
   }
 
   /**
-   * The fast path, with the counters in this process (no REDIS_URL): the same windows, counts, headers
-   * and denial as handleRequest, in the same order (a spent window stops the count; the windows before
-   * it keep their headers), without an await, so the check of a cached key runs in one turn.
+   * The windows' counts as handleRequest answers them, in the same order: a spent window is the denial
+   * (its Retry-After set), and the windows before it keep their budget headers.
    */
-  private countNow(
-    context: ExecutionContext,
-    storage: MemoryFixedWindowStorage,
-    tracker: string,
-    windows: ResolvedWindow[],
-  ): StepOutcome {
+  private answer(context: ExecutionContext, windows: ResolvedWindow[], counts: WindowCount[]): StepOutcome {
     const response = context.switchToHttp().getResponse<Response>();
-    for (const { throttler, limit, ttl } of windows) {
-      const name = throttler.name!;
-      const key = this.generateKey(context, tracker, name);
-      const count = storage.incrementNow(key, ttl, limit, name);
+    for (let i = 0; i < counts.length; i++) {
+      const { throttler, name, key, tracker, limit, ttl } = windows[i];
+      const count = counts[i];
       const headers = this.headerNamesOf(name);
       const setHeaders = throttler.setHeaders ?? this.commonOptions.setHeaders ?? true;
       if (count.isBlocked) {
@@ -157,10 +159,10 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
   }
 }
 
-interface ResolvedWindow {
+/** A window of the request's key with its limit and ttl resolved: what a WindowBatchCounter counts. */
+interface ResolvedWindow extends WindowToCount {
   throttler: ThrottlerOptions;
-  limit: number;
-  ttl: number;
+  tracker: string;
 }
 
 interface WindowHeaderNames {

@@ -1,0 +1,74 @@
+import type { Request, Response } from 'express';
+import { Writable } from 'node:stream';
+import { createPino } from './logging.module';
+import { requestLogger } from './request-logger';
+
+/** The app's logger at `level`, writing its JSON lines into `lines`. */
+async function capturedLogger(level: string, lines: Record<string, unknown>[]) {
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  return createPino({ level, pretty: false } as Parameters<typeof createPino>[0], destination);
+}
+
+function exchange(url: string, status: number) {
+  const req = {
+    id: 'req_1',
+    method: 'GET',
+    originalUrl: url,
+    headers: {
+      'user-agent': 'curl/8',
+      authorization: 'Bearer gh_live_secret',
+      'x-api-key': 'gh_live_secret',
+    },
+  } as unknown as Request;
+  return [req, { statusCode: status } as Response] as const;
+}
+
+describe('the request log line', () => {
+  it('records request id, method, URL without api_key, user agent, status and duration, and no header', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = requestLogger(await capturedLogger('info', lines));
+    log(...exchange('/v1/agents?limit=5&api_key=gh_live_secret&x=1', 200), 0.0125);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: {
+        id: 'req_1',
+        method: 'GET',
+        url: '/v1/agents?limit=5&api_key=[REDACTED]&x=1',
+        user_agent: 'curl/8',
+      },
+      res: { status: 200 },
+      response_time_ms: 12.5,
+    });
+    expect(JSON.stringify(lines[0])).not.toContain('gh_live_secret');
+  });
+
+  it('logs 4xx as warn and 5xx as error, and nothing below the level', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = requestLogger(await capturedLogger('warn', lines));
+    log(...exchange('/v1/agents', 200), 0.001);
+    log(...exchange('/v1/agents', 404), 0.001);
+    log(...exchange('/v1/agents', 503), 0.001);
+    expect(lines.map((line) => [line.level, (line.res as { status: number }).status])).toEqual([
+      [40, 404],
+      [50, 503],
+    ]);
+  });
+
+  it("leaves the app's other lines redacted: headers, queries and a failed statement's parameters", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = await capturedLogger('info', lines);
+    requestLogger(logger);
+    logger.error({
+      req: { headers: { authorization: 'Bearer secret', cookie: 'gh_session=secret' } },
+      err: { parameters: ['$2b$04$hash'], query: 'INSERT …' },
+    });
+    expect(JSON.stringify(lines[0])).not.toMatch(/secret|hash|INSERT/);
+  });
+});
