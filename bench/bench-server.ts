@@ -87,7 +87,7 @@ class RssSampler {
 async function main(): Promise<void> {
   const config = loadAppConfig({
     ...process.env,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     ALLOW_SIGNUP: 'true',
     BCRYPT_ROUNDS: '4',
     // One key driven by 50 connections: the per-key in-flight cap (default 20) would refuse the rest.

@@ -25,17 +25,20 @@
  * created for the run and dropped after it. REDIS_URL, when set, is passed to Gatehouse. Settings:
  * BENCH_CONNECTIONS (50), BENCH_DURATION (seconds per measurement, 3), BENCH_ROUNDS (7, at least
  * 5), BENCH_WARMUP (seconds per scenario before each phase, 2), BENCH_KEYS (filler keys for the
- * second phase, 100000; 0 skips it).
+ * second phase, 100000; 0 skips it), BENCH_LOG_LEVEL (Gatehouse's LOG_LEVEL, info as by default: a
+ * request line each, into a file in the temp directory, kept when the bench fails).
  *
  * Only the app's entry points are imported (by bench-server.ts), so the bench/ files can be copied
  * into a checkout of an older commit for before/after figures.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, execSync, fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from './bench-database';
+
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 
 function setting(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -85,12 +88,15 @@ const median = (values: number[]): number => {
 };
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`;
 
-function start(file: string, env: NodeJS.ProcessEnv): Server {
+/** Starts a server process; `logFile`: where its standard output goes (Gatehouse's request lines). */
+function start(file: string, env: NodeJS.ProcessEnv, logFile?: string): Server {
+  const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
   const child = fork(join(__dirname, file), [], {
     execArgv: ['-r', 'ts-node/register/transpile-only'],
     env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
+  if (typeof stdout === 'number') closeSync(stdout);
   const next = <T>(type: string): Promise<T> =>
     new Promise((resolve, reject) => {
       const onMessage = (message: { type: string }): void => {
@@ -101,7 +107,7 @@ function start(file: string, env: NodeJS.ProcessEnv): Server {
       };
       const onExit = (code: number | null): void => {
         child.off('message', onMessage);
-        const hint = type === 'ready' ? ' (BENCH_LOG_LEVEL=info shows its log)' : '';
+        const hint = logFile ? ` (its log: ${logFile})` : '';
         reject(new Error(`${file} exited (${code}) while the bench waited for '${type}'${hint}`));
       };
       child.on('message', onMessage);
@@ -152,7 +158,15 @@ async function main(): Promise<void> {
   }
   const database = await freshDatabase(serverUrl, 'bench');
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-verify-'));
-  const app = start('bench-server.ts', { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir });
+  // Apart from the data directory, which is removed at the end: a failed start leaves its log to read.
+  const logDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-log-'));
+  // At the service's default level (info) unless BENCH_LOG_LEVEL says otherwise: a request line each,
+  // written to a file as a deployment writes its standard output somewhere.
+  const app = start(
+    'bench-server.ts',
+    { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, BENCH_LOG_LEVEL: LOG_LEVEL },
+    join(logDir, 'gatehouse.log'),
+  );
   const bare = start('bare-server.ts', { PATH: process.env.PATH, NODE_ENV: 'production' });
   const stable = start('bare-server.ts', {
     PATH: process.env.PATH,
@@ -160,12 +174,14 @@ async function main(): Promise<void> {
     BARE_SHAPE: 'stable',
   });
 
+  let failed = false;
   let cleaned: Promise<void> | undefined;
   const cleanUp = (): Promise<void> =>
     (cleaned ??= (async () => {
       await Promise.all([app.stop(), bare.stop(), stable.stop()]);
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (!failed) rmSync(logDir, { recursive: true, force: true });
     })());
   // Ctrl-C: the children go down with the terminal's signal; the database is dropped all the same.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -245,6 +261,9 @@ async function main(): Promise<void> {
     }
 
     report(few, credited, many, keys, Boolean(process.env.REDIS_URL));
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     await cleanUp();
   }
@@ -270,7 +289,7 @@ function report(
     `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${redis ? ' + Redis' : ''}; ` +
       `bare NestJS in its own process\n` +
       `connections=${CONNECTIONS} duration=${DURATION}s warmup=${WARMUP}s rounds=${ROUNDS} (interleaved, ` +
-      `order rotated) keys=${KEYS_CREATED}+${FILLER_KEYS}; medians over the rounds`,
+      `order rotated) keys=${KEYS_CREATED}+${FILLER_KEYS}; Gatehouse LOG_LEVEL=${LOG_LEVEL}; medians over the rounds`,
   );
   const header = ['req/s', 'p50 ms', 'p99 ms', 'cpu µs/req'];
   console.log('scenario'.padEnd(34), ...header.map((h) => h.padStart(10)));
