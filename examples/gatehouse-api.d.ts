@@ -589,7 +589,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a task with its status, result or error */
+    /** Get a task with its status, result or error; with ?wait=N, once it ends or after N seconds */
     get: operations['TasksController_get'];
     put?: never;
     post?: never;
@@ -6149,7 +6149,10 @@ export interface operations {
   };
   TasksController_get: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Seconds to wait for the task to end: the answer comes as soon as it is no longer queued or running, or after that long with its state then. */
+        wait?: number;
+      };
       header?: never;
       path: {
         id: string;
@@ -6171,6 +6174,16 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['TaskResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
         };
       };
       /** @description Unauthorized */

@@ -10,6 +10,7 @@ import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
+import { TaskEndings } from './task-endings';
 import { TaskWakeups } from './task-wakeups';
 import { TasksService } from './tasks.service';
 
@@ -59,6 +60,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly tasks: TasksService,
     private readonly events: EventsService,
     private readonly wakeups: TaskWakeups,
+    private readonly endings: TaskEndings,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -223,14 +225,18 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     return this.outcomes.add({ task, outcome });
   }
 
-  /** One transaction for the outcomes that finished together; an event for each that took effect. */
+  /**
+   * One transaction for the outcomes that finished together; an event for each that took effect, and
+   * word to the requests that wait on them (TaskEndings).
+   */
   private async recordOutcomes(batch: FinishedTask[]): Promise<void> {
-    await this.queue.finishMany(
+    const finishedIds = await this.queue.finishMany(
       this.workerId,
       batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
-      (manager, finishedIds) => {
+      async (manager, finishedIds) => {
         const finished = new Set(finishedIds);
-        return this.events.record(
+        await this.endings.notifyAlong(manager, finishedIds);
+        await this.events.record(
           manager,
           batch
             .filter(({ task }) => finished.has(task.id))
@@ -249,6 +255,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
         );
       },
     );
+    this.endings.ended(finishedIds);
   }
 
   /** First phase of shutdown: the database is still open to finish or hand back work. */

@@ -6,7 +6,7 @@ import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { mapPage } from '../common/pagination';
 import { RequirePermissions } from '../access/route-access.decorators';
-import { CreateTaskDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/task.dto';
+import { CreateTaskDto, GetTaskQueryDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/task.dto';
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
@@ -46,11 +46,20 @@ export class TasksController {
 
   @Get(':id')
   @RequirePermissions('tasks:read')
-  @ApiOperation({ summary: 'Get a task with its status, result or error' })
+  @ApiOperation({
+    summary: 'Get a task with its status, result or error; with ?wait=N, once it ends or after N seconds',
+  })
   @ApiOkResponse({ type: TaskResponse })
-  @ApiProblems(404)
-  async get(@Principal() principal: Principal, @Param('id') id: string): Promise<TaskResponse> {
-    return TaskResponse.of(await this.tasks.get(principal, id));
+  @ApiProblems(400, 404)
+  async get(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: GetTaskQueryDto,
+  ): Promise<TaskResponse> {
+    const task = query.wait
+      ? await this.tasks.getWhenEnded(principal, id, query.wait)
+      : await this.tasks.get(principal, id);
+    return TaskResponse.of(task);
   }
 
   @Post(':id/cancel')

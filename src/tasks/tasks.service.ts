@@ -12,12 +12,16 @@ import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
+import { TaskEndings } from './task-endings';
 import { TaskWakeups } from './task-wakeups';
 import { TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+// A waiting read looks at the task again at least this often, whatever it heard (see TaskEndings).
+const WAIT_RECHECK_MS = 1000;
+const ACTIVE_STATUSES: readonly string[] = ['queued', 'running'];
 
 @Injectable()
 export class TasksService {
@@ -31,6 +35,7 @@ export class TasksService {
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
     secrets: Secrets,
     private readonly wakeups: TaskWakeups,
+    private readonly endings: TaskEndings,
   ) {
     this.credentials = secrets.sealer('task-credentials');
   }
@@ -135,19 +140,45 @@ export class TasksService {
     return task;
   }
 
+  /**
+   * The task once it is no longer queued or running, or after `seconds` as it is then (a long poll:
+   * `GET /v1/tasks/{id}?wait=N`). Woken by the task's end in any process (TaskEndings), and reads again
+   * at least every second.
+   */
+  async getWhenEnded(principal: Principal, id: string, seconds: number): Promise<Task> {
+    let task = await this.get(principal, id);
+    if (!ACTIVE_STATUSES.includes(task.status)) return task;
+    const deadline = Date.now() + seconds * 1000;
+    const watch = this.endings.watch(task.id);
+    try {
+      // Read again once watching: an end between the first read and the watch is not missed.
+      task = await this.get(principal, id);
+      while (ACTIVE_STATUSES.includes(task.status) && Date.now() < deadline) {
+        const mayWaitAgain = await watch.next(Math.min(WAIT_RECHECK_MS, deadline - Date.now()));
+        task = await this.get(principal, id);
+        if (!mayWaitAgain) break;
+      }
+    } finally {
+      watch.close();
+    }
+    return task;
+  }
+
   /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */
   async cancel(principal: Principal, id: string): Promise<Task> {
     const task = await this.get(principal, id);
-    const cancelled = await this.queue.cancel(task.id, (manager) =>
-      this.events.record(manager, [
+    const cancelled = await this.queue.cancel(task.id, async (manager) => {
+      await this.endings.notifyAlong(manager, [task.id]);
+      await this.events.record(manager, [
         {
           organizationId: task.organizationId,
           type: 'task.cancelled',
           data: { task_id: task.id, agent_type: task.agentType } satisfies TaskEventData,
         },
-      ]),
-    );
+      ]);
+    });
     if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
+    this.endings.ended([task.id]);
     return this.get(principal, id);
   }
 

@@ -1,12 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
   IsIn,
+  IsInt,
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
+  Min,
   MinLength,
 } from 'class-validator';
 import { Omittable } from '../../common/validators';
@@ -48,6 +52,21 @@ export class ListTasksQueryDto extends ListQueryDto {
   @IsOptional()
   @IsIn(TASK_STATUSES)
   status?: TaskStatus;
+}
+
+export class GetTaskQueryDto {
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 60,
+    description:
+      'Seconds to wait for the task to end: the answer comes as soon as it is no longer queued or running, or after that long with its state then.',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  wait?: number;
 }
 
 export class TaskErrorResponse {
