@@ -103,6 +103,15 @@ describe('agents and tasks', () => {
     return res.body;
   };
 
+  /** Queues a task for a new http agent of `org` at `path`, and waits for it to end: the 202 and the end. */
+  const runOnHttpAgent = async (path: string, instruction: string) => {
+    const agentId = await httpAgent(org.auth, path);
+    const res = await createTask(org.auth, { instruction, agent_type: 'http', agent_id: agentId }).expect(
+      202,
+    );
+    return { res, done: await waitForTask(t.http, org.auth, res.body.id) };
+  };
+
   /** An http agent of `auth`'s organization whose URL is `path` on the fake agent server. */
   const httpAgent = async (auth: Auth, path: string): Promise<string> =>
     (await createAgent(auth, { name: unique('remote'), type: 'http', config: { url: server.url(path) } })).id;
@@ -454,13 +463,7 @@ describe('agents and tasks', () => {
       server.on(path, (_req, count) =>
         count === 1 ? { status: 500, json: { error: 'try again' } } : { status: 200, json: { second: true } },
       );
-      const agentId = await httpAgent(org.auth, path);
-      const res = await createTask(org.auth, {
-        instruction: 'flaky',
-        agent_type: 'http',
-        agent_id: agentId,
-      }).expect(202);
-      const done = await waitForTask(t.http, org.auth, res.body.id);
+      const { res, done } = await runOnHttpAgent(path, 'flaky');
       expect(done).toMatchObject({ status: 'succeeded', attempts: 2, result: { second: true } });
       expect(done).not.toHaveProperty('error');
       expect(server.requestsTo(path).map((r) => r.json?.task_id)).toEqual([res.body.id, res.body.id]);
@@ -469,13 +472,7 @@ describe('agents and tasks', () => {
     it('fails for good after TASK_MAX_ATTEMPTS 5xx answers, with error {code, message}', async () => {
       const path = `/${unique('broken')}`;
       server.on(path, () => ({ status: 503, json: { error: 'down' } }));
-      const agentId = await httpAgent(org.auth, path);
-      const res = await createTask(org.auth, {
-        instruction: 'broken',
-        agent_type: 'http',
-        agent_id: agentId,
-      }).expect(202);
-      const done = await waitForTask(t.http, org.auth, res.body.id);
+      const { res, done } = await runOnHttpAgent(path, 'broken');
       expect(done).toMatchObject({
         status: 'failed',
         attempts: 2,
@@ -491,13 +488,7 @@ describe('agents and tasks', () => {
     it('fails at once on a 4xx answer, without retrying', async () => {
       const path = `/${unique('rejects')}`;
       server.on(path, () => ({ status: 400, json: { error: 'bad task' } }));
-      const agentId = await httpAgent(org.auth, path);
-      const res = await createTask(org.auth, {
-        instruction: 'rejected',
-        agent_type: 'http',
-        agent_id: agentId,
-      }).expect(202);
-      const done = await waitForTask(t.http, org.auth, res.body.id);
+      const { done } = await runOnHttpAgent(path, 'rejected');
       expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'agent_rejected' } });
       expect(server.requestsTo(path)).toHaveLength(1);
     });
@@ -505,13 +496,7 @@ describe('agents and tasks', () => {
     it('fails on an answer that is not JSON', async () => {
       const path = `/${unique('text')}`;
       server.on(path, () => ({ status: 200, headers: { 'content-type': 'text/plain' } }));
-      const agentId = await httpAgent(org.auth, path);
-      const res = await createTask(org.auth, {
-        instruction: 'text',
-        agent_type: 'http',
-        agent_id: agentId,
-      }).expect(202);
-      const done = await waitForTask(t.http, org.auth, res.body.id);
+      const { done } = await runOnHttpAgent(path, 'text');
       expect(done).toMatchObject({ status: 'failed', error: { code: 'invalid_agent_response' } });
     });
 
@@ -520,13 +505,7 @@ describe('agents and tasks', () => {
       const target = `/${unique('redirect-target')}`;
       server.on(target, () => ({ status: 200, json: { followed: true } }));
       server.on(path, () => ({ status: 302, headers: { location: server.url(target) } }));
-      const agentId = await httpAgent(org.auth, path);
-      const res = await createTask(org.auth, {
-        instruction: 'redirect',
-        agent_type: 'http',
-        agent_id: agentId,
-      }).expect(202);
-      const done = await waitForTask(t.http, org.auth, res.body.id);
+      const { done } = await runOnHttpAgent(path, 'redirect');
       expect(done).toMatchObject({
         status: 'failed',
         attempts: 1,
