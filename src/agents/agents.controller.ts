@@ -1,15 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
-import { ApiProblems } from '../common/openapi';
 import { ListQueryDto } from '../common/pagination';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { Created, NoContent, Operation } from '../access/route-access.decorators';
 import { AgentsService } from './agents.service';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 
@@ -19,40 +12,35 @@ export class AgentsController {
   constructor(private readonly agents: AgentsService) {}
 
   @Get()
-  @RequirePermissions('agents:read')
-  @ApiOperation({
-    summary:
-      "Agents visible to the caller: the built-in agents of the registered agent types (echo, …), then the organization's own",
-  })
-  @ApiOkResponse({ type: AgentPage })
-  @ApiProblems(400)
+  @Operation(
+    'agents:read',
+    "Agents visible to the caller: the built-in agents of the registered agent types (echo, …), then the organization's own",
+    AgentPage,
+    400,
+  )
   list(@Principal() principal: Principal, @Query() query: ListQueryDto): Promise<AgentPage> {
     return this.agents.list(principal, query);
   }
 
   @Post()
-  @RequirePermissions('agents:create')
-  @ApiOperation({ summary: 'Define an agent, e.g. {type: "http", config: {url}}' })
-  @ApiCreatedResponse({ type: AgentResponse })
-  @ApiProblems(400)
+  @Operation(
+    'agents:create',
+    'Define an agent, e.g. {type: "http", config: {url}}',
+    Created(AgentResponse),
+    400,
+  )
   async create(@Principal() principal: Principal, @Body() dto: CreateAgentDto): Promise<AgentResponse> {
     return AgentResponse.of(await this.agents.create(principal, dto));
   }
 
   @Get(':id')
-  @RequirePermissions('agents:read')
-  @ApiOperation({ summary: 'Get an agent' })
-  @ApiOkResponse({ type: AgentResponse })
-  @ApiProblems(404)
+  @Operation('agents:read', 'Get an agent', AgentResponse, 404)
   async get(@Principal() principal: Principal, @Param('id') id: string): Promise<AgentResponse> {
     return this.agents.builtIn(id) ?? AgentResponse.of(await this.agents.get(principal, id));
   }
 
   @Patch(':id')
-  @RequirePermissions('agents:update')
-  @ApiOperation({ summary: "Change an agent's name, description or config" })
-  @ApiOkResponse({ type: AgentResponse })
-  @ApiProblems(400, 404)
+  @Operation('agents:update', "Change an agent's name, description or config", AgentResponse, 400, 404)
   async update(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -63,10 +51,7 @@ export class AgentsController {
 
   @Delete(':id')
   @HttpCode(204)
-  @RequirePermissions('agents:delete')
-  @ApiOperation({ summary: 'Delete an agent' })
-  @ApiNoContentResponse()
-  @ApiProblems(404)
+  @Operation('agents:delete', 'Delete an agent', NoContent, 404)
   async delete(@Principal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.agents.delete(principal, id);
   }

@@ -1,19 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { AuditEntryResponse, AuditPage } from '../audit/dto/audit.dto';
 import { Origin } from '../audit/request-origin.decorator';
 import { Principal } from '../access/principal';
-import { ApiProblems } from '../common/openapi';
 import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { Created, NoContent, Operation } from '../access/route-access.decorators';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyPage, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
@@ -27,11 +20,13 @@ export class ApiKeysController {
   ) {}
 
   @Post()
-  @RequirePermissions('api_keys:create')
+  @Operation(
+    'api_keys:create',
+    'Create a key; its value is in this response only',
+    Created(CreatedApiKeyResponse),
+    400,
+  )
   @ReturnsSecret()
-  @ApiOperation({ summary: 'Create a key; its value is in this response only' })
-  @ApiCreatedResponse({ type: CreatedApiKeyResponse })
-  @ApiProblems(400)
   create(
     @Principal() principal: Principal,
     @Body() dto: CreateApiKeyDto,
@@ -41,28 +36,19 @@ export class ApiKeysController {
   }
 
   @Get()
-  @RequirePermissions('api_keys:read')
-  @ApiOperation({ summary: "List the organization's keys, newest first" })
-  @ApiOkResponse({ type: ApiKeyPage })
-  @ApiProblems(400)
+  @Operation('api_keys:read', "List the organization's keys, newest first", ApiKeyPage, 400)
   list(@Principal() principal: Principal, @Query() query: ListApiKeysQueryDto): Promise<ApiKeyPage> {
     return this.keys.list(principal, query);
   }
 
   @Get(':id')
-  @RequirePermissions('api_keys:read')
-  @ApiOperation({ summary: 'Get a key, with its role and effective permissions' })
-  @ApiOkResponse({ type: ApiKeyResponse })
-  @ApiProblems(404)
+  @Operation('api_keys:read', 'Get a key, with its role and effective permissions', ApiKeyResponse, 404)
   get(@Principal() principal: Principal, @Param('id') id: string): Promise<ApiKeyResponse> {
     return this.keys.get(principal, id);
   }
 
   @Patch(':id')
-  @RequirePermissions('api_keys:update')
-  @ApiOperation({ summary: 'Change any setting but the type' })
-  @ApiOkResponse({ type: ApiKeyResponse })
-  @ApiProblems(400, 404, 409)
+  @Operation('api_keys:update', 'Change any setting but the type', ApiKeyResponse, 400, 404, 409)
   update(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -74,11 +60,15 @@ export class ApiKeysController {
 
   @Post(':id/rotate')
   @HttpCode(200)
-  @RequirePermissions('api_keys:update')
+  @Operation(
+    'api_keys:update',
+    'Issue a new value; the old one works until the grace period ends',
+    CreatedApiKeyResponse,
+    400,
+    404,
+    409,
+  )
   @ReturnsSecret()
-  @ApiOperation({ summary: 'Issue a new value; the old one works until the grace period ends' })
-  @ApiOkResponse({ type: CreatedApiKeyResponse })
-  @ApiProblems(400, 404, 409)
   rotate(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -90,10 +80,7 @@ export class ApiKeysController {
 
   @Delete(':id')
   @HttpCode(204)
-  @RequirePermissions('api_keys:delete')
-  @ApiOperation({ summary: 'Delete a key: refused at once, and gone (404) from then on' })
-  @ApiNoContentResponse()
-  @ApiProblems(404)
+  @Operation('api_keys:delete', 'Delete a key: refused at once, and gone (404) from then on', NoContent, 404)
   async delete(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -103,10 +90,7 @@ export class ApiKeysController {
   }
 
   @Get(':id/audit-log')
-  @RequirePermissions('api_keys:read')
-  @ApiOperation({ summary: "The key's audit log, newest first" })
-  @ApiOkResponse({ type: AuditPage })
-  @ApiProblems(400, 404)
+  @Operation('api_keys:read', "The key's audit log, newest first", AuditPage, 400, 404)
   async auditLog(
     @Principal() principal: Principal,
     @Param('id') id: string,

@@ -1,9 +1,9 @@
 import { Controller, Get, Header, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
 import { permissionList } from '../roles/permissions';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { ANY_CREDENTIAL, Operation } from '../access/route-access.decorators';
 import { VerifyResponse } from './dto/api-key-response.dto';
 import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
 
@@ -35,12 +35,10 @@ function verifyBodyHead(principal: Principal, key: NonNullable<Principal['key']>
 @ApiTags('api-keys')
 @Controller('v1/auth')
 export class VerifyController {
-  /** Any valid key may ask about itself; restrictions and rate limits apply as on any call. */
+  // Any valid key may ask about itself; restrictions and rate limits apply as on any call.
   @Get('verify')
-  @RequirePermissions()
+  @Operation(ANY_CREDENTIAL, 'Verify the presented API key and describe it', VerifyResponse)
   @Header('Content-Type', 'application/json; charset=utf-8')
-  @ApiOperation({ summary: 'Verify the presented API key and describe it' })
-  @ApiOkResponse({ type: VerifyResponse })
   verify(@Principal() principal: Principal, @Req() request: Request): string {
     if (!principal.key)
       throw new ApiKeyError(ApiKeyErrorCode.ApiKeyRequired, 'Verify takes an API key, not an access token.');

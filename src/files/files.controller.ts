@@ -13,21 +13,12 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import {
-  ApiBody,
-  ApiConsumes,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { Created, NoContent, Operation, RequirePermissions } from '../access/route-access.decorators';
 import { FilePage, FileResponse, UploadFileDto, UploadFileForm } from './dto/file.dto';
 import { contentDisposition } from './filename';
 import { FilesService } from './files.service';
@@ -39,13 +30,16 @@ export class FilesController {
   constructor(private readonly files: FilesService) {}
 
   @Post()
-  @RequirePermissions('files:create')
+  @Operation(
+    'files:create',
+    'Upload one file (multipart/form-data, field "file", optional "purpose")',
+    Created(FileResponse),
+    400,
+    413,
+  )
   @UseInterceptors(FileInterceptor('file'))
-  @ApiOperation({ summary: 'Upload one file (multipart/form-data, field "file", optional "purpose")' })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ type: UploadFileForm })
-  @ApiCreatedResponse({ type: FileResponse })
-  @ApiProblems(400, 413)
   async upload(
     @Principal() principal: Principal,
     @UploadedFile() upload: StoredUpload | undefined,
@@ -55,19 +49,13 @@ export class FilesController {
   }
 
   @Get()
-  @RequirePermissions('files:read')
-  @ApiOperation({ summary: "List the organization's files, newest first" })
-  @ApiOkResponse({ type: FilePage })
-  @ApiProblems(400)
+  @Operation('files:read', "List the organization's files, newest first", FilePage, 400)
   async list(@Principal() principal: Principal, @Query() query: ListQueryDto): Promise<FilePage> {
     return mapPage(await this.files.list(principal, query), FileResponse.of);
   }
 
   @Get(':id')
-  @RequirePermissions('files:read')
-  @ApiOperation({ summary: 'Get a file record' })
-  @ApiOkResponse({ type: FileResponse })
-  @ApiProblems(404)
+  @Operation('files:read', 'Get a file record', FileResponse, 404)
   async get(@Principal() principal: Principal, @Param('id') id: string): Promise<FileResponse> {
     return FileResponse.of(await this.files.get(principal, id));
   }
@@ -93,10 +81,7 @@ export class FilesController {
 
   @Delete(':id')
   @HttpCode(204)
-  @RequirePermissions('files:delete')
-  @ApiOperation({ summary: 'Delete a file and its bytes' })
-  @ApiNoContentResponse()
-  @ApiProblems(404)
+  @Operation('files:delete', 'Delete a file and its bytes', NoContent, 404)
   async delete(@Principal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.files.delete(principal, id);
   }

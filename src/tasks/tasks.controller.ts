@@ -1,11 +1,10 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { outboundCredentialHeaders } from '../auth/outbound-credentials';
 import { Principal } from '../access/principal';
-import { ApiProblems } from '../common/openapi';
 import { mapPage } from '../common/pagination';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { Accepted, Operation } from '../access/route-access.decorators';
 import { CreateTaskDto, GetTaskQueryDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/task.dto';
 import { TasksService } from './tasks.service';
 
@@ -16,15 +15,19 @@ export class TasksController {
 
   @Post()
   @HttpCode(202)
-  @RequirePermissions('tasks:create')
-  @ApiOperation({ summary: 'Queue a task for an agent; it runs asynchronously' })
+  @Operation(
+    'tasks:create',
+    'Queue a task for an agent; it runs asynchronously',
+    Accepted(TaskResponse),
+    400,
+    409,
+    422,
+  )
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
     description: 'A retried create returns the first task.',
   })
-  @ApiAcceptedResponse({ type: TaskResponse })
-  @ApiProblems(400, 409, 422)
   async create(
     @Principal() principal: Principal,
     @Body() dto: CreateTaskDto,
@@ -36,21 +39,19 @@ export class TasksController {
   }
 
   @Get()
-  @RequirePermissions('tasks:read')
-  @ApiOperation({ summary: "List the organization's tasks, newest first; filter by status" })
-  @ApiOkResponse({ type: TaskPage })
-  @ApiProblems(400)
+  @Operation('tasks:read', "List the organization's tasks, newest first; filter by status", TaskPage, 400)
   async list(@Principal() principal: Principal, @Query() query: ListTasksQueryDto): Promise<TaskPage> {
     return mapPage(await this.tasks.list(principal, query), TaskResponse.of);
   }
 
   @Get(':id')
-  @RequirePermissions('tasks:read')
-  @ApiOperation({
-    summary: 'Get a task with its status, result or error; with ?wait=N, once it ends or after N seconds',
-  })
-  @ApiOkResponse({ type: TaskResponse })
-  @ApiProblems(400, 404)
+  @Operation(
+    'tasks:read',
+    'Get a task with its status, result or error; with ?wait=N, once it ends or after N seconds',
+    TaskResponse,
+    400,
+    404,
+  )
   async get(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -64,10 +65,7 @@ export class TasksController {
 
   @Post(':id/cancel')
   @HttpCode(200)
-  @RequirePermissions('tasks:update')
-  @ApiOperation({ summary: 'Cancel a queued or running task' })
-  @ApiOkResponse({ type: TaskResponse })
-  @ApiProblems(404, 409)
+  @Operation('tasks:update', 'Cancel a queued or running task', TaskResponse, 404, 409)
   async cancel(@Principal() principal: Principal, @Param('id') id: string): Promise<TaskResponse> {
     return TaskResponse.of(await this.tasks.cancel(principal, id));
   }

@@ -1,19 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { RequestOrigin } from '../audit/audit.service';
 import { Origin } from '../audit/request-origin.decorator';
 import { Principal } from '../access/principal';
-import { ApiProblems } from '../common/openapi';
 import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { Accepted, Created, NoContent, Operation } from '../access/route-access.decorators';
 import {
   CreateWebhookDto,
   DeliveryPage,
@@ -31,11 +23,13 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
-  @RequirePermissions('webhooks:create')
+  @Operation(
+    'webhooks:create',
+    'Register an endpoint; the signing secret is in this response only',
+    Created(WebhookWithSecretResponse),
+    400,
+  )
   @ReturnsSecret()
-  @ApiOperation({ summary: 'Register an endpoint; the signing secret is in this response only' })
-  @ApiCreatedResponse({ type: WebhookWithSecretResponse })
-  @ApiProblems(400)
   async create(
     @Principal() principal: Principal,
     @Body() dto: CreateWebhookDto,
@@ -46,28 +40,19 @@ export class WebhooksController {
   }
 
   @Get()
-  @RequirePermissions('webhooks:read')
-  @ApiOperation({ summary: "List the organization's endpoints" })
-  @ApiOkResponse({ type: WebhookPage })
-  @ApiProblems(400)
+  @Operation('webhooks:read', "List the organization's endpoints", WebhookPage, 400)
   async list(@Principal() principal: Principal, @Query() query: ListQueryDto): Promise<WebhookPage> {
     return mapPage(await this.webhooks.list(principal, query), WebhookResponse.of);
   }
 
   @Get(':id')
-  @RequirePermissions('webhooks:read')
-  @ApiOperation({ summary: 'Get an endpoint' })
-  @ApiOkResponse({ type: WebhookResponse })
-  @ApiProblems(404)
+  @Operation('webhooks:read', 'Get an endpoint', WebhookResponse, 404)
   async get(@Principal() principal: Principal, @Param('id') id: string): Promise<WebhookResponse> {
     return WebhookResponse.of(await this.webhooks.get(principal, id));
   }
 
   @Patch(':id')
-  @RequirePermissions('webhooks:update')
-  @ApiOperation({ summary: 'Change url, events, description or enabled' })
-  @ApiOkResponse({ type: WebhookResponse })
-  @ApiProblems(400, 404)
+  @Operation('webhooks:update', 'Change url, events, description or enabled', WebhookResponse, 400, 404)
   async update(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -79,13 +64,13 @@ export class WebhooksController {
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
-  @RequirePermissions('webhooks:update')
+  @Operation(
+    'webhooks:update',
+    'Issue a new signing secret (returned once); deliveries sign with it from now on',
+    WebhookWithSecretResponse,
+    404,
+  )
   @ReturnsSecret()
-  @ApiOperation({
-    summary: 'Issue a new signing secret (returned once); deliveries sign with it from now on',
-  })
-  @ApiOkResponse({ type: WebhookWithSecretResponse })
-  @ApiProblems(404)
   async rotateSecret(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -97,10 +82,7 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @RequirePermissions('webhooks:delete')
-  @ApiOperation({ summary: 'Delete an endpoint and its deliveries' })
-  @ApiNoContentResponse()
-  @ApiProblems(404)
+  @Operation('webhooks:delete', 'Delete an endpoint and its deliveries', NoContent, 404)
   async delete(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -110,12 +92,13 @@ export class WebhooksController {
   }
 
   @Get(':id/deliveries')
-  @RequirePermissions('webhooks:read')
-  @ApiOperation({
-    summary: 'Deliveries to this endpoint, newest first: status, attempts, response code, next attempt',
-  })
-  @ApiOkResponse({ type: DeliveryPage })
-  @ApiProblems(400, 404)
+  @Operation(
+    'webhooks:read',
+    'Deliveries to this endpoint, newest first: status, attempts, response code, next attempt',
+    DeliveryPage,
+    400,
+    404,
+  )
   async deliveries(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -126,10 +109,7 @@ export class WebhooksController {
 
   @Post(':id/deliveries/:deliveryId/retry')
   @HttpCode(202)
-  @RequirePermissions('webhooks:update')
-  @ApiOperation({ summary: 'Send a delivery again now' })
-  @ApiAcceptedResponse({ type: DeliveryResponse })
-  @ApiProblems(404, 409)
+  @Operation('webhooks:update', 'Send a delivery again now', Accepted(DeliveryResponse), 404, 409)
   async retry(
     @Principal() principal: Principal,
     @Param('id') id: string,
@@ -140,10 +120,7 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
-  @RequirePermissions('webhooks:update')
-  @ApiOperation({ summary: 'Send a ping event to this endpoint' })
-  @ApiAcceptedResponse({ type: DeliveryResponse })
-  @ApiProblems(404)
+  @Operation('webhooks:update', 'Send a ping event to this endpoint', Accepted(DeliveryResponse), 404)
   async test(@Principal() principal: Principal, @Param('id') id: string): Promise<DeliveryResponse> {
     return DeliveryResponse.of(await this.webhooks.ping(principal, id));
   }

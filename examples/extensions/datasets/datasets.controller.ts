@@ -1,8 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Principal } from '../../../src/access/principal';
-import { RequirePermissions } from '../../../src/access/route-access.decorators';
-import { ApiProblems } from '../../../src/common/openapi';
+import { Created, Operation } from '../../../src/access/route-access.decorators';
 import { ListQueryDto } from '../../../src/common/pagination';
 import { CreateDatasetDto, DatasetPage, DatasetResponse } from './dataset.dto';
 import { DatasetsService } from './datasets.service';
@@ -18,29 +17,20 @@ export class DatasetsController {
   constructor(private readonly datasets: DatasetsService) {}
 
   @Get()
-  @RequirePermissions('datasets:read')
-  @ApiOperation({ summary: "The organization's datasets, newest first" })
-  @ApiOkResponse({ type: DatasetPage })
-  @ApiProblems(400)
+  @Operation('datasets:read', "The organization's datasets, newest first", DatasetPage, 400)
   async list(@Principal() principal: Principal, @Query() query: ListQueryDto): Promise<DatasetPage> {
     const page = await this.datasets.list(principal, query);
     return { data: page.data.map(DatasetResponse.of), next_cursor: page.next_cursor };
   }
 
   @Post()
-  @RequirePermissions('datasets:create')
-  @ApiOperation({ summary: 'Create a dataset' })
-  @ApiCreatedResponse({ type: DatasetResponse })
-  @ApiProblems(400)
+  @Operation('datasets:create', 'Create a dataset', Created(DatasetResponse), 400)
   async create(@Principal() principal: Principal, @Body() dto: CreateDatasetDto): Promise<DatasetResponse> {
     return DatasetResponse.of(await this.datasets.create(principal, dto));
   }
 
   @Get(':id')
-  @RequirePermissions('datasets:read')
-  @ApiOperation({ summary: 'Get a dataset' })
-  @ApiOkResponse({ type: DatasetResponse })
-  @ApiProblems(404)
+  @Operation('datasets:read', 'Get a dataset', DatasetResponse, 404)
   async get(@Principal() principal: Principal, @Param('id') id: string): Promise<DatasetResponse> {
     return DatasetResponse.of(await this.datasets.get(principal, id));
   }
