@@ -599,6 +599,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/tasks/{id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The task's events, oldest first: a list page, or with Accept: text/event-stream a stream
+     * @description As Server-Sent Events (`Accept: text/event-stream`): each event with `id:` its number in the task, `event:` its type and `data:` its data as JSON, from the first or after `Last-Event-ID`; a comment line at least every 15 seconds; the stream ends after the terminal `status` event.
+     */
+    get: operations['TasksController_events'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/tasks/{id}/cancel': {
     parameters: {
       query?: never;
@@ -1736,6 +1756,22 @@ export interface components {
     };
     TaskPage: {
       data: components['schemas']['TaskResponse'][];
+      next_cursor: string | null;
+    };
+    TaskEventResponse: {
+      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
+      seq: number;
+      /** @enum {string} */
+      type: 'status' | 'progress' | 'output' | 'usage' | 'file';
+      /** @description For `status`: `{status}`. */
+      data: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+    };
+    TaskEventPage: {
+      data: components['schemas']['TaskEventResponse'][];
       next_cursor: string | null;
     };
     CreateWebhookDto: {
@@ -6174,6 +6210,110 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['TaskResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  TasksController_events: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+      };
+      header?: {
+        /** @description With the stream: the last event received; the stream resumes after it. */
+        'Last-Event-ID'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaskEventPage'];
+          'text/event-stream': string;
         };
       };
       /** @description Bad Request */

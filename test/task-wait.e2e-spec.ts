@@ -1,9 +1,9 @@
 import type { Response } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
-import { FakeAgentServer, gate } from './support/agent-server';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { sleep } from './support/keys';
+import { queueTask, startWithHeldAgent } from './support/held-agent';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -15,12 +15,6 @@ import { startTestApp, TestApp } from './support/test-app';
 jest.setTimeout(60_000);
 
 type Auth = SignedUpOrganization['auth'];
-
-async function queueTask(http: TestAgent, auth: Auth): Promise<string> {
-  const res = await http.post('/v1/tasks').set(auth).send({ instruction: 'wait for me', agent_type: 'echo' });
-  expect(res.status).toBe(202);
-  return res.body.id as string;
-}
 
 /** Starts a waiting read and answers it with how long it took, in ms from now. */
 function timedWait(http: TestAgent, auth: Auth, id: string, wait: number | string) {
@@ -87,38 +81,14 @@ describe('GET /v1/tasks/{id}?wait=N', () => {
 });
 
 describe('GET /v1/tasks/{id}?wait=N on a task a worker runs', () => {
-  let agent: FakeAgentServer;
-  let t: TestApp;
-  const held = gate();
-  beforeAll(async () => {
-    agent = await FakeAgentServer.start();
-    t = await startTestApp({
-      env: { WORKER_CONCURRENCY: '1', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
-    });
-  });
-  afterAll(async () => {
-    held.release();
-    await agent?.close();
-    await t?.close();
-  });
+  let held: Awaited<ReturnType<typeof startWithHeldAgent>>;
+  beforeAll(async () => (held = await startWithHeldAgent({ answer: 42 })));
+  afterAll(() => held?.close());
 
   it('answers with the result as soon as the worker records it', async () => {
-    const org = await signUpOrganization(t.http);
-    const url = agent.on('/slow', async () => {
-      await held.promise;
-      return { status: 200, json: { answer: 42 } };
-    });
-    const created = await t.http
-      .post('/v1/agents')
-      .set(org.auth)
-      .send({ name: 'Slow', type: 'http', config: { url } })
-      .expect(201);
-    const res = await t.http
-      .post('/v1/tasks')
-      .set(org.auth)
-      .send({ instruction: 'think', agent_type: 'http', agent_id: created.body.id });
-    expect(res.status).toBe(202);
-    const waiting = timedWait(t.http, org.auth, res.body.id, 30);
+    const org = await signUpOrganization(held.t.http);
+    const id = await held.queueHeldTask(org.auth);
+    const waiting = timedWait(held.t.http, org.auth, id, 30);
     await sleep(1_300);
     const releasedAt = Date.now();
     held.release();

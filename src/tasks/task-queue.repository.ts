@@ -9,6 +9,14 @@ import { Task } from './task.entity';
 export type TaskOutcome =
   { status: 'succeeded'; result: unknown } | { status: 'failed'; error: { code: string; message: string } };
 
+/** One of a task's events (the task_events table: status changes, written by triggers). */
+export interface TaskEventRow {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
 /** Work to do in the same transaction as a state change that took effect (its event, say). */
 export type AlongWithChange = (manager: EntityManager) => Promise<void>;
 
@@ -104,6 +112,15 @@ export class TaskQueueRepository {
       .where('task.organization_id = :organizationId', { organizationId });
     if (status) builder.andWhere('task.status = :status', { status });
     return paginate(builder, query);
+  }
+
+  /** A task's events after `afterSeq`, oldest first, at most `limit`. */
+  eventsAfter(taskId: string, afterSeq: number, limit: number): Promise<TaskEventRow[]> {
+    return this.dataSource.query(
+      `SELECT seq, type, data, created_at AS "createdAt" FROM task_events
+        WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [taskId, afterSeq, limit],
+    );
   }
 
   /** The oldest due task, or one whose lease expired (its worker died), now running under `workerId`. */

@@ -10,7 +10,7 @@ import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
-import { TaskEndings } from './task-endings';
+import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
 import { TasksService } from './tasks.service';
 
@@ -60,7 +60,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly tasks: TasksService,
     private readonly events: EventsService,
     private readonly wakeups: TaskWakeups,
-    private readonly endings: TaskEndings,
+    private readonly changes: TaskChanges,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -88,6 +88,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
           this.logger.warn(`claim failed: ${(error as Error).message}`);
         }
       }
+      if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
       for (const task of claimed) this.start(task);
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge.
       if (free > 0 && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
@@ -227,7 +228,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * One transaction for the outcomes that finished together; an event for each that took effect, and
-   * word to the requests that wait on them (TaskEndings).
+   * word to the requests that wait on them (TaskChanges).
    */
   private async recordOutcomes(batch: FinishedTask[]): Promise<void> {
     const finishedIds = await this.queue.finishMany(
@@ -235,7 +236,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
       async (manager, finishedIds) => {
         const finished = new Set(finishedIds);
-        await this.endings.notifyAlong(manager, finishedIds);
         await this.events.record(
           manager,
           batch
@@ -255,7 +255,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
         );
       },
     );
-    this.endings.ended(finishedIds);
+    this.changes.changed(finishedIds);
   }
 
   /** First phase of shutdown: the database is still open to finish or hand back work. */

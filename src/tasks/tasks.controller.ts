@@ -1,12 +1,39 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiHeader, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  ApiExtraModels,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { outboundCredentialHeaders } from '../auth/outbound-credentials';
 import { Principal } from '../access/principal';
-import { mapPage } from '../common/pagination';
-import { Accepted, Operation } from '../access/route-access.decorators';
-import { CreateTaskDto, GetTaskQueryDto, ListTasksQueryDto, TaskPage, TaskResponse } from './dto/task.dto';
-import { TasksService } from './tasks.service';
+import { ListQueryDto, mapPage } from '../common/pagination';
+import { ApiProblems } from '../common/openapi';
+import { Accepted, Operation, RequirePermissions } from '../access/route-access.decorators';
+import {
+  CreateTaskDto,
+  GetTaskQueryDto,
+  ListTasksQueryDto,
+  TaskEventPage,
+  TaskEventResponse,
+  TaskPage,
+  TaskResponse,
+} from './dto/task.dto';
+import type { TaskEventRow } from './task-queue.repository';
+import { eventCursor, TasksService } from './tasks.service';
+
+// A comment line at least this often while a stream has nothing to send (the contract: 15 s), so that
+// proxies and clients see the connection alive.
+const SSE_HEARTBEAT_MS = 10_000;
+
+/** One event as Server-Sent Events write it: its number, its type, its data as one line of JSON. */
+function serverSentEvent(event: TaskEventRow): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
 
 @ApiTags('tasks')
 @Controller('v1/tasks')
@@ -61,6 +88,61 @@ export class TasksController {
       ? await this.tasks.getWhenEnded(principal, id, query.wait)
       : await this.tasks.get(principal, id);
     return TaskResponse.of(task);
+  }
+
+  @Get(':id/events')
+  @RequirePermissions('tasks:read')
+  @ApiOperation({
+    summary: "The task's events, oldest first: a list page, or with Accept: text/event-stream a stream",
+    description:
+      'As Server-Sent Events (`Accept: text/event-stream`): each event with `id:` its number in the task, ' +
+      '`event:` its type and `data:` its data as JSON, from the first or after `Last-Event-ID`; a comment ' +
+      'line at least every 15 seconds; the stream ends after the terminal `status` event.',
+  })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiExtraModels(TaskEventPage)
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'With the stream: the last event received; the stream resumes after it.',
+  })
+  @ApiOkResponse({
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(TaskEventPage) } },
+      'text/event-stream': {
+        schema: { type: 'string', description: '`id: <seq>`, `event: <type>`, `data: <JSON>` per event.' },
+      },
+    },
+  })
+  @ApiProblems(400, 404)
+  async events(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: ListQueryDto,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    if (!request.headers.accept?.includes('text/event-stream')) {
+      response.json(mapPage(await this.tasks.eventPage(principal, id, query), TaskEventResponse.of));
+      return;
+    }
+    const lastEventId = request.headers['last-event-id'];
+    const afterSeq = eventCursor(typeof lastEventId === 'string' ? lastEventId.trim() : undefined);
+    const task = await this.tasks.get(principal, id);
+    response.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+    });
+    let open = true;
+    response.on('close', () => (open = false));
+    await this.tasks.followEvents(task, afterSeq, {
+      send: (events) => response.write(events.map(serverSentEvent).join('')),
+      heartbeat: () => response.write(': keep-alive\n\n'),
+      isOpen: () => open,
+      heartbeatMs: SSE_HEARTBEAT_MS,
+    });
+    response.end();
   }
 
   @Post(':id/cancel')

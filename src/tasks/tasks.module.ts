@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
 import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
-import { TaskEndings } from './task-endings';
+import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
@@ -12,7 +12,7 @@ import { TasksService } from './tasks.service';
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
-  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskEndings],
+  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges],
   exports: [TasksService, TaskWorker],
 })
 export class TasksModule {}

@@ -5,23 +5,41 @@ import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { TASK_ID } from './tasks.declarations';
-import { Page } from '../common/pagination';
+import { ListQueryDto, Page } from '../common/pagination';
+import { CommonError, CommonErrorCode } from '../common/common.errors';
 import type { TaskEventData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
-import { TaskEndings } from './task-endings';
+import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
-import { TaskQueueRepository } from './task-queue.repository';
+import { TaskEventRow, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
-// A waiting read looks at the task again at least this often, whatever it heard (see TaskEndings).
+// A waiting read looks at the task again at least this often, whatever it heard (see TaskChanges).
 const WAIT_RECHECK_MS = 1000;
 const ACTIVE_STATUSES: readonly string[] = ['queued', 'running'];
+// Events read at a time while following a stream.
+const EVENT_BATCH = 100;
+
+function isTerminalStatusEvent(event: TaskEventRow): boolean {
+  return event.type === 'status' && !ACTIVE_STATUSES.includes(event.data.status as string);
+}
+
+/** An events cursor is the last `seq` seen: a positive integer, else 400 invalid_cursor. */
+export function eventCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  if (!/^[0-9]{1,9}$/.test(cursor)) {
+    throw new CommonError(CommonErrorCode.InvalidCursor, 'The cursor is not one this service issued.', {
+      errors: [{ field: 'cursor', message: 'cursor is invalid' }],
+    });
+  }
+  return Number(cursor);
+}
 
 @Injectable()
 export class TasksService {
@@ -35,7 +53,7 @@ export class TasksService {
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
     secrets: Secrets,
     private readonly wakeups: TaskWakeups,
-    private readonly endings: TaskEndings,
+    private readonly changes: TaskChanges,
   ) {
     this.credentials = secrets.sealer('task-credentials');
   }
@@ -142,14 +160,14 @@ export class TasksService {
 
   /**
    * The task once it is no longer queued or running, or after `seconds` as it is then (a long poll:
-   * `GET /v1/tasks/{id}?wait=N`). Woken by the task's end in any process (TaskEndings), and reads again
+   * `GET /v1/tasks/{id}?wait=N`). Woken by the task's end in any process (TaskChanges), and reads again
    * at least every second.
    */
   async getWhenEnded(principal: Principal, id: string, seconds: number): Promise<Task> {
     let task = await this.get(principal, id);
     if (!ACTIVE_STATUSES.includes(task.status)) return task;
     const deadline = Date.now() + seconds * 1000;
-    const watch = this.endings.watch(task.id);
+    const watch = this.changes.watch(task.id);
     try {
       // Read again once watching: an end between the first read and the watch is not missed.
       task = await this.get(principal, id);
@@ -164,11 +182,62 @@ export class TasksService {
     return task;
   }
 
+  /**
+   * A page of the task's events after `cursor` (the last `seq` seen), oldest first; `next_cursor` while
+   * more are stored. The events of a task that ends later come after it, on a later read.
+   */
+  async eventPage(principal: Principal, id: string, query: ListQueryDto): Promise<Page<TaskEventRow>> {
+    const task = await this.get(principal, id);
+    const limit = query.limit ?? 20;
+    const rows = await this.queue.eventsAfter(task.id, eventCursor(query.cursor), limit + 1);
+    const data = rows.slice(0, limit);
+    return { data, next_cursor: rows.length > limit ? String(data[data.length - 1].seq) : null };
+  }
+
+  /**
+   * The task's events after `afterSeq` as they come, until its terminal status event: `send` is called
+   * with each batch, in order; resolves once the terminal status was sent, or when `isOpen()` turns false
+   * (the client left) or the process shuts down. Woken by each change (TaskChanges), and reads again at
+   * least every second; `heartbeat` is called when nothing was sent for `heartbeatMs`.
+   */
+  async followEvents(
+    task: Task,
+    afterSeq: number,
+    stream: {
+      send(events: TaskEventRow[]): void;
+      heartbeat(): void;
+      isOpen(): boolean;
+      heartbeatMs: number;
+    },
+  ): Promise<void> {
+    const watch = this.changes.watch(task.id);
+    let lastSeq = afterSeq;
+    let lastSentAt = Date.now();
+    try {
+      for (;;) {
+        const events = await this.queue.eventsAfter(task.id, lastSeq, EVENT_BATCH);
+        if (!stream.isOpen()) return;
+        if (events.length) {
+          stream.send(events);
+          lastSeq = events[events.length - 1].seq;
+          lastSentAt = Date.now();
+          if (events.some(isTerminalStatusEvent)) return;
+          if (events.length === EVENT_BATCH) continue;
+        } else if (Date.now() - lastSentAt >= stream.heartbeatMs) {
+          stream.heartbeat();
+          lastSentAt = Date.now();
+        }
+        if (!(await watch.next(WAIT_RECHECK_MS)) || !stream.isOpen()) return;
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
   /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */
   async cancel(principal: Principal, id: string): Promise<Task> {
     const task = await this.get(principal, id);
     const cancelled = await this.queue.cancel(task.id, async (manager) => {
-      await this.endings.notifyAlong(manager, [task.id]);
       await this.events.record(manager, [
         {
           organizationId: task.organizationId,
@@ -178,7 +247,7 @@ export class TasksService {
       ]);
     });
     if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
-    this.endings.ended([task.id]);
+    this.changes.changed([task.id]);
     return this.get(principal, id);
   }
 

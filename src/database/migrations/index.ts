@@ -9,6 +9,7 @@ import { DashboardSessions1795600000000 } from './1795600000000-DashboardSession
 import { UsageBatches1795710000000 } from './1795710000000-UsageBatches';
 import { DashboardSessionRotation1795720000000 } from './1795720000000-DashboardSessionRotation';
 import { CreditLeases1795730000000 } from './1795730000000-CreditLeases';
+import { TaskEvents1795740000000 } from './1795740000000-TaskEvents';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   UsageBatches1795710000000,
   DashboardSessionRotation1795720000000,
   CreditLeases1795730000000,
+  TaskEvents1795740000000,
 ];

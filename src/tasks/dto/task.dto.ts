@@ -14,6 +14,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { Omittable } from '../../common/validators';
+import type { TaskEventRow } from '../task-queue.repository';
 import { ListQueryDto } from '../../common/pagination';
 import { Task, TASK_STATUSES, TaskStatus } from '../task.entity';
 
@@ -124,5 +125,29 @@ export class TaskResponse {
 
 export class TaskPage {
   @ApiProperty({ type: [TaskResponse] }) data: TaskResponse[];
+  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
+}
+
+export const TASK_EVENT_TYPES = ['status', 'progress', 'output', 'usage', 'file'] as const;
+
+export class TaskEventResponse {
+  @ApiProperty({ description: "The event's number in the task (1, 2, 3, …): the event stream's `id:`." })
+  seq: number;
+  @ApiProperty({ enum: TASK_EVENT_TYPES }) type: string;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'For `status`: `{status}`.',
+  })
+  data: Record<string, unknown>;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+
+  static of(event: TaskEventRow): TaskEventResponse {
+    return { seq: event.seq, type: event.type, data: event.data, created_at: event.createdAt.toISOString() };
+  }
+}
+
+export class TaskEventPage {
+  @ApiProperty({ type: [TaskEventResponse] }) data: TaskEventResponse[];
   @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
 }

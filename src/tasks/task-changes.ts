@@ -1,48 +1,40 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleDestroy } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { ConfigOf } from '../config/config-namespace';
 import { databaseConfig } from '../config/namespaces';
 import { PostgresListener } from '../database/postgres-listener';
 
-/** The channel a task's end is notified on (payload: the task id), from the transaction that ends it. */
-export const TASK_ENDED_CHANNEL = 'gatehouse_task_ended';
+/**
+ * The channel of a task's new events (payload: the task id): the task_events triggers notify it in the
+ * statement that writes an event (a status change; see the TaskEvents migration), delivered at commit.
+ */
+export const TASK_EVENTS_CHANNEL = 'gatehouse_task_events';
 
 /**
- * Wakes the requests that wait for a task to end (`GET /v1/tasks/{id}?wait=N`). In the process that
- * ended it at once (`ended`, after the commit); in every other process through PostgreSQL LISTEN/NOTIFY:
- * `notifyAlong` sends the NOTIFY in the transaction that ends the task, so it arrives at the commit and
- * a woken request reads the task ended. The embedded database serves one process, so it needs only the
- * first. The listening connection is opened by the first wait of the process, not at start: most
- * processes never hold one. A watch is also woken every `RECHECK_MS` by its caller's timeout, so a
- * notification lost while that connection is down (or sent between a read and the watch) costs at most
- * that much delay.
+ * Wakes the requests that wait on a task (`GET /v1/tasks/{id}?wait=N`, its event stream) when it has a
+ * new event. In the process that ended it at once (`changed`, after the commit); in every other process
+ * through PostgreSQL LISTEN/NOTIFY on the triggers' notification, so a woken request reads the change.
+ * The embedded database serves one process, so it needs only the first. The listening connection is
+ * opened by the first wait of the process, not at start: most processes never hold one. The waiting
+ * requests also read again every second, so a change this process did not hear of (its connection
+ * down, a change made before the watch began, a status a worker here set) costs at most that much delay.
  */
 @Injectable()
-export class TaskEndings implements OnModuleDestroy, OnApplicationShutdown {
-  private readonly logger = new Logger('TaskEndings');
+export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
+  private readonly logger = new Logger('TaskChanges');
   private readonly watchers = new Map<string, Set<() => void>>();
   private listener?: PostgresListener;
   private closing = false;
 
   constructor(@Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>) {}
 
-  /** In the transaction that ends these tasks: other processes hear of it when it commits. */
-  async notifyAlong(manager: EntityManager, taskIds: readonly string[]): Promise<void> {
-    if (!this.database.url || !taskIds.length) return;
-    await manager.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [
-      TASK_ENDED_CHANNEL,
-      taskIds,
-    ]);
-  }
-
-  /** After the commit that ended these tasks, for the requests of this process that wait on them. */
-  ended(taskIds: readonly string[]): void {
+  /** After the commit that changed these tasks, for the requests of this process that wait on them. */
+  changed(taskIds: readonly string[]): void {
     for (const id of taskIds) for (const wake of this.watchers.get(id) ?? []) wake();
   }
 
   /**
-   * Starts watching a task before its state is read, so that an end between the read and the wait is not
-   * missed. `next(ms)` resolves when the task ended since the last call, or after `ms`, to whether the
+   * Starts watching a task before its state is read, so that a change between the read and the wait is
+   * not missed. `next(ms)` resolves when the task changed since the last call, or after `ms`, to whether the
    * caller may wait again (false once the process shuts down); `close()` when done.
    */
   watch(taskId: string): TaskWatch {
@@ -85,8 +77,8 @@ export class TaskEndings implements OnModuleDestroy, OnApplicationShutdown {
     if (this.listener || !this.database.url) return;
     this.listener = new PostgresListener(
       this.database.url,
-      TASK_ENDED_CHANNEL,
-      { onMessage: (taskId) => this.ended([taskId]) },
+      TASK_EVENTS_CHANNEL,
+      { onMessage: (taskId) => this.changed([taskId]) },
       this.logger,
     );
     // Until it listens, the watches' rechecks answer alone; after a failed first connection the next

@@ -1,0 +1,190 @@
+import type { AddressInfo } from 'node:net';
+import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
+import { describeWithPostgres, sharedSecrets } from './support/instances';
+import { sleep } from './support/keys';
+import { queueTask, startWithHeldAgent } from './support/held-agent';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * `GET /v1/tasks/{id}/events` (contract, "Agent runs"): a task's events, status changes among them, as a
+ * list page or as Server-Sent Events (from the start or after `Last-Event-ID`, ending after the terminal
+ * status, delivered across instances within a second, a comment line at least every 15 seconds).
+ */
+
+jest.setTimeout(60_000);
+
+type Auth = SignedUpOrganization['auth'];
+
+interface StreamedEvent {
+  id: string;
+  event: string;
+  data: unknown;
+}
+
+/** Opens a task's event stream on a listening instance and collects what it sends until it ends. */
+async function openStream(baseUrl: string, taskId: string, auth: Auth, lastEventId?: string) {
+  const headers: Record<string, string> = { ...auth, accept: 'text/event-stream' };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  const controller = new AbortController();
+  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, {
+    headers,
+    signal: controller.signal,
+  });
+  const events: StreamedEvent[] = [];
+  const comments: string[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const ended = (async () => {
+    const reader = response.body!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (block.startsWith(':')) comments.push(block);
+        else {
+          const field = (name: string) => block.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1] ?? '';
+          events.push({ id: field('id'), event: field('event'), data: JSON.parse(field('data')) });
+        }
+      }
+    }
+  })();
+  return { response, events, comments, ended, close: () => controller.abort() };
+}
+
+async function listen(t: TestApp): Promise<string> {
+  const server = t.app.getHttpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const status = (value: string) => ({ status: value });
+
+describe('GET /v1/tasks/{id}/events', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let org: SignedUpOrganization;
+  beforeAll(async () => {
+    t = await startTestApp();
+    baseUrl = await listen(t);
+    org = await signUpOrganization(t.http);
+  });
+  afterAll(() => t.close());
+
+  it('lists the status changes, oldest first, numbered from 1, in pages', async () => {
+    const id = await queueTask(t.http, org.auth);
+    await t.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
+    const all = await t.http.get(`/v1/tasks/${id}/events`).set(org.auth).expect(200);
+    expect(all.body).toEqual({
+      data: [
+        { seq: 1, type: 'status', data: status('queued'), created_at: expect.any(String) },
+        { seq: 2, type: 'status', data: status('cancelled'), created_at: expect.any(String) },
+      ],
+      next_cursor: null,
+    });
+    const first = await t.http.get(`/v1/tasks/${id}/events?limit=1`).set(org.auth).expect(200);
+    expect(first.body.data.map((e: { seq: number }) => e.seq)).toEqual([1]);
+    const second = await t.http
+      .get(`/v1/tasks/${id}/events`)
+      .query({ limit: 1, cursor: first.body.next_cursor })
+      .set(org.auth)
+      .expect(200);
+    expect(second.body.data.map((e: { seq: number }) => e.seq)).toEqual([2]);
+    expectProblem(await t.http.get(`/v1/tasks/${id}/events?cursor=abc`).set(org.auth), 400, 'invalid_cursor');
+  });
+
+  it("answers 404 for another organization's task, as a list and as a stream", async () => {
+    const id = await queueTask(t.http, org.auth);
+    const other = await signUpOrganization(t.http);
+    expectProblem(await t.http.get(`/v1/tasks/${id}/events`).set(other.auth), 404);
+    const stream = await openStream(baseUrl, id, other.auth);
+    expect(stream.response.status).toBe(404);
+    await stream.ended;
+    expect(stream.events).toEqual([]);
+  });
+
+  it('streams from the start, ends after the terminal status, and resumes after Last-Event-ID', async () => {
+    const id = await queueTask(t.http, org.auth);
+    const stream = await openStream(baseUrl, id, org.auth);
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await sleep(300);
+    expect(stream.events).toEqual([{ id: '1', event: 'status', data: status('queued') }]);
+    await t.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
+    await stream.ended;
+    expect(stream.events.map((e) => [e.id, e.data])).toEqual([
+      ['1', status('queued')],
+      ['2', status('cancelled')],
+    ]);
+    const resumed = await openStream(baseUrl, id, org.auth, '1');
+    await resumed.ended;
+    expect(resumed.events).toEqual([{ id: '2', event: 'status', data: status('cancelled') }]);
+  });
+
+  it('sends a comment line while there is nothing to send', async () => {
+    const id = await queueTask(t.http, org.auth);
+    const stream = await openStream(baseUrl, id, org.auth);
+    await sleep(11_500);
+    expect(stream.comments.length).toBeGreaterThanOrEqual(1);
+    stream.close();
+  });
+});
+
+describe('GET /v1/tasks/{id}/events of a task a worker runs', () => {
+  let held: Awaited<ReturnType<typeof startWithHeldAgent>>;
+  let baseUrl: string;
+  beforeAll(async () => {
+    held = await startWithHeldAgent({ done: true });
+    baseUrl = await listen(held.t);
+  });
+  afterAll(() => held?.close());
+
+  it('streams queued, running and succeeded in order as they happen', async () => {
+    const org = await signUpOrganization(held.t.http);
+    const id = await held.queueHeldTask(org.auth);
+    const stream = await openStream(baseUrl, id, org.auth);
+    for (let i = 0; i < 40 && stream.events.length < 2; i++) await sleep(50);
+    expect(stream.events.map((e) => e.data)).toEqual([status('queued'), status('running')]);
+    held.release();
+    await stream.ended;
+    expect(stream.events.map((e) => [e.id, e.data])).toEqual([
+      ['1', status('queued')],
+      ['2', status('running')],
+      ['3', status('succeeded')],
+    ]);
+  });
+});
+
+describeWithPostgres('GET /v1/tasks/{id}/events across instances')(
+  'GET /v1/tasks/{id}/events across instances',
+  () => {
+    let a: TestApp;
+    let b: TestApp;
+    let baseUrlB: string;
+    beforeAll(async () => {
+      const env = sharedSecrets();
+      a = await startTestApp({ env });
+      b = await startTestApp({ env, databaseUrl: a.databaseUrl });
+      baseUrlB = await listen(b);
+    });
+    afterAll(async () => {
+      await b?.close();
+      await a?.close();
+    });
+
+    it('delivers on B, within a second, a change A made', async () => {
+      const org = await signUpOrganization(a.http);
+      const id = await queueTask(a.http, org.auth);
+      const stream = await openStream(baseUrlB, id, org.auth);
+      await sleep(1_300);
+      const cancelledAt = Date.now();
+      await a.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
+      await stream.ended;
+      expect(Date.now() - cancelledAt).toBeLessThan(1_000);
+      expect(stream.events.map((e) => e.data)).toEqual([status('queued'), status('cancelled')]);
+    });
+  },
+);
