@@ -18,6 +18,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freshDatabase } from './bench-database';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 300);
 const CREATE_CONCURRENCY = Number(process.env.BENCH_CREATE_CONCURRENCY ?? 10);
@@ -50,10 +51,16 @@ const percentile = (values: number[], p: number): number => {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-tasks-'));
+  // On PGlite by default; DATABASE_URL names a PostgreSQL server, on which the run gets a database of its
+  // own (dropped after), as bench:verify does: never the one the URL names, whose rows are someone's.
+  const database = process.env.DATABASE_URL
+    ? await freshDatabase(process.env.DATABASE_URL, 'bench_tasks')
+    : undefined;
   const child = fork(join(__dirname, 'bench-server.ts'), [], {
     execArgv: ['-r', 'ts-node/register/transpile-only'],
     env: {
       ...process.env,
+      DATABASE_URL: database?.url,
       DATA_DIR: dataDir,
       WORKER_CONCURRENCY: '2',
       WORKER_POLL_MS: '20',
@@ -70,6 +77,7 @@ async function main(): Promise<void> {
     await exited;
     clearTimeout(timer);
     rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
   }
 }
 

@@ -11,12 +11,12 @@ export const TASK_EVENTS_CHANNEL = 'gatehouse_task_events';
 
 /**
  * Wakes the requests that wait on a task (`GET /v1/tasks/{id}?wait=N`, its event stream) when it has a
- * new event. In the process that ended it at once (`changed`, after the commit); in every other process
+ * new event. In the process that changed it at once (`changed`, after the commit); in every other process
  * through PostgreSQL LISTEN/NOTIFY on the triggers' notification, so a woken request reads the change.
  * The embedded database serves one process, so it needs only the first. The listening connection is
  * opened by the first wait of the process, not at start: most processes never hold one. The waiting
  * requests also read again every second, so a change this process did not hear of (its connection
- * down, a change made before the watch began, a status a worker here set) costs at most that much delay.
+ * down, a change made before the watch began, a retry a worker here recorded) costs at most that much delay.
  */
 @Injectable()
 export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
@@ -39,18 +39,18 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
    */
   watch(taskId: string): TaskWatch {
     this.listen();
-    let ended = false;
+    let changed = false;
     let wake: (() => void) | undefined;
-    const onEnd = (): void => {
-      ended = true;
+    const onChange = (): void => {
+      changed = true;
       wake?.();
     };
     let watchers = this.watchers.get(taskId);
     if (!watchers) this.watchers.set(taskId, (watchers = new Set()));
-    watchers.add(onEnd);
+    watchers.add(onChange);
     return {
       next: async (ms) => {
-        if (!ended && !this.closing) {
+        if (!changed && !this.closing) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(() => {
               wake = undefined;
@@ -63,11 +63,11 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
             };
           });
         }
-        ended = false;
+        changed = false;
         return !this.closing;
       },
       close: () => {
-        watchers.delete(onEnd);
+        watchers.delete(onChange);
         if (!watchers.size) this.watchers.delete(taskId);
       },
     };
