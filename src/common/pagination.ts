@@ -55,10 +55,15 @@ function decodeCursor(cursor: string): CursorPosition {
     }
     return { createdAt: date, id };
   } catch {
-    throw new CommonError(CommonErrorCode.InvalidCursor, 'The cursor is not one this service issued.', {
-      errors: [{ field: 'cursor', message: 'cursor is invalid' }],
-    });
+    throw invalidCursor();
   }
+}
+
+/** 400 invalid_cursor: what any list answers for a cursor it did not issue. */
+export function invalidCursor(): CommonError {
+  return new CommonError(CommonErrorCode.InvalidCursor, 'The cursor is not one this service issued.', {
+    errors: [{ field: 'cursor', message: 'cursor is invalid' }],
+  });
 }
 
 /**

@@ -234,9 +234,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const finishedIds = await this.queue.finishMany(
       this.workerId,
       batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
-      async (manager, finishedIds) => {
+      (manager, finishedIds) => {
         const finished = new Set(finishedIds);
-        await this.events.record(
+        return this.events.record(
           manager,
           batch
             .filter(({ task }) => finished.has(task.id))

@@ -5,8 +5,7 @@ import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { TASK_ID } from './tasks.declarations';
-import { ListQueryDto, Page } from '../common/pagination';
-import { CommonError, CommonErrorCode } from '../common/common.errors';
+import { invalidCursor, ListQueryDto, Page } from '../common/pagination';
 import type { TaskEventData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
@@ -33,11 +32,7 @@ function isTerminalStatusEvent(event: TaskEventRow): boolean {
 /** An events cursor is the last `seq` seen: a positive integer, else 400 invalid_cursor. */
 export function eventCursor(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
-  if (!/^[0-9]{1,9}$/.test(cursor)) {
-    throw new CommonError(CommonErrorCode.InvalidCursor, 'The cursor is not one this service issued.', {
-      errors: [{ field: 'cursor', message: 'cursor is invalid' }],
-    });
-  }
+  if (!/^[0-9]{1,9}$/.test(cursor)) throw invalidCursor();
   return Number(cursor);
 }
 
@@ -237,15 +232,15 @@ export class TasksService {
   /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */
   async cancel(principal: Principal, id: string): Promise<Task> {
     const task = await this.get(principal, id);
-    const cancelled = await this.queue.cancel(task.id, async (manager) => {
-      await this.events.record(manager, [
+    const cancelled = await this.queue.cancel(task.id, (manager) =>
+      this.events.record(manager, [
         {
           organizationId: task.organizationId,
           type: 'task.cancelled',
           data: { task_id: task.id, agent_type: task.agentType } satisfies TaskEventData,
         },
-      ]);
-    });
+      ]),
+    );
     if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
     this.changes.changed([task.id]);
     return this.get(principal, id);
