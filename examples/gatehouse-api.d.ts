@@ -612,7 +612,8 @@ export interface paths {
      */
     get: operations['TasksController_events'];
     put?: never;
-    post?: never;
+    /** Report on the run (task token only): progress, a piece of output, or usage (which adds up) */
+    post: operations['TasksController_postEvent'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1723,6 +1724,25 @@ export interface components {
       code: string;
       message: string;
     };
+    TaskProgressData: {
+      message?: string;
+      percent?: number;
+    };
+    TaskOutputFileResponse: {
+      /** @example file_9aZ… */
+      id: string;
+      filename: string;
+      size: number;
+      sha256: string;
+    };
+    TaskUsageResponse: {
+      /** @description Input tokens the agent reported (usage events add up). */
+      input_tokens: number;
+      /** @description Output tokens the agent reported. */
+      output_tokens: number;
+      /** @description Credits the run costs at its agent's pricing (at most max_credits; max_credits when it ended as budget_exceeded). */
+      credits: number;
+    };
     TaskResponse: {
       /** @example task_1Qw… */
       id: string;
@@ -1753,6 +1773,11 @@ export interface components {
         | null;
       /** @description Present when failed. */
       error?: components['schemas']['TaskErrorResponse'];
+      /** @description The last progress event's data; null until one. */
+      progress: components['schemas']['TaskProgressData'] | null;
+      /** @description Files the task's run uploaded. */
+      output_files: components['schemas']['TaskOutputFileResponse'][];
+      usage: components['schemas']['TaskUsageResponse'];
     };
     TaskPage: {
       data: components['schemas']['TaskResponse'][];
@@ -1763,16 +1788,52 @@ export interface components {
       seq: number;
       /** @enum {string} */
       type: 'status' | 'progress' | 'output' | 'usage' | 'file';
-      /** @description For `status`: `{status}`. */
+      /** @description By type: `status` `{status}`, `progress` `{message?, percent?}`, `output` `{delta}`, `usage` `{input_tokens, output_tokens}`, `file` `{id, filename, size, sha256}`. */
       data: {
         [key: string]: unknown;
-      };
+      } & (
+        | components['schemas']['TaskStatusData']
+        | components['schemas']['TaskProgressData']
+        | components['schemas']['TaskOutputData']
+        | components['schemas']['TaskUsageData']
+        | components['schemas']['TaskOutputFileResponse']
+      );
       /** Format: date-time */
       created_at: string;
     };
     TaskEventPage: {
       data: components['schemas']['TaskEventResponse'][];
       next_cursor: string | null;
+    };
+    TaskStatusData: {
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+    };
+    TaskOutputData: {
+      /** @description The next piece of the output, at most 64 KiB (UTF-8). */
+      delta: string;
+    };
+    TaskUsageData: {
+      input_tokens: number;
+      output_tokens: number;
+    };
+    PostTaskEventDto: {
+      /** @enum {string} */
+      type: 'progress' | 'output' | 'usage';
+      /** @description `progress`: `{message?, percent?}`; `output`: `{delta}`; `usage`: `{input_tokens, output_tokens}` (usage events add up). */
+      data: {
+        [key: string]: unknown;
+      } & (
+        | components['schemas']['TaskProgressData']
+        | components['schemas']['TaskOutputData']
+        | components['schemas']['TaskUsageData']
+      );
+    };
+    PostedTaskEventResponse: {
+      /** @description The event's number in the task. */
+      seq: number;
+      /** @enum {string} */
+      type: 'progress' | 'output' | 'usage';
     };
     CreateWebhookDto: {
       /**
@@ -1909,7 +1970,7 @@ export interface components {
        * @description Who acted: a user, an API key, or the service itself (scheduled expiry and rotation).
        * @enum {string}
        */
-      type: 'user' | 'api_key' | 'system';
+      type: 'api_key' | 'user' | 'system';
       /** @description The user's or key's id; null for the service. */
       id: string | null;
     };
@@ -6314,6 +6375,106 @@ export interface operations {
         content: {
           'application/json': components['schemas']['TaskEventPage'];
           'text/event-stream': string;
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  TasksController_postEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PostTaskEventDto'];
+      };
+    };
+    responses: {
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PostedTaskEventResponse'];
         };
       };
       /** @description Bad Request */

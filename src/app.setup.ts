@@ -14,6 +14,7 @@ import {
   ProblemSchema,
 } from './common/openapi';
 import { SESSION_COOKIE, SESSION_COOKIE_SCHEME } from './sessions/session-cookie';
+import { TASK_TOKEN_SCHEME } from './access/route-access.decorators';
 import { WEBHOOK_EVENT_PAYLOADS } from './webhooks/webhook-payloads';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
@@ -84,6 +85,17 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'X-API-Key')
         .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key' }, 'api_key')
         .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' }, OPERATOR_SCHEME)
+        // A run's task token: only the routes that accept one list it (see TaskTokenAccess).
+        .addBearerAuth(
+          {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'gtt_…',
+            description:
+              'A task token (`gtt_…`): sent to an agent in X-Gatehouse-Task-Token, valid while its run lasts',
+          },
+          TASK_TOKEN_SCHEME,
+        )
         // The dashboard's refresh cookie: only its own session routes accept it.
         .addCookieAuth(
           SESSION_COOKIE,

@@ -15,6 +15,8 @@ export enum AccessDenialCode {
   UserDeactivated = 'user_deactivated',
   /** An access token of a dashboard session that was signed out, sat idle too long or reached its cap. */
   SessionExpired = 'session_expired',
+  /** A task token whose attempt ended, was cancelled or lost its lease. */
+  TaskTokenExpired = 'task_token_expired',
   IpNotAllowed = 'ip_not_allowed',
   ReferrerNotAllowed = 'referrer_not_allowed',
   Forbidden = 'forbidden',
@@ -71,6 +73,7 @@ export const DENIAL_RESPONSES: Readonly<Record<AccessDenialCode, DenialResponse>
   [AccessDenialCode.TokenExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.UserDeactivated]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.SessionExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.TaskTokenExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.IpNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.ReferrerNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.Forbidden]: { status: HttpStatus.FORBIDDEN, audited: true },

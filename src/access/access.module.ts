@@ -15,6 +15,8 @@ import { AccessPolicies } from './access-policy';
 import { AccessStepMap, AccessSteps } from './access-steps';
 import { AccessTokenResolver } from './credentials/access-token.resolver';
 import { ApiKeyResolver } from './credentials/api-key.resolver';
+import { TaskTokenResolver } from './credentials/task-token.resolver';
+import { TaskTokensModule } from '../tasks/run-tokens/task-tokens.module';
 import { KeyCache } from './credentials/key-cache';
 import { DenialRecorder } from './denial-recorder';
 import { RoutePermissionsCheck } from './route-permissions.check';
@@ -64,11 +66,13 @@ const accessSteps: FactoryProvider<AccessSteps> = {
     MetricsModule,
     RateLimitsModule,
     UsageModule,
+    TaskTokensModule,
   ],
   providers: [
     KeyCache,
     ApiKeyResolver,
     AccessTokenResolver,
+    TaskTokenResolver,
     ...Object.values(STEP_PROVIDERS),
     accessSteps,
     DenialRecorder,

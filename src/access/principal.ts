@@ -8,7 +8,7 @@ import type { Permission } from '../roles/permissions';
  * first argument and scope every query by `organizationId`.
  */
 export interface Principal {
-  kind: 'user' | 'api_key';
+  kind: 'user' | 'api_key' | 'task';
   organizationId: string;
   /** The acting user: the token's user, or a personal key's owner. */
   userId: string | null;
@@ -16,8 +16,19 @@ export interface Principal {
   role: string;
   /** Effective permissions for this request, already narrowed (e.g. personal key ∩ owner). */
   permissions: ReadonlySet<Permission>;
-  /** Present when the credential is an API key: what later checks (restrictions, limits) need. */
+  /**
+   * Present when the credential is an API key: what later checks (restrictions, limits) need. For a task
+   * token, the key that created the task: its windows and usage count the token's requests.
+   */
   key?: KeyContext;
+  /** Present when the credential is a task token: the one run it may act for (the permission step). */
+  task?: TaskRunScope;
+}
+
+/** What a task token may touch: its task, and the files of that task (attachments and outputs). */
+export interface TaskRunScope {
+  taskId: string;
+  fileIds: ReadonlySet<string>;
 }
 
 export interface KeyContext {

@@ -6,6 +6,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiSecurity,
 } from '@nestjs/swagger';
 import { ApiProblems, PUBLIC_OPERATION } from '../common/openapi';
 import type { Permission } from '../roles/permissions';
@@ -20,6 +21,33 @@ export const REQUIRED_PERMISSIONS = 'gatehouse:required-permissions';
  */
 export const Public = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(IS_PUBLIC, true), ApiExtension(PUBLIC_OPERATION, true));
+
+export const TASK_TOKEN_ACCESS = 'gatehouse:task-token-access';
+/** The OpenAPI security scheme of task tokens. */
+export const TASK_TOKEN_SCHEME = 'taskToken';
+
+/**
+ * What a task token may do on a route (CONTRACT, "Agent runs"); on a route without one, nothing.
+ * - `own_task`: the route's `:id` is the token's task;
+ * - `own_task_only`: the same, and only a task token may call it (an agent's own reports);
+ * - `task_file`: the route's `:id` is one of the task's attachments or output files;
+ * - `output_upload`: a new file, which becomes one of the task's output files.
+ */
+export type TaskTokenAccessKind = 'own_task' | 'own_task_only' | 'task_file' | 'output_upload';
+
+/**
+ * Lets a task token use a route, within the limits its kind sets (the permission step checks them, and
+ * the route's permission still applies: the token has no more than the task's creator). In the OpenAPI
+ * document the route accepts the task token scheme as well as, unless `own_task_only`, the usual three.
+ */
+export const TaskTokenAccess = (kind: TaskTokenAccessKind): MethodDecorator =>
+  applyDecorators(
+    SetMetadata(TASK_TOKEN_ACCESS, kind),
+    ...(kind === 'own_task_only'
+      ? []
+      : [ApiSecurity('bearer'), ApiSecurity('X-API-Key'), ApiSecurity('api_key')]),
+    ApiSecurity(TASK_TOKEN_SCHEME),
+  );
 
 /** What any route behind the key check can answer, whatever it does: documented once, here. */
 const KEY_CHECK_PROBLEMS = [401, 403, 429, 503];

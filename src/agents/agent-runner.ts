@@ -12,12 +12,24 @@ export interface AgentTask {
   attachments: FileRecord[];
 }
 
+/** The header a runner that calls out sends the run's task token in (CONTRACT, "Agent runs"). */
+export const TASK_TOKEN_HEADER = 'X-Gatehouse-Task-Token';
+
 export interface AgentRunContext {
   task: AgentTask;
   /** The configured agent, for runner types that need one. */
   agent: Agent | null;
-  /** What an outbound call may carry for the caller (the key in X-API-Key unless hide_credentials). */
+  /**
+   * What an outbound call carries: the run's task token in X-Gatehouse-Task-Token, and the caller's key
+   * in X-API-Key unless it hides credentials.
+   */
   outboundHeaders: Record<string, string>;
+  /**
+   * The run's task token (`gtt_…`), for runners that call out (`forwardsCredentials` not false): the
+   * agent presents it as `Authorization: Bearer` to read the task and its files, upload output files and
+   * post events. Refused (401 task_token_expired) once this attempt ends.
+   */
+  taskToken?: string;
   /** Aborted when the task is cancelled, its lease is lost, or the process shuts down. */
   signal: AbortSignal;
 }

@@ -14,4 +14,9 @@ export class KeyLookup {
   byValueHash(hash: string): Promise<{ key: ApiKey; matchedPrevious: boolean } | null> {
     return this.keys.findByValueHash(hash);
   }
+
+  /** A key of the organization by id, unless deleted (a task token stands for the key that made its task). */
+  byId(organizationId: string, id: string): Promise<ApiKey | null> {
+    return this.keys.findInOrganization(organizationId, id);
+  }
 }

@@ -40,6 +40,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** The driver's error carries this SQLSTATE (one a trigger of ours raises, say). */
+export function hasSqlState(error: unknown, state: string): boolean {
+  const e = error as { code?: string; driverError?: { code?: string } };
+  return (e?.driverError?.code ?? e?.code) === state;
+}
+
 /** PostgreSQL's unique_violation, so a race on a unique name becomes a 409 instead of a 500. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as {

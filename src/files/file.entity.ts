@@ -31,6 +31,10 @@ export class FileRecord {
   @Column({ name: 'created_by', type: 'text', nullable: true })
   createdBy: string | null;
 
+  /** Set for an output file: uploaded with the task token of this task's run. */
+  @Column({ name: 'task_id', type: 'text', nullable: true })
+  taskId: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }

@@ -18,7 +18,13 @@ import type { Response } from 'express';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
 import { ListQueryDto, mapPage } from '../common/pagination';
-import { Created, NoContent, Operation, RequirePermissions } from '../access/route-access.decorators';
+import {
+  Created,
+  NoContent,
+  Operation,
+  RequirePermissions,
+  TaskTokenAccess,
+} from '../access/route-access.decorators';
 import { FilePage, FileResponse, UploadFileDto, UploadFileForm } from './dto/file.dto';
 import { contentDisposition } from './filename';
 import { FilesService } from './files.service';
@@ -30,6 +36,7 @@ export class FilesController {
   constructor(private readonly files: FilesService) {}
 
   @Post()
+  @TaskTokenAccess('output_upload')
   @Operation(
     'files:create',
     'Upload one file (multipart/form-data, field "file", optional "purpose")',
@@ -55,12 +62,14 @@ export class FilesController {
   }
 
   @Get(':id')
+  @TaskTokenAccess('task_file')
   @Operation('files:read', 'Get a file record', FileResponse, 404)
   async get(@Principal() principal: Principal, @Param('id') id: string): Promise<FileResponse> {
     return FileResponse.of(await this.files.get(principal, id));
   }
 
   @Get(':id/content')
+  @TaskTokenAccess('task_file')
   @RequirePermissions('files:read')
   @ApiOperation({ summary: 'Download the bytes, with the stored content type' })
   @ApiProduces('application/octet-stream')

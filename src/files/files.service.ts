@@ -10,6 +10,10 @@ import { FilesRepository } from './files.repository';
 import { FILE_STORAGE, FileStorage } from './storage/file-storage';
 import type { StoredUpload } from './streaming-storage-engine';
 import { FileError, FileErrorCode } from './files.errors';
+import { hasSqlState } from '../database/database-errors';
+
+/** What the output-file trigger raises when the file's task no longer runs (AgentRuns migration). */
+const TASK_NOT_RUNNING = 'GT001';
 
 @Injectable()
 export class FilesService {
@@ -18,7 +22,11 @@ export class FilesService {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
-  /** Records an upload the storage engine has already written; removes the bytes if the row fails. */
+  /**
+   * Records an upload the storage engine has already written; removes the bytes if the row fails. With
+   * a task token it is an output file of the token's task: the row's trigger writes the task's `file`
+   * event in the same statement, and refuses (SQLSTATE GT001) once the task no longer runs.
+   */
   async record(
     principal: Principal,
     upload: StoredUpload | undefined,
@@ -44,9 +52,13 @@ export class FilesService {
         purpose: purpose ?? null,
         storageKey: upload.storageKey,
         createdBy: principal.apiKeyId ?? principal.userId,
+        taskId: principal.task?.taskId ?? null,
       });
     } catch (error) {
       await this.storage.remove(upload.storageKey);
+      if (hasSqlState(error, TASK_NOT_RUNNING)) {
+        throw new FileError(FileErrorCode.TaskTokenExpired, "The task token's run has ended.");
+      }
       throw error;
     }
   }

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import { Page, paginate, ListQueryDto } from '../common/pagination';
 import { TickBatch } from '../common/tick-batch';
 import { Task } from './task.entity';
+import { BUDGET_EXCEEDED } from './task-costs';
 
 /** What a finished task records: its result, or why it failed. */
 export type TaskOutcome =
@@ -16,6 +17,25 @@ export interface TaskEventRow {
   data: Record<string, unknown>;
   createdAt: Date;
 }
+
+/** A posted event appended to a running task, with the task's usage after it. */
+export type AppendedEvent =
+  | {
+      appended: true;
+      seq: number;
+      usage: Pick<
+        Task,
+        'inputTokens' | 'outputTokens' | 'maxCredits' | 'creditsPer1kInputTokens' | 'creditsPer1kOutputTokens'
+      >;
+    }
+  | { appended: false; reason: 'not_running' | 'too_many_events' };
+
+/**
+ * What a run costs when it ends, in SQL (the same rounding as costOf in task-costs.ts), never more than
+ * what it reserved.
+ */
+const SETTLED_COST = `LEAST(tasks.max_credits, CEIL(tasks.input_tokens / 1000.0 * tasks.credits_per_1k_input_tokens
+  + tasks.output_tokens / 1000.0 * tasks.credits_per_1k_output_tokens - 1e-9))::int`;
 
 /** Work to do in the same transaction as a state change that took effect (its event, say). */
 export type AlongWithChange = (manager: EntityManager) => Promise<void>;
@@ -123,6 +143,81 @@ export class TaskQueueRepository {
     );
   }
 
+  /**
+   * Appends an agent's event to a running task, numbered after its last, in one statement: the count,
+   * the event row, the last progress and the usage totals change together or not at all (and the
+   * event's trigger notifies the task's streams at commit). Refused once the task no longer runs, or
+   * when it holds `maxEvents` events.
+   */
+  async appendEvent(
+    organizationId: string,
+    taskId: string,
+    type: string,
+    data: Record<string, unknown>,
+    usage: { inputTokens: number; outputTokens: number },
+    maxEvents: number,
+  ): Promise<AppendedEvent> {
+    const [row] = await this.dataSource.query<
+      {
+        seq: number;
+        input_tokens: string;
+        output_tokens: string;
+        max_credits: number;
+        credits_per_1k_input_tokens: number;
+        credits_per_1k_output_tokens: number;
+      }[]
+    >(
+      `WITH t AS (
+         UPDATE tasks SET event_seq = event_seq + 1,
+                progress = CASE WHEN $2 = 'progress' THEN $3::jsonb ELSE progress END,
+                input_tokens = input_tokens + $4, output_tokens = output_tokens + $5
+          WHERE id = $1 AND organization_id = $7 AND status = 'running' AND event_seq < $6
+          RETURNING id, event_seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
+                    credits_per_1k_output_tokens),
+       e AS (INSERT INTO task_events (task_id, seq, type, data) SELECT id, event_seq, $2, $3::jsonb FROM t)
+       SELECT event_seq AS seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
+              credits_per_1k_output_tokens FROM t`,
+      [taskId, type, JSON.stringify(data), usage.inputTokens, usage.outputTokens, maxEvents, organizationId],
+    );
+    if (row) {
+      return {
+        appended: true,
+        seq: row.seq,
+        usage: {
+          inputTokens: Number(row.input_tokens),
+          outputTokens: Number(row.output_tokens),
+          maxCredits: row.max_credits,
+          creditsPer1kInputTokens: row.credits_per_1k_input_tokens,
+          creditsPer1kOutputTokens: row.credits_per_1k_output_tokens,
+        },
+      };
+    }
+    const [task] = await this.dataSource.query<{ status: string }[]>(
+      `SELECT status FROM tasks WHERE id = $1`,
+      [taskId],
+    );
+    return { appended: false, reason: task?.status === 'running' ? 'too_many_events' : 'not_running' };
+  }
+
+  /**
+   * Ends a running task whose reported usage passed its reservation: failed, `budget_exceeded`, charged
+   * all it reserved; `along` runs in the same transaction. False when it was no longer running.
+   */
+  failOverBudget(taskId: string, along: AlongWithChange): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const [rows] = await manager.query<[unknown[], number]>(
+        `UPDATE tasks SET status = 'failed', error = $2, credits_charged = max_credits, completed_at = now(),
+                updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
+          WHERE id = $1 AND status = 'running'
+          RETURNING id`,
+        [taskId, JSON.stringify(BUDGET_EXCEEDED)],
+      );
+      if (!rows.length) return false;
+      await along(manager);
+      return true;
+    });
+  }
+
   /** The oldest due task, or one whose lease expired (its worker died), now running under `workerId`. */
   async claim(workerId: string, leaseMs: number): Promise<Task | undefined> {
     const [task] = await this.claimBatch(workerId, leaseMs, 1);
@@ -223,7 +318,8 @@ export class TaskQueueRepository {
     return this.dataSource.transaction(async (manager) => {
       const [rows] = await manager.query<[{ id: string }[], number]>(
         `UPDATE tasks SET status = o.status, result = o.result, error = o.error, completed_at = now(),
-                updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
+                updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL,
+                credits_charged = ${SETTLED_COST}
            FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) AS o(id, status, result, error)
           WHERE tasks.id = o.id AND tasks.lease_owner = $1 AND tasks.status = 'running'
           RETURNING tasks.id`,
@@ -259,7 +355,8 @@ export class TaskQueueRepository {
     return this.dataSource.transaction(async (manager) => {
       const [rows] = await manager.query<[unknown[], number]>(
         `UPDATE tasks SET status = 'cancelled', completed_at = now(), updated_at = now(),
-                lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
+                lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL,
+                credits_charged = ${SETTLED_COST}
           WHERE id = $1 AND status IN ('queued', 'running')
           RETURNING id`,
         [taskId],

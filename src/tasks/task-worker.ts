@@ -2,7 +2,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AgentFailure, AgentRunners } from '../agents/agent-runner';
+import { AgentFailure, AgentRunners, TASK_TOKEN_HEADER } from '../agents/agent-runner';
 import { TickBatch } from '../common/tick-batch';
 import { AgentsService } from '../agents/agents.service';
 import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
@@ -13,6 +13,7 @@ import { Task } from './task.entity';
 import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
 import { TasksService } from './tasks.service';
+import { TaskTokens } from './run-tokens/task-tokens';
 
 const MAX_BACKOFF_MS = 60_000;
 // At most this many tasks claimed in one statement.
@@ -61,6 +62,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly events: EventsService,
     private readonly wakeups: TaskWakeups,
     private readonly changes: TaskChanges,
+    private readonly tokens: TaskTokens,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -194,12 +196,23 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       : null;
     if (runner.needsAgent && !agent)
       throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
-    const attachments = await this.files.findOwned(task.organizationId, task.attachments);
+    // A runner that calls out gets a token of this attempt, whatever hide_credentials says (which
+    // decides only whether the caller's key travels too); it dies with the attempt (TaskTokens).
+    const [attachments, taskToken] = await Promise.all([
+      this.files.findOwned(task.organizationId, task.attachments),
+      runner.forwardsCredentials === false
+        ? undefined
+        : this.tokens.mint({ taskId: task.id, attempt: task.attempts, leaseOwner: this.workerId }),
+    ]);
     const key = task.sealedCredential ? this.tasks.credentials.open(task.sealedCredential) : undefined;
     return runner.run({
       task: { id: task.id, organizationId: task.organizationId, instruction: task.instruction, attachments },
       agent,
-      outboundHeaders: key ? { 'X-API-Key': key } : {},
+      outboundHeaders: {
+        ...(key ? { 'X-API-Key': key } : {}),
+        ...(taskToken ? { [TASK_TOKEN_HEADER]: taskToken } : {}),
+      },
+      taskToken,
       signal,
     });
   }

@@ -1,5 +1,15 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
+/** An output file as a task lists it (and its `file` event carries it). */
+export interface TaskOutputFile {
+  id: string;
+  filename: string;
+  size: number;
+  sha256: string;
+}
+
+const bigintAsNumber = { to: (v: number) => v, from: (v: string | number) => Number(v) };
+
 export const TASK_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -64,6 +74,36 @@ export class Task {
 
   @Column({ name: 'created_by', type: 'text', nullable: true })
   createdBy: string | null;
+
+  /** The last progress event's data (null until one). */
+  @Column({ type: 'jsonb', nullable: true })
+  progress: Record<string, unknown> | null;
+
+  /** Kept by triggers on files (AgentRuns migration): the files uploaded with this task's tokens. */
+  @Column({ name: 'output_files', type: 'jsonb', default: () => "'[]'" })
+  outputFiles: TaskOutputFile[];
+
+  /** What the agent reported (usage events add up). */
+  @Column({ name: 'input_tokens', type: 'bigint', default: 0, transformer: bigintAsNumber })
+  inputTokens: number;
+
+  @Column({ name: 'output_tokens', type: 'bigint', default: 0, transformer: bigintAsNumber })
+  outputTokens: number;
+
+  /** Credits reserved when the task was created; the run never costs more. */
+  @Column({ name: 'max_credits', type: 'integer', default: 0 })
+  maxCredits: number;
+
+  /** The agent's pricing when the task was created (a later change of the agent does not reprice it). */
+  @Column({ name: 'credits_per_1k_input_tokens', type: 'double precision', default: 0 })
+  creditsPer1kInputTokens: number;
+
+  @Column({ name: 'credits_per_1k_output_tokens', type: 'double precision', default: 0 })
+  creditsPer1kOutputTokens: number;
+
+  /** What the run cost, once settled (null while it runs). */
+  @Column({ name: 'credits_charged', type: 'integer', nullable: true })
+  creditsCharged: number | null;
 
   @Column({ name: 'started_at', type: 'timestamptz', precision: 3, nullable: true })
   startedAt: Date | null;

@@ -13,15 +13,22 @@ import { outboundCredentialHeaders } from '../auth/outbound-credentials';
 import { Principal } from '../access/principal';
 import { ListQueryDto, mapPage } from '../common/pagination';
 import { ApiProblems } from '../common/openapi';
-import { Accepted, Operation, RequirePermissions } from '../access/route-access.decorators';
+import { Accepted, Operation, RequirePermissions, TaskTokenAccess } from '../access/route-access.decorators';
 import {
   CreateTaskDto,
   GetTaskQueryDto,
   ListTasksQueryDto,
+  PostedTaskEventResponse,
+  PostTaskEventDto,
   TaskEventPage,
   TaskEventResponse,
+  TaskOutputData,
+  TaskOutputFileResponse,
   TaskPage,
+  TaskStatusData,
+  TaskProgressData,
   TaskResponse,
+  TaskUsageData,
 } from './dto/task.dto';
 import type { TaskEventRow } from './task-queue.repository';
 import { eventCursor, TasksService } from './tasks.service';
@@ -72,6 +79,7 @@ export class TasksController {
   }
 
   @Get(':id')
+  @TaskTokenAccess('own_task')
   @Operation(
     'tasks:read',
     'Get a task with its status, result or error; with ?wait=N, once it ends or after N seconds',
@@ -100,7 +108,14 @@ export class TasksController {
       'line at least every 15 seconds; the stream ends after the terminal `status` event.',
   })
   @ApiProduces('application/json', 'text/event-stream')
-  @ApiExtraModels(TaskEventPage)
+  @ApiExtraModels(
+    TaskEventPage,
+    TaskStatusData,
+    TaskProgressData,
+    TaskOutputData,
+    TaskUsageData,
+    TaskOutputFileResponse,
+  )
   @ApiHeader({
     name: 'Last-Event-ID',
     required: false,
@@ -110,7 +125,13 @@ export class TasksController {
     content: {
       'application/json': { schema: { $ref: getSchemaPath(TaskEventPage) } },
       'text/event-stream': {
-        schema: { type: 'string', description: '`id: <seq>`, `event: <type>`, `data: <JSON>` per event.' },
+        schema: {
+          type: 'string',
+          description:
+            'Per event: `id: <seq>`, `event: <type>` (status, progress, output, usage, file) and `data: <JSON>`, ' +
+            'the `data` of TaskEventResponse for that type (TaskStatusData, TaskProgressData, TaskOutputData, ' +
+            'TaskUsageData, TaskOutputFileResponse).',
+        },
       },
     },
   })
@@ -143,6 +164,26 @@ export class TasksController {
       heartbeatMs: SSE_HEARTBEAT_MS,
     });
     response.end();
+  }
+
+  @Post(':id/events')
+  @HttpCode(202)
+  @TaskTokenAccess('own_task_only')
+  @ApiExtraModels(TaskProgressData, TaskOutputData, TaskUsageData)
+  @Operation(
+    'tasks:create',
+    'Report on the run (task token only): progress, a piece of output, or usage (which adds up)',
+    Accepted(PostedTaskEventResponse),
+    400,
+    404,
+  )
+  // 401 task_token_expired once the run ended; 429 too_many_task_events beyond 10,000 events.
+  async postEvent(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Body() dto: PostTaskEventDto,
+  ): Promise<PostedTaskEventResponse> {
+    return this.tasks.postEvent(principal, id, dto);
   }
 
   @Post(':id/cancel')

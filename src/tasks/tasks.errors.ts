@@ -9,6 +9,10 @@ export enum TaskErrorCode {
   AgentRequired = 'agent_required',
   AttachmentNotFound = 'attachment_not_found',
   TaskFinished = 'task_finished',
+  /** A task holds MAX_TASK_EVENTS events already. */
+  TooManyTaskEvents = 'too_many_task_events',
+  /** An agent's report for a run that ended between its token's check and the write. */
+  TaskTokenExpired = 'task_token_expired',
 }
 
 export class TaskError extends defineDomainErrors('tasks', {
@@ -20,4 +24,6 @@ export class TaskError extends defineDomainErrors('tasks', {
   [TaskErrorCode.AgentRequired]: ErrorKind.Unprocessable,
   [TaskErrorCode.AttachmentNotFound]: ErrorKind.Unprocessable,
   [TaskErrorCode.TaskFinished]: ErrorKind.Conflict,
+  [TaskErrorCode.TooManyTaskEvents]: ErrorKind.TooManyRequests,
+  [TaskErrorCode.TaskTokenExpired]: ErrorKind.Unauthenticated,
 }) {}

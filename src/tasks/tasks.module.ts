@@ -8,10 +8,11 @@ import { TaskWakeups } from './task-wakeups';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
+import { TaskTokensModule } from './run-tokens/task-tokens.module';
 
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
+  imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule, TaskTokensModule],
   providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges],
   exports: [TasksService, TaskWorker],
 })

@@ -6,12 +6,14 @@ import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { TASK_ID } from './tasks.declarations';
 import { invalidCursor, ListQueryDto, Page } from '../common/pagination';
-import type { TaskEventData } from '../events/event-payloads.dto';
+import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
+import { checkedEventData } from './task-event-data';
+import { BUDGET_EXCEEDED, costOf } from './task-costs';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
-import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
+import { CreateTaskDto, ListTasksQueryDto, PostedTaskEventResponse, PostTaskEventDto } from './dto/task.dto';
 import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
 import { TaskEventRow, TaskQueueRepository } from './task-queue.repository';
@@ -24,6 +26,8 @@ const WAIT_RECHECK_MS = 1000;
 const ACTIVE_STATUSES: readonly string[] = ['queued', 'running'];
 // Events read at a time while following a stream.
 const EVENT_BATCH = 100;
+/** A task keeps at most this many events (CONTRACT, "Agent runs"); posting more is refused (429). */
+export const MAX_TASK_EVENTS = 10_000;
 
 function isTerminalStatusEvent(event: TaskEventRow): boolean {
   return event.type === 'status' && !ACTIVE_STATUSES.includes(event.data.status as string);
@@ -227,6 +231,55 @@ export class TasksService {
     } finally {
       watch.close();
     }
+  }
+
+  /**
+   * An agent's report on its run (the permission step let only this task's token through): appended
+   * as the task's next event. Usage adds up; usage that costs more than the run reserved ends it as
+   * failed, `budget_exceeded`, charged max_credits.
+   */
+  async postEvent(principal: Principal, id: string, dto: PostTaskEventDto): Promise<PostedTaskEventResponse> {
+    const data = checkedEventData(dto.type, dto.data);
+    const usage =
+      dto.type === 'usage'
+        ? { inputTokens: data.input_tokens as number, outputTokens: data.output_tokens as number }
+        : { inputTokens: 0, outputTokens: 0 };
+    const appended = await this.queue.appendEvent(
+      principal.organizationId,
+      id,
+      dto.type,
+      data,
+      usage,
+      MAX_TASK_EVENTS,
+    );
+    if (!appended.appended) {
+      throw appended.reason === 'too_many_events'
+        ? new TaskError(TaskErrorCode.TooManyTaskEvents, `A task keeps at most ${MAX_TASK_EVENTS} events.`)
+        : new TaskError(TaskErrorCode.TaskTokenExpired, "The task token's run has ended.");
+    }
+    this.changes.changed([id]);
+    if (dto.type === 'usage' && costOf(appended.usage) > appended.usage.maxCredits) {
+      await this.endOverBudget(principal, id);
+    }
+    return { seq: appended.seq, type: dto.type };
+  }
+
+  private async endOverBudget(principal: Principal, id: string): Promise<void> {
+    const task = await this.get(principal, id);
+    const ended = await this.queue.failOverBudget(id, (manager) =>
+      this.events.record(manager, [
+        {
+          organizationId: task.organizationId,
+          type: 'task.failed',
+          data: {
+            task_id: task.id,
+            agent_type: task.agentType,
+            error: { ...BUDGET_EXCEEDED },
+          } satisfies TaskFailedData,
+        },
+      ]),
+    );
+    if (ended) this.changes.changed([id]);
   }
 
   /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */

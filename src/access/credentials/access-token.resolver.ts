@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UsersService } from '../../accounts/users.service';
+import type { User } from '../../accounts/user.entity';
 import { AccessTokenClaims, AccessTokenService } from '../../auth/access-token.service';
 import { DomainError, ErrorKind } from '../../common/domain-error';
 import { RolesService } from '../../roles/roles.service';
@@ -41,15 +42,27 @@ export class AccessTokenResolver {
       this.users.findMember(claims.org, claims.sub),
       claims.sid === undefined ? true : this.sessions.isLive(claims.sid, claims.sub),
     ]);
-    if (!user) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The access token is not valid.');
-    if (!user.active) {
-      return new AccessDenial(AccessDenialCode.UserDeactivated, 'The user account is deactivated.');
-    }
-    if (!sessionLive) {
+    if (user && user.active && !sessionLive) {
       return new AccessDenial(
         AccessDenialCode.SessionExpired,
         'The dashboard session of this access token has ended; sign in again.',
       );
+    }
+    return this.principalOf(user);
+  }
+
+  /**
+   * The Principal of a member by id, as their access token would get now, or why it would be refused
+   * (a task token acts for the user who created its task, never beyond them).
+   */
+  async byId(organizationId: string, userId: string): Promise<Principal | AccessDenial> {
+    return this.principalOf(await this.users.findMember(organizationId, userId));
+  }
+
+  private async principalOf(user: User | null): Promise<Principal | AccessDenial> {
+    if (!user) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The access token is not valid.');
+    if (!user.active) {
+      return new AccessDenial(AccessDenialCode.UserDeactivated, 'The user account is deactivated.');
     }
     const permissions = await this.roles.permissionsOf(user.organizationId, user.role);
     return {

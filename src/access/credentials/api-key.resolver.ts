@@ -129,6 +129,19 @@ export class ApiKeyResolver {
     return principalFor(resolved, via);
   }
 
+  /**
+   * The Principal of a key by id, as a request presenting it now would get, or why it would be refused:
+   * a task token acts for the key that created its task, never beyond it. One uncached read: a task
+   * token's requests are an agent's calls, and the key's state must be today's.
+   */
+  async byId(organizationId: string, keyId: string): Promise<Principal | AccessDenial> {
+    const key = await this.keys.byId(organizationId, keyId);
+    if (!key) return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been deleted.');
+    const [grant] = await this.grants.of([key]);
+    const resolved: ResolvedKey = { key, matchedPrevious: false, ...grant };
+    return refusalOf(resolved, new Date()) ?? principalFor(resolved, 'bearer');
+  }
+
   /** On a cache miss: the key row, then its effective permissions through the key permissions service. */
   private async loadByHash(hash: string): Promise<ResolvedKey | null> {
     const found = await this.keys.byValueHash(hash);

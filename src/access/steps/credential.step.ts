@@ -5,13 +5,15 @@ import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { AccessTokenResolver } from '../credentials/access-token.resolver';
 import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import { TaskTokenResolver } from '../credentials/task-token.resolver';
 import type { Request } from 'express';
 import type { Principal } from '../principal';
 import { extractCredential } from '../credentials/presented-credential';
 
 /**
- * Step 1, credential: exactly one credential (an access token or an API key, as a Bearer token, in
- * `X-API-Key`, or unless switched off in `?api_key`) resolved to `request.principal`.
+ * Step 1, credential: exactly one credential (an access token, an API key or a task token, as a Bearer
+ * token, in `X-API-Key`, or unless switched off in `?api_key`) resolved to `request.principal`. Each kind
+ * has its resolver and its own prefix; what a kind may then do is the later steps' business.
  */
 @Injectable()
 export class CredentialStep implements AccessStep {
@@ -19,6 +21,7 @@ export class CredentialStep implements AccessStep {
     @Inject(accessConfig.KEY) private readonly config: ConfigOf<typeof accessConfig>,
     private readonly accessTokens: AccessTokenResolver,
     private readonly apiKeys: ApiKeyResolver,
+    private readonly taskTokens: TaskTokenResolver,
   ) {}
 
   /** Synchronous for an API key whose record is cached; an access token or a cache miss waits. */
@@ -32,11 +35,13 @@ export class CredentialStep implements AccessStep {
     }
     if (credential instanceof AccessDenial) return credential;
 
-    // Access tokens only travel as Bearer; anything else must be an API key.
+    // Access tokens only travel as Bearer; task tokens carry their prefix; anything else must be an API key.
     const resolved =
       credential.via === 'bearer' && this.accessTokens.looksLikeAccessToken(credential.value)
         ? this.accessTokens.resolve(credential.value)
-        : this.apiKeys.resolve(credential, request.socket, request.ip ?? null);
+        : this.taskTokens.looksLikeTaskToken(credential.value)
+          ? this.taskTokens.resolve(credential.value)
+          : this.apiKeys.resolve(credential, request.socket, request.ip ?? null);
     return resolved instanceof Promise
       ? resolved.then((principal) => admit(request, principal))
       : admit(request, resolved);

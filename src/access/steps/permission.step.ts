@@ -4,18 +4,23 @@ import { missingPermissions, Permission } from '../../roles/permissions';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { RouteMetadataCache } from '../route-metadata';
-import { REQUIRED_PERMISSIONS } from '../route-access.decorators';
+import { REQUIRED_PERMISSIONS, TASK_TOKEN_ACCESS, TaskTokenAccessKind } from '../route-access.decorators';
+import { taskTokenRefusal } from '../task-token-scope';
 
 /**
  * Step 3, permission: the route's `@RequirePermissions` against the principal's effective
- * permissions. A route without a declaration is refused, so forgetting one fails closed.
+ * permissions. A route without a declaration is refused, so forgetting one fails closed. A task token
+ * is also held to what the route's `@TaskTokenAccess` allows it (task-token-scope.ts): without one,
+ * nothing.
  */
 @Injectable()
 export class PermissionStep implements AccessStep {
   private readonly required: RouteMetadataCache<Permission[]>;
+  private readonly taskTokenAccess: RouteMetadataCache<TaskTokenAccessKind>;
 
   constructor(reflector: Reflector) {
     this.required = new RouteMetadataCache(reflector, REQUIRED_PERMISSIONS);
+    this.taskTokenAccess = new RouteMetadataCache(reflector, TASK_TOKEN_ACCESS);
   }
 
   check({ context, request }: AccessAttempt): StepOutcome {
@@ -24,6 +29,11 @@ export class PermissionStep implements AccessStep {
     const required = this.required.get(context);
     if (!required)
       return new AccessDenial(AccessDenialCode.Forbidden, 'This route declares no permission and is closed.');
+    const taskAccess = this.taskTokenAccess.get(context);
+    if (principal.task || taskAccess === 'own_task_only') {
+      const refusal = taskTokenRefusal(taskAccess, principal, request);
+      if (refusal) return refusal;
+    }
     const missing = missingPermissions(principal.permissions, required);
     if (!missing.length) return undefined;
     return new AccessDenial(

@@ -10,6 +10,7 @@ import { UsageBatches1795710000000 } from './1795710000000-UsageBatches';
 import { DashboardSessionRotation1795720000000 } from './1795720000000-DashboardSessionRotation';
 import { CreditLeases1795730000000 } from './1795730000000-CreditLeases';
 import { TaskEvents1795740000000 } from './1795740000000-TaskEvents';
+import { AgentRuns1795750000000 } from './1795750000000-AgentRuns';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   DashboardSessionRotation1795720000000,
   CreditLeases1795730000000,
   TaskEvents1795740000000,
+  AgentRuns1795750000000,
 ];

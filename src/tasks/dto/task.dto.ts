@@ -5,6 +5,7 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   Matches,
@@ -17,6 +18,7 @@ import { Omittable } from '../../common/validators';
 import type { TaskEventRow } from '../task-queue.repository';
 import { ListQueryDto } from '../../common/pagination';
 import { Task, TASK_STATUSES, TaskStatus } from '../task.entity';
+import { creditsOf } from '../task-costs';
 
 export class CreateTaskDto {
   @ApiProperty({ maxLength: 10000, example: 'Summarise the attached report' })
@@ -70,6 +72,33 @@ export class GetTaskQueryDto {
   wait?: number;
 }
 
+export class TaskProgressData {
+  @ApiPropertyOptional({ maxLength: 1000 }) message?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 100 }) percent?: number;
+}
+
+export class TaskOutputFileResponse {
+  @ApiProperty({ example: 'file_9aZ…' }) id: string;
+  @ApiProperty() filename: string;
+  @ApiProperty() size: number;
+  @ApiProperty() sha256: string;
+}
+
+export class TaskUsageResponse {
+  @ApiProperty({ description: 'Input tokens the agent reported (usage events add up).' })
+  input_tokens: number;
+  @ApiProperty({ description: 'Output tokens the agent reported.' }) output_tokens: number;
+  @ApiProperty({
+    description:
+      "Credits the run costs at its agent's pricing (at most max_credits; max_credits when it ended as budget_exceeded).",
+  })
+  credits: number;
+}
+
+export class TaskStatusData {
+  @ApiProperty({ enum: TASK_STATUSES }) status: TaskStatus;
+}
+
 export class TaskErrorResponse {
   @ApiProperty() code: string;
   @ApiProperty() message: string;
@@ -104,6 +133,16 @@ export class TaskResponse {
   result?: unknown;
   @ApiPropertyOptional({ type: TaskErrorResponse, description: 'Present when failed.' })
   error?: TaskErrorResponse;
+  @ApiProperty({
+    type: TaskProgressData,
+    nullable: true,
+    description: "The last progress event's data; null until one.",
+  })
+  progress: TaskProgressData | null;
+  @ApiProperty({ type: [TaskOutputFileResponse], description: "Files the task's run uploaded." })
+  output_files: TaskOutputFileResponse[];
+  @ApiProperty({ type: () => TaskUsageResponse })
+  usage: TaskUsageResponse;
 
   static of(task: Task): TaskResponse {
     return {
@@ -119,6 +158,9 @@ export class TaskResponse {
       completed_at: task.completedAt?.toISOString() ?? null,
       ...(task.status === 'succeeded' ? { result: task.result } : {}),
       ...(task.status === 'failed' && task.error ? { error: task.error } : {}),
+      progress: task.progress,
+      output_files: task.outputFiles,
+      usage: { input_tokens: task.inputTokens, output_tokens: task.outputTokens, credits: creditsOf(task) },
     };
   }
 }
@@ -135,9 +177,16 @@ export class TaskEventResponse {
   seq: number;
   @ApiProperty({ enum: TASK_EVENT_TYPES }) type: string;
   @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: 'For `status`: `{status}`.',
+    description:
+      'By type: `status` `{status}`, `progress` `{message?, percent?}`, `output` `{delta}`, `usage` ' +
+      '`{input_tokens, output_tokens}`, `file` `{id, filename, size, sha256}`.',
+    oneOf: [
+      { $ref: '#/components/schemas/TaskStatusData' },
+      { $ref: '#/components/schemas/TaskProgressData' },
+      { $ref: '#/components/schemas/TaskOutputData' },
+      { $ref: '#/components/schemas/TaskUsageData' },
+      { $ref: '#/components/schemas/TaskOutputFileResponse' },
+    ],
   })
   data: Record<string, unknown>;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -145,6 +194,42 @@ export class TaskEventResponse {
   static of(event: TaskEventRow): TaskEventResponse {
     return { seq: event.seq, type: event.type, data: event.data, created_at: event.createdAt.toISOString() };
   }
+}
+
+/** The events an agent posts with its task token (status and file events are the service's own). */
+export const POSTED_TASK_EVENT_TYPES = ['progress', 'output', 'usage'] as const;
+export type PostedTaskEventType = (typeof POSTED_TASK_EVENT_TYPES)[number];
+
+export class TaskOutputData {
+  @ApiProperty({ description: 'The next piece of the output, at most 64 KiB (UTF-8).' }) delta: string;
+}
+
+export class TaskUsageData {
+  @ApiProperty({ minimum: 0 }) input_tokens: number;
+  @ApiProperty({ minimum: 0 }) output_tokens: number;
+}
+
+export class PostTaskEventDto {
+  @ApiProperty({ enum: POSTED_TASK_EVENT_TYPES })
+  @IsIn(POSTED_TASK_EVENT_TYPES)
+  type: PostedTaskEventType;
+
+  @ApiProperty({
+    description:
+      '`progress`: `{message?, percent?}`; `output`: `{delta}`; `usage`: `{input_tokens, output_tokens}` (usage events add up).',
+    oneOf: [
+      { $ref: '#/components/schemas/TaskProgressData' },
+      { $ref: '#/components/schemas/TaskOutputData' },
+      { $ref: '#/components/schemas/TaskUsageData' },
+    ],
+  })
+  @IsObject()
+  data: Record<string, unknown>;
+}
+
+export class PostedTaskEventResponse {
+  @ApiProperty({ description: "The event's number in the task." }) seq: number;
+  @ApiProperty({ enum: POSTED_TASK_EVENT_TYPES }) type: PostedTaskEventType;
 }
 
 export class TaskEventPage {

@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { TaskTokens } from './task-tokens';
+
+/**
+ * Task tokens on their own, so the access layer can resolve them without depending on the tasks module
+ * (which the worker and the tasks API build on), and the worker can mint them.
+ */
+@Module({ providers: [TaskTokens], exports: [TaskTokens] })
+export class TaskTokensModule {}

@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { createHash, randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { encodeBase62 } from '../../common/ids';
+import { TickBatch } from '../../common/tick-batch';
+
+/** Every task token starts with this: the credential step tells it from keys and access tokens by it. */
+export const TASK_TOKEN_PREFIX = 'gtt_';
+const TOKEN_SHAPE = /^gtt_[0-9A-Za-z]{43}$/;
+
+/** The attempt a token was minted for. */
+export interface TaskAttempt {
+  taskId: string;
+  /** The task's `attempts` when it was claimed: a retry is a new attempt with a new token. */
+  attempt: number;
+  leaseOwner: string;
+}
+
+/** What a presented token stands for now. */
+export interface TaskTokenRun {
+  taskId: string;
+  organizationId: string;
+  /** The key (`key_…`) or user (`usr_…`) that created the task: the token never does more than it. */
+  createdBy: string | null;
+  /** True while the token's attempt is the task's running one and its lease holds. */
+  live: boolean;
+  /** The task's attachments and output files: the files the token may read. */
+  fileIds: string[];
+}
+
+const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/**
+ * Task tokens (`gtt_…`): a credential per attempt of a task whose runner calls out, stored only as its
+ * SHA-256 (CONTRACT, "Agent runs"). Liveness is read from the task row on every use, not cached: the
+ * moment the attempt ends, is cancelled or loses its lease (another worker claimed the task, bumping
+ * `attempts` and `lease_owner`), every instance refuses the token on its next request.
+ */
+@Injectable()
+export class TaskTokens {
+  // Tokens minted in one turn of the event loop (a claimed batch) go in one INSERT.
+  private readonly mints = new TickBatch<{ hash: string } & TaskAttempt, void>(async (rows) => {
+    await this.dataSource.query(
+      `INSERT INTO task_tokens (token_hash, task_id, attempt, lease_owner)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])`,
+      [
+        rows.map((row) => row.hash),
+        rows.map((row) => row.taskId),
+        rows.map((row) => row.attempt),
+        rows.map((row) => row.leaseOwner),
+      ],
+    );
+    return rows.map(() => undefined);
+  });
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  static looksLikeTaskToken(value: string): boolean {
+    return value.startsWith(TASK_TOKEN_PREFIX);
+  }
+
+  /** A new token for this attempt; usable once this resolves (its hash is stored). */
+  async mint(attempt: TaskAttempt): Promise<string> {
+    const token = `${TASK_TOKEN_PREFIX}${encodeBase62(randomBytes(32))}`;
+    await this.mints.add({ hash: hashOf(token), ...attempt });
+    return token;
+  }
+
+  /** The run a token belongs to, live or not; null when no token has this value (or it is malformed). */
+  async lookup(token: string): Promise<TaskTokenRun | null> {
+    if (!TOKEN_SHAPE.test(token)) return null;
+    const [row] = await this.dataSource.query<
+      {
+        task_id: string;
+        organization_id: string;
+        created_by: string | null;
+        live: boolean;
+        file_ids: string[];
+      }[]
+    >(
+      `SELECT t.id AS task_id, t.organization_id, t.created_by,
+              (t.status = 'running' AND t.attempts = tt.attempt AND t.lease_owner = tt.lease_owner
+                AND t.lease_expires_at > now()) AS live,
+              t.attachments || ARRAY(SELECT f.id FROM files f WHERE f.task_id = t.id) AS file_ids
+         FROM task_tokens tt JOIN tasks t ON t.id = tt.task_id
+        WHERE tt.token_hash = $1`,
+      [hashOf(token)],
+    );
+    if (!row) return null;
+    return {
+      taskId: row.task_id,
+      organizationId: row.organization_id,
+      createdBy: row.created_by,
+      live: row.live,
+      fileIds: row.file_ids,
+    };
+  }
+}
