@@ -1653,6 +1653,12 @@ export interface components {
       data: components['schemas']['FileResponse'][];
       next_cursor: string | null;
     };
+    AgentPricingDto: {
+      /** @description Credits per 1,000 input tokens. */
+      credits_per_1k_input_tokens: number;
+      /** @description Credits per 1,000 output tokens. */
+      credits_per_1k_output_tokens: number;
+    };
     AgentResponse: {
       /** @example agent_5JkQm2Tz8RpVw3Xy7NbLc4 */
       id: string;
@@ -1667,6 +1673,9 @@ export interface components {
       config?: {
         [key: string]: unknown;
       };
+      /** @description Zeros when the agent is free (echo always is). */
+      pricing: components['schemas']['AgentPricingDto'];
+      default_max_credits: number | null;
       /** Format: date-time */
       created_at: string | null;
     };
@@ -1675,6 +1684,10 @@ export interface components {
       next_cursor: string | null;
     };
     CreateAgentDto: {
+      /** @description What a run costs per 1,000 tokens it reports (CONTRACT, 'Costs'); null or absent: free. */
+      pricing?: components['schemas']['AgentPricingDto'] | null;
+      /** @description Credits a task of this agent reserves when it names no max_credits; null or absent: 0. */
+      default_max_credits?: number | null;
       /** @example Summariser */
       name: string;
       /**
@@ -1694,6 +1707,10 @@ export interface components {
       };
     };
     UpdateAgentDto: {
+      /** @description What a run costs per 1,000 tokens it reports (CONTRACT, 'Costs'); null or absent: free. */
+      pricing?: components['schemas']['AgentPricingDto'] | null;
+      /** @description Credits a task of this agent reserves when it names no max_credits; null or absent: 0. */
+      default_max_credits?: number | null;
       name?: string;
       description?: string | null;
       config?: {
@@ -1719,6 +1736,8 @@ export interface components {
        * @example agent_5JkQm2Tz8RpVw3Xy7NbLc4
        */
       agent_id?: string;
+      /** @description Credits reserved for the run at once (default: the agent's default_max_credits, else 0); the run never costs more, and what it does not use is given back when it ends. */
+      max_credits?: number;
     };
     TaskErrorResponse: {
       code: string;
@@ -1778,6 +1797,8 @@ export interface components {
       /** @description Files the task's run uploaded. */
       output_files: components['schemas']['TaskOutputFileResponse'][];
       usage: components['schemas']['TaskUsageResponse'];
+      /** @description Credits reserved for the run (its cost never exceeds them). */
+      max_credits: number;
     };
     TaskPage: {
       data: components['schemas']['TaskResponse'][];
@@ -2047,7 +2068,13 @@ export interface components {
       role: string;
       actor: components['schemas']['EventActor'];
     };
-    TaskEventData: {
+    TaskUsage: {
+      input_tokens: number;
+      output_tokens: number;
+      credits: number;
+    };
+    TaskEndedData: {
+      usage: components['schemas']['TaskUsage'];
       task_id: string;
       agent_type: string;
     };
@@ -2056,9 +2083,14 @@ export interface components {
       message: string;
     };
     TaskFailedData: {
+      usage: components['schemas']['TaskUsage'];
       task_id: string;
       agent_type: string;
       error: components['schemas']['TaskError'];
+    };
+    TaskEventData: {
+      task_id: string;
+      agent_type: string;
     };
     /**
      * @description `<resource>:<action>`, as the modules of this server declare them.
@@ -7927,7 +7959,7 @@ export interface operations {
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['TaskEventData'];
+          data: components['schemas']['TaskEndedData'];
         };
       };
     };

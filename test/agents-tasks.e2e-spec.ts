@@ -137,6 +137,9 @@ describe('agents and tasks', () => {
         description: 'ours',
         built_in: false,
         config: {},
+        // Free unless priced (contract, "Costs").
+        pricing: { credits_per_1k_input_tokens: 0, credits_per_1k_output_tokens: 0 },
+        default_max_credits: null,
         created_at: expect.any(String),
       });
 
@@ -156,7 +159,11 @@ describe('agents and tasks', () => {
       expect(theirList.map((agent: any) => agent.id)).not.toContain(mine.id);
 
       const builtIn = await t.http.get(`/v1/agents/${echo[0].id}`).set(org.auth).expect(200);
-      expect(builtIn.body).toMatchObject({ type: 'echo', built_in: true });
+      expect(builtIn.body).toMatchObject({
+        type: 'echo',
+        built_in: true,
+        pricing: { credits_per_1k_input_tokens: 0, credits_per_1k_output_tokens: 0 },
+      });
     });
 
     it('creates, updates and deletes an agent', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { FakeAgentServer, gate, type Gate } from './support/agent-server';
+import { HeldRuns, type HeldRun } from './support/held-runs';
 import { bearer, expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { createKey, pollUntil, type Auth } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
@@ -16,67 +16,28 @@ jest.setTimeout(60_000);
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
-interface Run {
-  taskId: string;
-  token: string;
-  tokenAuth: Auth;
-  headers: Record<string, unknown>;
-  /** Lets the agent answer (the run succeeds with `{done: true}`). */
-  release: () => void;
-}
-
 describe('task tokens', () => {
   let t: TestApp;
-  let agent: FakeAgentServer;
+  let runs: HeldRuns;
   let org: SignedUpOrganization;
   let agentId: string;
-  const gates = new Map<string, Gate>();
-  const started = new Map<string, (run: { token: string; headers: Record<string, unknown> }) => void>();
 
   beforeAll(async () => {
-    agent = await FakeAgentServer.start();
-    // Each task's call waits for its gate; the test uses the token meanwhile.
-    const url = agent.on('/run', async (request) => {
-      const taskId = request.json.task_id as string;
-      started.get(taskId)?.({
-        token: request.headers['x-gatehouse-task-token'] as string,
-        headers: request.headers,
-      });
-      await gates.get(taskId)?.promise;
-      return { status: 200, json: { done: true } };
-    });
+    runs = await HeldRuns.start();
     t = await startTestApp({
       env: { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
     });
     org = await signUpOrganization(t.http);
-    const created = await t.http
-      .post('/v1/agents')
-      .set(org.auth)
-      .send({ name: 'Runner', type: 'http', config: { url } })
-      .expect(201);
-    agentId = created.body.id;
+    agentId = await runs.agent(t.http, org.auth);
   });
   afterAll(async () => {
-    for (const held of gates.values()) held.release();
-    await agent.close();
+    await runs.close();
     await t.close();
   });
 
   /** Queues an http task with `auth` and waits until its agent holds it, with its token. */
-  async function startRun(auth: Auth, body: Record<string, unknown> = {}): Promise<Run> {
-    const res = await t.http
-      .post('/v1/tasks')
-      .set(auth)
-      .send({ instruction: 'work', agent_type: 'http', agent_id: agentId, ...body });
-    expect(res.status).toBe(202);
-    const taskId = res.body.id as string;
-    const held = gate();
-    gates.set(taskId, held);
-    const run = await new Promise<{ token: string; headers: Record<string, unknown> }>((resolve) =>
-      started.set(taskId, resolve),
-    );
-    return { taskId, ...run, tokenAuth: bearer(run.token), release: held.release };
-  }
+  const startRun = (auth: Auth, body: Record<string, unknown> = {}): Promise<HeldRun> =>
+    runs.begin(t.http, auth, agentId, body);
 
   function upload(auth: Auth, content: string, filename = 'input.txt') {
     return t.http.post('/v1/files').set(auth).attach('file', Buffer.from(content), filename);
@@ -320,7 +281,7 @@ describe('task tokens', () => {
 
     it('when its lease is lost; the next attempt gets a token of its own', async () => {
       const first = await startRun(org.auth);
-      const next = new Promise<{ token: string }>((resolve) => started.set(first.taskId, resolve));
+      const next = runs.nextStart(first.taskId);
       // The worker stalled past its lease (as if it died): the first token dies at once …
       await t.app
         .get(DataSource)

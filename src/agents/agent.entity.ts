@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { AgentPricing } from './agent-pricing';
 
 @Entity({ name: 'agents' })
 @Index('agents_organization_created_idx', ['organizationId', 'createdAt'])
@@ -22,6 +23,14 @@ export class Agent {
   /** Runner-specific settings, e.g. `{url, timeout_ms}` for `http`. */
   @Column({ type: 'jsonb', default: () => "'{}'" })
   config: Record<string, unknown>;
+
+  /** What a run costs per 1,000 tokens it reports; null: free. */
+  @Column({ type: 'jsonb', nullable: true })
+  pricing: AgentPricing | null;
+
+  /** What a task of this agent reserves when it names no `max_credits`; null: 0. */
+  @Column({ name: 'default_max_credits', type: 'integer', nullable: true })
+  defaultMaxCredits: number | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -9,9 +9,7 @@ import { Agent } from './agent.entity';
 export class AgentsRepository {
   constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {}
 
-  insert(
-    fields: Pick<Agent, 'id' | 'organizationId' | 'name' | 'type' | 'description' | 'config'>,
-  ): Promise<Agent> {
+  insert(fields: Omit<Agent, 'createdAt' | 'updatedAt'>): Promise<Agent> {
     return this.agents.save(this.agents.create(fields));
   }
 

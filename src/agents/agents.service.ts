@@ -31,6 +31,8 @@ export class AgentsService {
       type: dto.type,
       description: dto.description ?? null,
       config,
+      pricing: dto.pricing ? { ...dto.pricing } : null,
+      defaultMaxCredits: dto.default_max_credits ?? null,
     });
   }
 
@@ -69,6 +71,8 @@ export class AgentsService {
     }
     if (dto.name !== undefined) agent.name = dto.name;
     if (dto.description !== undefined) agent.description = dto.description;
+    if (dto.pricing !== undefined) agent.pricing = dto.pricing && { ...dto.pricing };
+    if (dto.default_max_credits !== undefined) agent.defaultMaxCredits = dto.default_max_credits;
     return this.agents.save(agent);
   }
 

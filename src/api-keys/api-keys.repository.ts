@@ -214,11 +214,26 @@ export class ApiKeysRepository {
     return Number(rows[0].credits_generation);
   }
 
-  /** Gives back a credit spent by a request refused later in the key check (same generation only). */
-  async refundCredit(keyId: string, generation: number): Promise<void> {
+  /**
+   * Spends exactly `count` credits or none (a task's reservation), on the row: the balance left, or null
+   * when fewer were left.
+   */
+  async spendExactCredits(keyId: string, count: number): Promise<CreditState | null> {
+    const [rows] = await this.keys.query<[CreditRow[], number]>(
+      `UPDATE api_keys SET credits_remaining = credits_remaining - $2::bigint
+        WHERE id = $1 AND credits_remaining >= $2::bigint
+        RETURNING ${CREDIT_COLUMNS}`,
+      [keyId, count],
+    );
+    return rows.length ? creditState(rows[0]) : null;
+  }
+
+  /** Gives back credits spent by a request refused later in the key check (same generation only). */
+  async refundCredit(keyId: string, generation: number, count = 1): Promise<void> {
     await this.keys.query(
-      `UPDATE api_keys SET credits_remaining = credits_remaining + 1 WHERE id = $1 AND credits_generation = $2`,
-      [keyId, generation],
+      `UPDATE api_keys SET credits_remaining = credits_remaining + $3::bigint
+        WHERE id = $1 AND credits_generation = $2`,
+      [keyId, generation, count],
     );
   }
 
@@ -271,7 +286,15 @@ export class ApiKeysRepository {
    */
   async claimCredits(
     keyId: string,
-    claim: { count: number; redisFailed: boolean; redisEpoch: number; leaseMs: number; holdMs: number },
+    claim: {
+      count: number;
+      redisFailed: boolean;
+      redisEpoch: number;
+      leaseMs: number;
+      holdMs: number;
+      /** All `count` or none (a task's reservation); otherwise as many as are left. */
+      exact?: boolean;
+    },
   ): Promise<CreditClaim | null> {
     const [rows] = await this.keys.query<[(CreditRow & CreditClaimRow)[], number]>(
       `WITH locked AS (
@@ -288,7 +311,9 @@ export class ApiKeysRepository {
                      ELSE 'seed' END AS outcome
            FROM locked
        ), claimed AS (
-         SELECT decided.*, CASE WHEN outcome = 'row' THEN LEAST($2::bigint, remaining) ELSE 0 END AS granted
+         SELECT decided.*,
+                CASE WHEN outcome = 'row' AND NOT ($7::boolean AND remaining < $2::bigint)
+                     THEN LEAST($2::bigint, remaining) ELSE 0 END AS granted
            FROM decided
        )
        UPDATE api_keys
@@ -309,7 +334,15 @@ export class ApiKeysRepository {
          RETURNING claimed.outcome, claimed.granted, ${CREDIT_COLUMNS}, api_keys.credits_epoch,
                    GREATEST(0, CEIL(EXTRACT(EPOCH FROM api_keys.credits_lease_until - now()) * 1000))
                      AS lease_left_ms`,
-      [keyId, claim.count, claim.redisFailed, claim.redisEpoch, claim.leaseMs, claim.holdMs],
+      [
+        keyId,
+        claim.count,
+        claim.redisFailed,
+        claim.redisEpoch,
+        claim.leaseMs,
+        claim.holdMs,
+        claim.exact ?? false,
+      ],
     );
     if (!rows.length) return null;
     const row = rows[0];
@@ -355,11 +388,11 @@ export class ApiKeysRepository {
   }
 
   /** Gives back a credit spent on the row under claimCredits, while the row is still that balance. */
-  async refundClaimedCredit(keyId: string, generation: number, epoch: number): Promise<void> {
+  async refundClaimedCredit(keyId: string, generation: number, epoch: number, count = 1): Promise<void> {
     await this.keys.query(
-      `UPDATE api_keys SET credits_remaining = credits_remaining + 1
+      `UPDATE api_keys SET credits_remaining = credits_remaining + $4::bigint
         WHERE id = $1 AND credits_generation = $2 AND credits_epoch = $3 AND credits_lease_until IS NULL`,
-      [keyId, generation, epoch],
+      [keyId, generation, epoch, count],
     );
   }
 

@@ -75,7 +75,18 @@ export class TaskError {
   message: string;
 }
 
-export class TaskFailedData extends TaskEventData {
+/** What a run used and cost, as the task object's `usage` shows it when it ended. */
+export class TaskUsage {
+  input_tokens: number;
+  output_tokens: number;
+  credits: number;
+}
+
+export class TaskEndedData extends TaskEventData {
+  usage: TaskUsage;
+}
+
+export class TaskFailedData extends TaskEndedData {
   error: TaskError;
 }
 

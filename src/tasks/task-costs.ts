@@ -1,11 +1,5 @@
 import type { Task } from './task.entity';
 
-/** An agent's prices, in credits per 1,000 tokens (CONTRACT, "Costs"); zero when it sets none. */
-export interface AgentPricing {
-  credits_per_1k_input_tokens: number;
-  credits_per_1k_output_tokens: number;
-}
-
 /** `ceil(input/1000 × in + output/1000 × out)`: what reported usage costs at a task's pricing. */
 export function costOf(
   task: Pick<Task, 'inputTokens' | 'outputTokens' | 'creditsPer1kInputTokens' | 'creditsPer1kOutputTokens'>,

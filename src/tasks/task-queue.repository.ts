@@ -5,6 +5,8 @@ import { Page, paginate, ListQueryDto } from '../common/pagination';
 import { TickBatch } from '../common/tick-batch';
 import { Task } from './task.entity';
 import { BUDGET_EXCEEDED } from './task-costs';
+import type { CreditAccount } from '../api-keys/credits/credit-ledger';
+import { ReservationSettlement } from '../api-keys/credits/reservation-settlement';
 
 /** What a finished task records: its result, or why it failed. */
 export type TaskOutcome =
@@ -37,6 +39,12 @@ export type AppendedEvent =
 const SETTLED_COST = `LEAST(tasks.max_credits, CEIL(tasks.input_tokens / 1000.0 * tasks.credits_per_1k_input_tokens
   + tasks.output_tokens / 1000.0 * tasks.credits_per_1k_output_tokens - 1e-9))::int`;
 
+/** A task a worker just finished, with what its run used and cost (as its webhook event carries it). */
+export interface FinishedTaskRow {
+  id: string;
+  usage: { input_tokens: number; output_tokens: number; credits: number };
+}
+
 /** Work to do in the same transaction as a state change that took effect (its event, say). */
 export type AlongWithChange = (manager: EntityManager) => Promise<void>;
 
@@ -56,6 +64,7 @@ export class TaskQueueRepository {
   constructor(
     @InjectRepository(Task) private readonly tasks: Repository<Task>,
     private readonly dataSource: DataSource,
+    private readonly settlement: ReservationSettlement,
   ) {}
 
   newTask(fields: Partial<Task>): Task {
@@ -82,14 +91,19 @@ export class TaskQueueRepository {
       { id: string; run_after: Date; created_at: Date; updated_at: Date }[]
     >(
       `INSERT INTO tasks (id, organization_id, instruction, agent_type, agent_id, attachments, status,
-                          attempts, max_attempts, idempotency_key, sealed_credential, created_by)
+                          attempts, max_attempts, idempotency_key, sealed_credential, created_by,
+                          max_credits, credits_per_1k_input_tokens, credits_per_1k_output_tokens,
+                          credit_reservation)
        SELECT t.id, t.organization_id, t.instruction, t.agent_type, t.agent_id,
               ARRAY(SELECT jsonb_array_elements_text(t.attachments)), 'queued', 0, t.max_attempts,
-              t.idempotency_key, t.sealed_credential, t.created_by
+              t.idempotency_key, t.sealed_credential, t.created_by, t.max_credits, t.price_in, t.price_out,
+              t.credit_reservation
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::int[],
-                     $8::text[], $9::text[], $10::text[])
+                     $8::text[], $9::text[], $10::text[], $11::int[], $12::float8[], $13::float8[],
+                     $14::jsonb[])
            AS t(id, organization_id, instruction, agent_type, agent_id, attachments, max_attempts,
-                idempotency_key, sealed_credential, created_by)
+                idempotency_key, sealed_credential, created_by, max_credits, price_in, price_out,
+                credit_reservation)
        ON CONFLICT (organization_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING id, run_after, created_at, updated_at`,
       [
@@ -103,6 +117,10 @@ export class TaskQueueRepository {
         tasks.map((task) => task.idempotencyKey),
         tasks.map((task) => task.sealedCredential),
         tasks.map((task) => task.createdBy),
+        tasks.map((task) => task.maxCredits),
+        tasks.map((task) => task.creditsPer1kInputTokens),
+        tasks.map((task) => task.creditsPer1kOutputTokens),
+        tasks.map((task) => (task.creditReservation ? JSON.stringify(task.creditReservation) : null)),
       ],
     );
     const inserted = new Map(rows.map((row) => [row.id, row]));
@@ -203,17 +221,22 @@ export class TaskQueueRepository {
    * Ends a running task whose reported usage passed its reservation: failed, `budget_exceeded`, charged
    * all it reserved; `along` runs in the same transaction. False when it was no longer running.
    */
-  failOverBudget(taskId: string, along: AlongWithChange): Promise<boolean> {
+  failOverBudget(
+    taskId: string,
+    along: (manager: EntityManager, usage: FinishedTaskRow['usage']) => Promise<void>,
+  ): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
-      const [rows] = await manager.query<[unknown[], number]>(
+      const [rows] = await manager.query<[FinishedTaskRow[], number]>(
         `UPDATE tasks SET status = 'failed', error = $2, credits_charged = max_credits, completed_at = now(),
                 updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
           WHERE id = $1 AND status = 'running'
-          RETURNING id`,
+          RETURNING id, json_build_object('input_tokens', input_tokens, 'output_tokens', output_tokens,
+                    'credits', credits_charged) AS usage`,
         [taskId, JSON.stringify(BUDGET_EXCEEDED)],
       );
       if (!rows.length) return false;
-      await along(manager);
+      await this.settle(manager, [taskId]);
+      await along(manager, rows[0].usage);
       return true;
     });
   }
@@ -313,16 +336,17 @@ export class TaskQueueRepository {
   finishMany(
     workerId: string,
     outcomes: { taskId: string; outcome: TaskOutcome }[],
-    along: (manager: EntityManager, finishedIds: string[]) => Promise<void>,
-  ): Promise<string[]> {
+    along: (manager: EntityManager, finished: FinishedTaskRow[]) => Promise<void>,
+  ): Promise<FinishedTaskRow[]> {
     return this.dataSource.transaction(async (manager) => {
-      const [rows] = await manager.query<[{ id: string }[], number]>(
+      const [rows] = await manager.query<[FinishedTaskRow[], number]>(
         `UPDATE tasks SET status = o.status, result = o.result, error = o.error, completed_at = now(),
                 updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL,
                 credits_charged = ${SETTLED_COST}
            FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) AS o(id, status, result, error)
           WHERE tasks.id = o.id AND tasks.lease_owner = $1 AND tasks.status = 'running'
-          RETURNING tasks.id`,
+          RETURNING tasks.id, json_build_object('input_tokens', tasks.input_tokens,
+                    'output_tokens', tasks.output_tokens, 'credits', tasks.credits_charged) AS usage`,
         [
           workerId,
           outcomes.map((o) => o.taskId),
@@ -333,10 +357,54 @@ export class TaskQueueRepository {
           outcomes.map((o) => (o.outcome.status === 'failed' ? JSON.stringify(o.outcome.error) : null)),
         ],
       );
-      const finishedIds = rows.map((row) => row.id);
-      if (finishedIds.length) await along(manager, finishedIds);
-      return finishedIds;
+      if (rows.length) {
+        await this.settle(
+          manager,
+          rows.map((row) => row.id),
+        );
+        await along(manager, rows);
+      }
+      return rows;
     });
+  }
+
+  /**
+   * Settles the reservations of tasks that just ended (credits_charged set), in the transaction that
+   * ended them, once (`credits_refund_state` goes from null): what the run did not use goes back to a
+   * balance the database holds now; one Redis holds is left `pending` for TaskCreditSettlements.
+   */
+  private async settle(manager: EntityManager, taskIds: string[]): Promise<void> {
+    const [rows] = await manager.query<
+      [{ credit_reservation: CreditAccount; credits_refund: number }[], number]
+    >(
+      `UPDATE tasks SET credits_refund = max_credits - credits_charged,
+              credits_refund_state = CASE WHEN credit_reservation->'takenFrom'->>'store' = 'redis'
+                                           AND max_credits > credits_charged THEN 'pending' ELSE 'done' END
+        WHERE id = ANY($1::text[]) AND credit_reservation IS NOT NULL AND credits_charged IS NOT NULL
+          AND credits_refund_state IS NULL
+        RETURNING credit_reservation, credits_refund`,
+      [taskIds],
+    );
+    await this.settlement.giveBackInDatabase(
+      manager,
+      rows.map((row) => ({ account: row.credit_reservation, count: row.credits_refund })),
+    );
+  }
+
+  /** Settled tasks whose refund Redis still owes, oldest first. */
+  pendingRefunds(limit: number): Promise<{ id: string; account: CreditAccount; count: number }[]> {
+    return this.dataSource.query(
+      `SELECT id, credit_reservation AS account, credits_refund AS count FROM tasks
+        WHERE credits_refund_state = 'pending' ORDER BY completed_at LIMIT $1`,
+      [limit],
+    );
+  }
+
+  async refundDone(taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE tasks SET credits_refund_state = 'done' WHERE id = $1 AND credits_refund_state = 'pending'`,
+      [taskId],
+    );
   }
 
   /** At shutdown: back to the queue at once, without counting the attempt. */
@@ -362,6 +430,7 @@ export class TaskQueueRepository {
         [taskId],
       );
       if (!rows.length) return false;
+      await this.settle(manager, [taskId]);
       await along(manager);
       return true;
     });

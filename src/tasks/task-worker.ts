@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentFailure, AgentRunners, TASK_TOKEN_HEADER } from '../agents/agent-runner';
 import { TickBatch } from '../common/tick-batch';
 import { AgentsService } from '../agents/agents.service';
-import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
+import type { TaskEndedData, TaskFailedData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
@@ -244,31 +244,30 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * word to the requests that wait on them (TaskChanges).
    */
   private async recordOutcomes(batch: FinishedTask[]): Promise<void> {
-    const finishedIds = await this.queue.finishMany(
+    const finished = await this.queue.finishMany(
       this.workerId,
       batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
-      (manager, finishedIds) => {
-        const finished = new Set(finishedIds);
+      (manager, finished) => {
+        const usageOf = new Map(finished.map((row) => [row.id, row.usage]));
         return this.events.record(
           manager,
           batch
-            .filter(({ task }) => finished.has(task.id))
-            .map(({ task, outcome }) => ({
-              organizationId: task.organizationId,
-              type: `task.${outcome.status}`,
-              data:
-                outcome.status === 'failed'
-                  ? ({
-                      task_id: task.id,
-                      agent_type: task.agentType,
-                      error: outcome.error,
-                    } satisfies TaskFailedData)
-                  : ({ task_id: task.id, agent_type: task.agentType } satisfies TaskEventData),
-            })),
+            .filter(({ task }) => usageOf.has(task.id))
+            .map(({ task, outcome }) => {
+              const ended = { task_id: task.id, agent_type: task.agentType, usage: usageOf.get(task.id)! };
+              return {
+                organizationId: task.organizationId,
+                type: `task.${outcome.status}`,
+                data:
+                  outcome.status === 'failed'
+                    ? ({ ...ended, error: outcome.error } satisfies TaskFailedData)
+                    : (ended satisfies TaskEndedData),
+              };
+            }),
         );
       },
     );
-    this.changes.changed(finishedIds);
+    this.changes.changed(finished.map((row) => row.id));
   }
 
   /** First phase of shutdown: the database is still open to finish or hand back work. */

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 
 /** An output file as a task lists it (and its `file` event carries it). */
 export interface TaskOutputFile {
@@ -100,6 +101,21 @@ export class Task {
 
   @Column({ name: 'credits_per_1k_output_tokens', type: 'double precision', default: 0 })
   creditsPer1kOutputTokens: number;
+
+  /**
+   * Where `maxCredits` were reserved (the creating key's balance), when they were; null when the key has
+   * no credits (unlimited), the task was made with an access token, or it reserved nothing.
+   */
+  @Column({ name: 'credit_reservation', type: 'jsonb', nullable: true })
+  creditReservation: CreditAccount | null;
+
+  /** What the settlement gave back (max_credits - credits_charged); null until settled. */
+  @Column({ name: 'credits_refund', type: 'integer', nullable: true })
+  creditsRefund: number | null;
+
+  /** `pending` while Redis still owes the refund (TaskCreditSettlements), `done` after; null until settled. */
+  @Column({ name: 'credits_refund_state', type: 'text', nullable: true })
+  creditsRefundState: 'pending' | 'done' | null;
 
   /** What the run cost, once settled (null while it runs). */
   @Column({ name: 'credits_charged', type: 'integer', nullable: true })

@@ -1,10 +1,13 @@
 import { Module } from '@nestjs/common';
+import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { TaskCredits, TaskCreditSettlements } from './task-credits';
 import { TasksController } from './tasks.controller';
 import { TasksModule } from './tasks.module';
 
-/** The tasks API (/v1/tasks) over TasksModule. */
+/** The tasks API (/v1/tasks) over TasksModule, with the credits a task reserves (TaskCredits). */
 @Module({
-  imports: [TasksModule],
+  imports: [TasksModule, ApiKeysModule],
   controllers: [TasksController],
+  providers: [TaskCredits, TaskCreditSettlements],
 })
 export class TasksHttpModule {}

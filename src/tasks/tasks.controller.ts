@@ -32,6 +32,7 @@ import {
 } from './dto/task.dto';
 import type { TaskEventRow } from './task-queue.repository';
 import { eventCursor, TasksService } from './tasks.service';
+import { TaskCredits } from './task-credits';
 
 // A comment line at least this often while a stream has nothing to send (the contract: 15 s), so that
 // proxies and clients see the connection alive.
@@ -45,7 +46,10 @@ function serverSentEvent(event: TaskEventRow): string {
 @ApiTags('tasks')
 @Controller('v1/tasks')
 export class TasksController {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly credits: TaskCredits,
+  ) {}
 
   @Post()
   @HttpCode(202)
@@ -57,6 +61,7 @@ export class TasksController {
     409,
     422,
   )
+  // 429 credits_exhausted also when the key's balance cannot cover max_credits (nothing is spent then).
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
@@ -69,7 +74,9 @@ export class TasksController {
     @Req() request: Request,
   ): Promise<TaskResponse> {
     const forwardKey = outboundCredentialHeaders(request)['X-API-Key'];
-    return TaskResponse.of(await this.tasks.create(principal, dto, idempotencyKey, forwardKey));
+    return TaskResponse.of(
+      await this.tasks.create(principal, dto, idempotencyKey, forwardKey, this.credits.forRequest(request)),
+    );
   }
 
   @Get()

@@ -13,6 +13,8 @@ export enum TaskErrorCode {
   TooManyTaskEvents = 'too_many_task_events',
   /** An agent's report for a run that ended between its token's check and the write. */
   TaskTokenExpired = 'task_token_expired',
+  /** The creating key has fewer credits than the task's max_credits (after the request's own). */
+  CreditsExhausted = 'credits_exhausted',
 }
 
 export class TaskError extends defineDomainErrors('tasks', {
@@ -26,4 +28,5 @@ export class TaskError extends defineDomainErrors('tasks', {
   [TaskErrorCode.TaskFinished]: ErrorKind.Conflict,
   [TaskErrorCode.TooManyTaskEvents]: ErrorKind.TooManyRequests,
   [TaskErrorCode.TaskTokenExpired]: ErrorKind.Unauthenticated,
+  [TaskErrorCode.CreditsExhausted]: ErrorKind.TooManyRequests,
 }) {}

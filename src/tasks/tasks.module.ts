@@ -9,11 +9,18 @@ import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
 import { TaskTokensModule } from './run-tokens/task-tokens.module';
+import { ReservationSettlementModule } from '../api-keys/credits/reservation-settlement';
 
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule, TaskTokensModule],
+  imports: [
+    TypeOrmModule.forFeature([Task]),
+    AgentsModule,
+    FilesModule,
+    TaskTokensModule,
+    ReservationSettlementModule,
+  ],
   providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges],
-  exports: [TasksService, TaskWorker],
+  exports: [TasksService, TaskWorker, TaskQueueRepository],
 })
 export class TasksModule {}

@@ -2,6 +2,9 @@ import { ConfigOf } from '../config/config-namespace';
 import { tasksConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { AgentsService } from '../agents/agents.service';
+import type { Agent } from '../agents/agent.entity';
+import { FREE } from '../agents/agent-pricing';
+import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { TASK_ID } from './tasks.declarations';
@@ -40,6 +43,18 @@ export function eventCursor(cursor: string | undefined): number {
   return Number(cursor);
 }
 
+/**
+ * Reserves a new task's max_credits from the creating key's balance (CONTRACT, "Costs"), given by the
+ * tasks API, which holds the credits service. `reserve` answers where they came from, or refuses
+ * (429 credits_exhausted, the request's own credit given back); `release` gives them back when no task
+ * was made after all. Without one (the key has no balance, or an access token made it) nothing is
+ * reserved.
+ */
+export interface TaskCreditReserver {
+  reserve(count: number): Promise<CreditAccount>;
+  release(account: CreditAccount, count: number): Promise<void>;
+}
+
 @Injectable()
 export class TasksService {
   readonly credentials: SecretBox;
@@ -66,6 +81,7 @@ export class TasksService {
     dto: CreateTaskDto,
     idempotencyKey: string | undefined,
     forwardKey: string | undefined,
+    credits?: TaskCreditReserver,
   ): Promise<Task> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new TaskError(
@@ -86,9 +102,9 @@ export class TasksService {
         'agent_type',
       );
     }
-    let agentId: string | null = null;
+    let agent: Agent | null = null;
     if (dto.agent_id) {
-      const agent = await this.agents.get(principal, dto.agent_id).catch(() => undefined);
+      agent = (await this.agents.get(principal, dto.agent_id).catch(() => undefined)) ?? null;
       if (!agent || agent.type !== dto.agent_type) {
         throw unprocessable(
           TaskErrorCode.AgentNotFound,
@@ -96,7 +112,6 @@ export class TasksService {
           'agent_id',
         );
       }
-      agentId = agent.id;
     } else if (runner.needsAgent) {
       throw unprocessable(
         TaskErrorCode.AgentRequired,
@@ -115,12 +130,18 @@ export class TasksService {
       );
     }
 
+    // Built-in agents are free; a configured one is priced as it is now, for the whole run.
+    const pricing = agent?.pricing ?? FREE;
+    const maxCredits = dto.max_credits ?? agent?.defaultMaxCredits ?? 0;
+    // Reserved last, once nothing else can refuse the request: a refusal after it would have to give it back.
+    const reservation = maxCredits > 0 && credits ? await credits.reserve(maxCredits) : null;
+
     const task = this.queue.newTask({
       id: newId(TASK_ID),
       organizationId: principal.organizationId,
       instruction: dto.instruction,
       agentType: dto.agent_type,
-      agentId,
+      agentId: agent?.id ?? null,
       attachments,
       status: 'queued',
       result: null,
@@ -135,8 +156,27 @@ export class TasksService {
       createdBy: principal.apiKeyId ?? principal.userId,
       startedAt: null,
       completedAt: null,
+      maxCredits,
+      creditsPer1kInputTokens: pricing.credits_per_1k_input_tokens,
+      creditsPer1kOutputTokens: pricing.credits_per_1k_output_tokens,
+      creditReservation: reservation,
+      inputTokens: 0,
+      outputTokens: 0,
+      progress: null,
+      outputFiles: [],
+      creditsCharged: null,
+      creditsRefund: null,
+      creditsRefundState: null,
     });
-    if (!(await this.queue.insert(task))) {
+    let inserted: boolean;
+    try {
+      inserted = await this.queue.insert(task);
+    } catch (error) {
+      if (reservation) await credits!.release(reservation, maxCredits);
+      throw error;
+    }
+    if (!inserted) {
+      if (reservation) await credits!.release(reservation, maxCredits);
       // Another request under the same Idempotency-Key queued its task first.
       const first = await this.queue.findByIdempotencyKey(principal.organizationId, idempotencyKey!);
       return this.sameRequestOrConflict(first!, dto);
@@ -266,7 +306,7 @@ export class TasksService {
 
   private async endOverBudget(principal: Principal, id: string): Promise<void> {
     const task = await this.get(principal, id);
-    const ended = await this.queue.failOverBudget(id, (manager) =>
+    const ended = await this.queue.failOverBudget(id, (manager, usage) =>
       this.events.record(manager, [
         {
           organizationId: task.organizationId,
@@ -274,6 +314,7 @@ export class TasksService {
           data: {
             task_id: task.id,
             agent_type: task.agentType,
+            usage,
             error: { ...BUDGET_EXCEEDED },
           } satisfies TaskFailedData,
         },
@@ -304,6 +345,7 @@ export class TasksService {
       existing.instruction === dto.instruction &&
       existing.agentType === dto.agent_type &&
       (existing.agentId ?? undefined) === dto.agent_id &&
+      (dto.max_credits === undefined || dto.max_credits === existing.maxCredits) &&
       JSON.stringify(existing.attachments) === JSON.stringify([...new Set(dto.attachments ?? [])]);
     if (!same) {
       throw new TaskError(

@@ -7,6 +7,7 @@ import {
   KeyRevokedData,
   KeyRotatedData,
   KeySwitchedData,
+  TaskEndedData,
   TaskEventData,
   TaskFailedData,
 } from '../events/event-payloads.dto';
@@ -28,7 +29,7 @@ export const WEBHOOK_EVENT_PAYLOADS = {
   'key.disabled': KeySwitchedData,
   'key.enabled': KeySwitchedData,
   'key.credits_low': KeyCreditsLowData,
-  'task.succeeded': TaskEventData,
+  'task.succeeded': TaskEndedData,
   'task.failed': TaskFailedData,
   'task.cancelled': TaskEventData,
 } as const satisfies Record<WebhookEvent, Type<unknown>>;

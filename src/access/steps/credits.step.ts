@@ -9,6 +9,11 @@ declare module 'http' {
   interface IncomingMessage {
     /** Set by the credits step: the key's balance after this request's credit (verify shows it). */
     creditsRemaining?: number;
+    /**
+     * Set by the credits step: where this request's credit came from, so that a refusal after the key
+     * check (a task whose max_credits the balance cannot cover) can give it back.
+     */
+    creditSpent?: CreditAccount;
   }
 }
 
@@ -20,8 +25,6 @@ declare module 'http' {
  */
 @Injectable()
 export class CreditsStep implements AccessStep {
-  private readonly spent = new WeakMap<Request, CreditAccount>();
-
   constructor(private readonly credits: CreditsService) {}
 
   check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
@@ -34,7 +37,7 @@ export class CreditsStep implements AccessStep {
     const outcome = await this.credits.spend(key);
     if (outcome.spent) {
       request.creditsRemaining = outcome.remaining;
-      this.spent.set(request, outcome.account);
+      request.creditSpent = outcome.account;
       return undefined;
     }
     return new AccessDenial(
@@ -48,9 +51,9 @@ export class CreditsStep implements AccessStep {
 
   /** A later step refused the request (or failed): it spends nothing, so its credit goes back. */
   async undo({ request }: AccessAttempt): Promise<void> {
-    const account = this.spent.get(request);
+    const account = request.creditSpent;
     if (!account) return;
-    this.spent.delete(request);
+    delete request.creditSpent;
     delete request.creditsRemaining;
     await this.credits.refund(account);
   }

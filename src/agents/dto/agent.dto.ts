@@ -1,10 +1,65 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { Omittable, IsNotBlank } from '../../common/validators';
+import {
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+import { Omittable, IsNotBlank, NestedObject } from '../../common/validators';
+import { type AgentPricing, FREE } from '../agent-pricing';
 import type { Agent } from '../agent.entity';
 import type { TypedBuiltInAgent } from '../agent-runner';
 
-export class CreateAgentDto {
+// Prices and reservations far beyond any real run, but exact as doubles and within an integer column.
+const MAX_PRICE = 1_000_000;
+const MAX_CREDITS = 1_000_000_000;
+
+export class AgentPricingDto implements AgentPricing {
+  @ApiProperty({ minimum: 0, maximum: MAX_PRICE, description: 'Credits per 1,000 input tokens.' })
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_PRICE)
+  credits_per_1k_input_tokens: number;
+
+  @ApiProperty({ minimum: 0, maximum: MAX_PRICE, description: 'Credits per 1,000 output tokens.' })
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_PRICE)
+  credits_per_1k_output_tokens: number;
+}
+
+/** The two cost fields of an agent, on create and update alike. */
+class AgentCostFields {
+  @ApiPropertyOptional({
+    type: AgentPricingDto,
+    nullable: true,
+    description: "What a run costs per 1,000 tokens it reports (CONTRACT, 'Costs'); null or absent: free.",
+  })
+  @IsOptional()
+  @NestedObject(() => AgentPricingDto)
+  pricing?: AgentPricingDto | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    minimum: 0,
+    maximum: MAX_CREDITS,
+    nullable: true,
+    description: 'Credits a task of this agent reserves when it names no max_credits; null or absent: 0.',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_CREDITS)
+  default_max_credits?: number | null;
+}
+
+export class CreateAgentDto extends AgentCostFields {
   @ApiProperty({ maxLength: 100, example: 'Summariser' })
   @IsString()
   @MinLength(1)
@@ -33,7 +88,7 @@ export class CreateAgentDto {
   config?: Record<string, unknown>;
 }
 
-export class UpdateAgentDto {
+export class UpdateAgentDto extends AgentCostFields {
   @ApiPropertyOptional({ maxLength: 100 })
   @Omittable()
   @IsString()
@@ -61,6 +116,9 @@ export class AgentResponse {
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty() built_in: boolean;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) config?: Record<string, unknown>;
+  @ApiProperty({ type: AgentPricingDto, description: 'Zeros when the agent is free (echo always is).' })
+  pricing: AgentPricing;
+  @ApiProperty({ type: Number, nullable: true }) default_max_credits: number | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) created_at: string | null;
 
   static of(agent: Agent): AgentResponse {
@@ -71,13 +129,24 @@ export class AgentResponse {
       description: agent.description,
       built_in: false,
       config: agent.config,
+      pricing: agent.pricing ?? FREE,
+      default_max_credits: agent.defaultMaxCredits,
       created_at: agent.createdAt.toISOString(),
     };
   }
 
-  /** A runner's built-in agent: no row, so no config and no creation time. */
+  /** A runner's built-in agent: no row, so no config and no creation time; free. */
   static ofBuiltIn({ id, name, type, description }: TypedBuiltInAgent): AgentResponse {
-    return { id, name, type, description, built_in: true, created_at: null };
+    return {
+      id,
+      name,
+      type,
+      description,
+      built_in: true,
+      pricing: FREE,
+      default_max_credits: null,
+      created_at: null,
+    };
   }
 }
 

@@ -28,6 +28,22 @@ export abstract class CreditLedger {
   /** Gives back one credit of `account` (a request refused by a later step spends nothing). */
   abstract refund(account: CreditAccount): Promise<void>;
 
+  /**
+   * Spends exactly `count` credits or none (a task's reservation): the balance left and the account
+   * they came from (where a settlement gives back what the run did not use), or null when fewer were left.
+   */
+  abstract reserve(account: CreditAccount, count: number): Promise<GrantedCredit | null>;
+
+  /**
+   * Gives back `count` credits of a reservation, once per `settlementId` however often it is called (a
+   * settlement retried after a crash). Only the Redis ledger needs this: a reservation taken from the row
+   * is settled in the database, in the transaction that records the task's outcome.
+   */
+  abstract giveBackReserved(account: CreditAccount, count: number, settlementId: string): Promise<void>;
+
+  /** Gives back `count` credits of a reservation whose task was never made (no settlement to repeat). */
+  abstract releaseReserved(account: CreditAccount, count: number): Promise<void>;
+
   /** A balance was just set in the database (create, PATCH, refill): make it the live one everywhere. */
   abstract publish(keyId: string, state: CreditState): Promise<void>;
 

@@ -76,6 +76,27 @@ export class CreditsService {
   }
 
   /**
+   * Reserves `count` credits of the key at once, all or none, refilling first if a refill is due (a
+   * task's max_credits, CONTRACT "Costs"): the account they came from, or null when fewer are left.
+   */
+  async reserve(key: CreditedKey, count: number): Promise<CreditAccount | null> {
+    const generation = await this.refillIfDue(key, this.clock.date());
+    const granted = await this.ledger.reserve({ keyId: key.id, generation }, count);
+    if (granted && crossedLowMarkBy(granted, count)) void this.recordLow(key, granted);
+    return granted?.account ?? null;
+  }
+
+  /** Gives back a reservation whose task was not made. */
+  releaseReserved(account: CreditAccount, count: number): Promise<void> {
+    return this.ledger.releaseReserved(account, count);
+  }
+
+  /** Gives back what a settled run did not use, once per settlement (only Redis-held reservations). */
+  giveBackReserved(account: CreditAccount, count: number, settlementId: string): Promise<void> {
+    return this.ledger.giveBackReserved(account, count, settlementId);
+  }
+
+  /**
    * The live balance of each key with credits (refilling those due), for the key object; keys
    * without credits are absent.
    */
@@ -170,7 +191,12 @@ export function creditStateOf(
 }
 
 /** True for the one spend that took the balance below the mark (balances only fall within a generation). */
-function crossedLowMark({ remaining, baseline }: CreditState): boolean {
+function crossedLowMark(state: CreditState): boolean {
+  return crossedLowMarkBy(state, 1);
+}
+
+/** The same for `spent` credits spent at once (a reservation). */
+function crossedLowMarkBy({ remaining, baseline }: CreditState, spent: number): boolean {
   const mark = baseline * LOW_SHARE;
-  return remaining < mark && remaining + 1 >= mark;
+  return remaining < mark && remaining + spent >= mark;
 }

@@ -34,6 +34,19 @@ export class PostgresCreditLedger extends CreditLedger {
     return this.keys.refundCredit(keyId, generation);
   }
 
+  async reserve({ keyId }: CreditAccount, count: number): Promise<GrantedCredit | null> {
+    const left = await this.keys.spendExactCredits(keyId, count);
+    return left && { ...left, account: { keyId, generation: left.generation } };
+  }
+
+  async giveBackReserved(): Promise<void> {
+    // Reservations on this ledger are settled in the database with the task's outcome.
+  }
+
+  releaseReserved({ keyId, generation }: CreditAccount, count: number): Promise<void> {
+    return this.keys.refundCredit(keyId, generation, count);
+  }
+
   async publish(): Promise<void> {
     // The database is the live balance already.
   }

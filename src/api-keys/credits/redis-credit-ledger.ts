@@ -42,7 +42,8 @@ const HINT_MS = 600_000;
 const MAX_LEASES = 100_000;
 
 /**
- * Spends up to ARGV[3] credits of epoch ARGV[1] seeded on run ARGV[5], never below zero:
+ * Spends up to ARGV[3] credits (with ARGV[6] = 1, all of them or none) of epoch ARGV[1] seeded on run
+ * ARGV[5], never below zero:
  * {granted, remaining after, g, b}; {-2, e, g} when Redis holds another epoch or an older generation
  * (ARGV[2] is the lowest acceptable) of this run; {-1} when it holds no balance of this run.
  */
@@ -52,6 +53,7 @@ if not v[1] or not v[4] or v[5] ~= ARGV[5] then return {-1} end
 if v[4] ~= ARGV[1] or tonumber(v[1]) < tonumber(ARGV[2]) then return {-2, tonumber(v[4]), tonumber(v[1])} end
 local r = tonumber(v[2])
 local n = math.min(tonumber(ARGV[3]), r)
+if ARGV[6] == '1' and r < tonumber(ARGV[3]) then n = 0 end
 if n > 0 then
   r = redis.call('HINCRBY', KEYS[1], 'r', -n)
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -91,6 +93,16 @@ local v = redis.call('HMGET', KEYS[1], 'e', 'u', 'g')
 if v[1] == ARGV[1] and v[2] == ARGV[2] and v[3] == ARGV[3] then redis.call('HINCRBY', KEYS[1], 'r', ARGV[4]) end
 return 1`;
 
+/**
+ * REFUND_SCRIPT once per settlement: KEYS[2] marks settlement ARGV[6] given back (kept ARGV[5] ms, as
+ * long as an idle balance), so a settlement retried after a crash gives nothing twice.
+ */
+const REFUND_ONCE_SCRIPT = `
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[5]) then return 0 end
+local v = redis.call('HMGET', KEYS[1], 'e', 'u', 'g')
+if v[1] == ARGV[1] and v[2] == ARGV[2] and v[3] == ARGV[3] then redis.call('HINCRBY', KEYS[1], 'r', ARGV[4]) end
+return 1`;
+
 interface CreditScripts {
   gatehouseSpendCredits(
     key: string,
@@ -99,7 +111,17 @@ interface CreditScripts {
     count: number,
     ttl: number,
     run: string,
+    exact: 0 | 1,
   ): Promise<number[]>;
+  gatehouseRefundCreditsOnce(
+    key: string,
+    marker: string,
+    epoch: number,
+    run: string,
+    generation: number,
+    count: number,
+    ttl: number,
+  ): Promise<number>;
   gatehouseSeedCredits(
     key: string,
     epoch: number,
@@ -192,6 +214,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     redis.defineCommand('gatehouseSeedCredits', { numberOfKeys: 1, lua: SEED_SCRIPT });
     redis.defineCommand('gatehousePublishCredits', { numberOfKeys: 1, lua: PUBLISH_SCRIPT });
     redis.defineCommand('gatehouseRefundCredits', { numberOfKeys: 1, lua: REFUND_SCRIPT });
+    redis.defineCommand('gatehouseRefundCreditsOnce', { numberOfKeys: 2, lua: REFUND_ONCE_SCRIPT });
     this.scripts = redis as unknown as CreditScripts;
     // A new connection may reach another server, or the same one after it lost or replayed writes.
     redis.on('close', () => {
@@ -204,8 +227,40 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     return this.spends.add(account);
   }
 
-  /** `count` credits of one key: a balance for each one granted, in order. */
-  private async spendMany(account: CreditAccount, count: number): Promise<GrantedCredit[]> {
+  async reserve(account: CreditAccount, count: number): Promise<GrantedCredit | null> {
+    const granted = await this.spendMany(account, count, true);
+    return granted.length === count ? granted[granted.length - 1] : null;
+  }
+
+  async giveBackReserved(
+    { keyId, generation, takenFrom }: CreditAccount,
+    count: number,
+    settlementId: string,
+  ): Promise<void> {
+    if (takenFrom?.store !== 'redis') return; // settled in the database with the task's outcome
+    // Unlike a request's refund, a failure is thrown: the settlement stays pending and is tried again.
+    await this.scripts.gatehouseRefundCreditsOnce(
+      balanceKey(keyId),
+      `${balanceKey(keyId)}:settled:${settlementId}`,
+      takenFrom.epoch,
+      await this.currentRun(),
+      generation,
+      count,
+      IDLE_TTL_MS,
+    );
+  }
+
+  async releaseReserved({ keyId, generation, takenFrom }: CreditAccount, count: number): Promise<void> {
+    if (takenFrom?.store === 'row')
+      await this.keys.refundClaimedCredit(keyId, generation, takenFrom.epoch, count);
+    else if (takenFrom) await this.giveBack(keyId, takenFrom.epoch, this.currentRun(), generation, count);
+  }
+
+  /**
+   * `count` credits of one key: a balance for each one granted, in order. `exact`: all of them or none
+   * (a reservation).
+   */
+  private async spendMany(account: CreditAccount, count: number, exact = false): Promise<GrantedCredit[]> {
     const { keyId } = account;
     const giveUpAt = performance.now() + MAX_WAIT_MS;
     let waitingSince: number | undefined;
@@ -215,7 +270,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       let view: RedisView;
       let hinted = false;
       if (lease && now < lease.until - SEND_SLACK_MS) {
-        const answer = await this.spendInRedis(account, count, lease);
+        const answer = await this.spendInRedis(account, count, lease, exact);
         if (Array.isArray(answer)) return answer;
         view = answer;
       } else if (lease && now < lease.until + HINT_MS) {
@@ -236,6 +291,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
         redisEpoch: view.failed ? -1 : view.epoch,
         leaseMs: LEASE_MS,
         holdMs: HOLD_MS,
+        exact,
       });
       if (!claim) return []; // Unlimited or gone since the key record was loaded.
       switch (claim.outcome) {
@@ -281,6 +337,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     account: CreditAccount,
     count: number,
     lease: Lease,
+    exact: boolean,
   ): Promise<GrantedCredit[] | RedisView> {
     const { keyId } = account;
     let answer: number[];
@@ -292,6 +349,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
         count,
         IDLE_TTL_MS,
         lease.run,
+        exact ? 1 : 0,
       );
     } catch (error) {
       this.warn(error as Error);
@@ -321,6 +379,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
         0,
         IDLE_TTL_MS,
         await this.currentRun(),
+        0,
       );
       return answer[0] === -2
         ? { failed: false, epoch: answer[1], generation: answer[2] }

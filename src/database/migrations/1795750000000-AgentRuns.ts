@@ -10,7 +10,12 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   `task_token_expired`, not `invalid_credentials`.
  * - `tasks` gains the last `progress`, the reported token counts, `max_credits`, the agent's pricing as
  *   it was when the task was created, `credits_charged` once the run is settled, and `output_files`
- *   (kept by the triggers below, so reading a task needs no second query).
+ *   (kept by the triggers below, so reading a task needs no second query); a task created with a key
+ *   that has credits keeps where its `max_credits` were reserved (`credit_reservation`) and, once
+ *   settled, what it gave back (`credits_refund`; `credits_refund_state` pending while Redis still owes
+ *   it, done after).
+ * - `agents` gain `pricing` (credits per 1,000 input and output tokens; null: free) and
+ *   `default_max_credits` (what a task of the agent reserves when it names no max_credits).
  * - `files.task_id`: an output file of a task. Inserting one writes its `file` event through a trigger in
  *   the same statement, numbered like every other event of the task, and only while the task runs.
  * - Events inserted by the API (progress, output, usage, file) notify `gatehouse_task_events` as status
@@ -35,7 +40,14 @@ export class AgentRuns1795750000000 implements MigrationInterface {
       ADD "credits_per_1k_input_tokens" double precision NOT NULL DEFAULT 0,
       ADD "credits_per_1k_output_tokens" double precision NOT NULL DEFAULT 0,
       ADD "credits_charged" integer,
-      ADD "output_files" jsonb NOT NULL DEFAULT '[]'`);
+      ADD "output_files" jsonb NOT NULL DEFAULT '[]',
+      ADD "credit_reservation" jsonb,
+      ADD "credits_refund" integer,
+      ADD "credits_refund_state" text`);
+    await queryRunner.query(
+      `CREATE INDEX "tasks_refund_pending_idx" ON "tasks" ("completed_at") WHERE "credits_refund_state" = 'pending'`,
+    );
+    await queryRunner.query(`ALTER TABLE "agents" ADD "pricing" jsonb, ADD "default_max_credits" integer`);
     await queryRunner.query(
       `ALTER TABLE "files" ADD "task_id" text REFERENCES "tasks"("id") ON DELETE SET NULL`,
     );
@@ -88,11 +100,14 @@ export class AgentRuns1795750000000 implements MigrationInterface {
     await queryRunner.query(`DROP FUNCTION gatehouse_task_output_file()`);
     await queryRunner.query(`DROP TRIGGER task_event_posted ON task_events`);
     await queryRunner.query(`DROP FUNCTION gatehouse_task_event_notify()`);
+    await queryRunner.query(`DROP INDEX "tasks_refund_pending_idx"`);
     await queryRunner.query(`DROP INDEX "files_task_idx"`);
     await queryRunner.query(`ALTER TABLE "files" DROP COLUMN "task_id"`);
     await queryRunner.query(`ALTER TABLE "tasks" DROP COLUMN "progress", DROP COLUMN "input_tokens",
       DROP COLUMN "output_tokens", DROP COLUMN "max_credits", DROP COLUMN "credits_per_1k_input_tokens",
-      DROP COLUMN "credits_per_1k_output_tokens", DROP COLUMN "credits_charged", DROP COLUMN "output_files"`);
+      DROP COLUMN "credits_per_1k_output_tokens", DROP COLUMN "credits_charged", DROP COLUMN "output_files", DROP COLUMN "credit_reservation",
+      DROP COLUMN "credits_refund", DROP COLUMN "credits_refund_state"`);
+    await queryRunner.query(`ALTER TABLE "agents" DROP COLUMN "pricing", DROP COLUMN "default_max_credits"`);
     await queryRunner.query(`DROP TABLE "task_tokens"`);
   }
 }

@@ -48,6 +48,19 @@ export class CreateTaskDto {
   @IsString()
   @Matches(/^agent_[0-9A-Za-z]{22}$/, { message: 'agent_id must be an agent id (agent_…)' })
   agent_id?: string;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1000000000,
+    description:
+      "Credits reserved for the run at once (default: the agent's default_max_credits, else 0); the run " +
+      'never costs more, and what it does not use is given back when it ends.',
+  })
+  @Omittable()
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000_000)
+  max_credits?: number;
 }
 
 export class ListTasksQueryDto extends ListQueryDto {
@@ -143,6 +156,8 @@ export class TaskResponse {
   output_files: TaskOutputFileResponse[];
   @ApiProperty({ type: () => TaskUsageResponse })
   usage: TaskUsageResponse;
+  @ApiProperty({ description: 'Credits reserved for the run (its cost never exceeds them).' })
+  max_credits: number;
 
   static of(task: Task): TaskResponse {
     return {
@@ -161,6 +176,7 @@ export class TaskResponse {
       progress: task.progress,
       output_files: task.outputFiles,
       usage: { input_tokens: task.inputTokens, output_tokens: task.outputTokens, credits: creditsOf(task) },
+      max_credits: task.maxCredits,
     };
   }
 }

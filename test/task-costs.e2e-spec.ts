@@ -1,0 +1,325 @@
+import { DataSource } from 'typeorm';
+import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
+import { HeldRuns, type HeldRun } from './support/held-runs';
+import { describeWithPostgres, sharedSecrets } from './support/instances';
+import { createKey, pollUntil, type CreatedKey } from './support/keys';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * What agent runs cost (contract, "Costs"): an agent's pricing, a task's max_credits reserved from the
+ * creating key's balance when it is created (refused, spending nothing, when the balance cannot cover
+ * it), settled once when the run ends (its cost kept, the rest given back), and budget_exceeded for a
+ * run that reports more usage than it reserved. Runs on whichever store the suite runs on: with Redis,
+ * reservations come from Redis and their refunds follow the commit.
+ */
+
+jest.setTimeout(60_000);
+
+const PRICING = { credits_per_1k_input_tokens: 1, credits_per_1k_output_tokens: 2 };
+
+describe('task costs', () => {
+  let t: TestApp;
+  let runs: HeldRuns;
+  let org: SignedUpOrganization;
+  let pricedAgent: string;
+
+  beforeAll(async () => {
+    runs = await HeldRuns.start();
+    t = await startTestApp({
+      env: { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
+    });
+    org = await signUpOrganization(t.http);
+    pricedAgent = await runs.agent(t.http, org.auth, { pricing: PRICING, default_max_credits: 10 });
+  });
+  afterAll(async () => {
+    await runs.close();
+    await t.close();
+  });
+
+  const creditedKey = (remaining: number): Promise<CreatedKey> =>
+    createKey(t.http, org.auth, { role: 'developer', credits: { remaining, refill: null } });
+
+  const balanceOf = async (key: CreatedKey): Promise<number> =>
+    (await t.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining;
+
+  /** The balance once it reads `expected` (with Redis a settlement's refund follows the commit). */
+  const settledBalance = async (key: CreatedKey, expected: number): Promise<number> =>
+    (
+      await pollUntil(
+        () => balanceOf(key),
+        (balance) => balance === expected,
+        { timeoutMs: 5000 },
+      )
+    ).value;
+
+  const report = (run: HeldRun, body: Record<string, unknown>) =>
+    t.http.post(`/v1/tasks/${run.taskId}/events`).set(run.tokenAuth).send(body);
+
+  async function waitUntilEnded(taskId: string): Promise<any> {
+    const { value } = await pollUntil(
+      () => t.http.get(`/v1/tasks/${taskId}`).set(org.auth),
+      (res) => !['queued', 'running'].includes(res.body.status),
+    );
+    return value.body;
+  }
+
+  describe('agent pricing', () => {
+    it('is set, shown and changed on an agent; the built-in echo agent is free', async () => {
+      const agent = await t.http.get(`/v1/agents/${pricedAgent}`).set(org.auth).expect(200);
+      expect(agent.body).toMatchObject({ pricing: PRICING, default_max_credits: 10 });
+      const changed = await t.http
+        .patch(`/v1/agents/${pricedAgent}`)
+        .set(org.auth)
+        .send({ pricing: { credits_per_1k_input_tokens: 0.5, credits_per_1k_output_tokens: 0 } })
+        .expect(200);
+      expect(changed.body.pricing).toEqual({
+        credits_per_1k_input_tokens: 0.5,
+        credits_per_1k_output_tokens: 0,
+      });
+      await t.http.patch(`/v1/agents/${pricedAgent}`).set(org.auth).send({ pricing: PRICING }).expect(200);
+      const echo = (await t.http.get('/v1/agents').set(org.auth).expect(200)).body.data.find(
+        (a: any) => a.built_in,
+      );
+      expect(echo).toMatchObject({
+        pricing: { credits_per_1k_input_tokens: 0, credits_per_1k_output_tokens: 0 },
+        default_max_credits: null,
+      });
+    });
+
+    it.each([
+      [
+        { pricing: { credits_per_1k_input_tokens: -1, credits_per_1k_output_tokens: 0 } },
+        'credits_per_1k_input_tokens',
+      ],
+      [{ pricing: { credits_per_1k_input_tokens: 1 } }, 'credits_per_1k_output_tokens'],
+      [{ pricing: 'free' }, 'pricing'],
+      [{ default_max_credits: -1 }, 'default_max_credits'],
+      [{ default_max_credits: 1.5 }, 'default_max_credits'],
+    ])('refuses %j with a 400 naming the field', async (body, field) => {
+      const res = await t.http.patch(`/v1/agents/${pricedAgent}`).set(org.auth).send(body);
+      expectProblem(res, 400, 'validation_failed');
+      expect(JSON.stringify(res.body.errors)).toContain(field);
+    });
+
+    it('refuses a max_credits that is not an integer of at least 0', async () => {
+      for (const max_credits of [-1, 1.5, '3', null]) {
+        const res = await t.http
+          .post('/v1/tasks')
+          .set(org.auth)
+          .send({ instruction: 'x', agent_type: 'echo', max_credits });
+        expectProblem(res, 400, 'validation_failed');
+      }
+    });
+  });
+
+  it('reserves max_credits at creation, keeps what the usage cost and gives back the rest', async () => {
+    const key = await creditedKey(100);
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 20 });
+    // The create request's own credit and the 20 reserved are spent at once.
+    expect(await balanceOf(key)).toBe(79);
+    // 3,000 input tokens at 1 per 1k and 500 output at 2 per 1k: 3 + 1 = 4 credits.
+    await report(run, { type: 'usage', data: { input_tokens: 1000, output_tokens: 200 } }).expect(202);
+    await report(run, { type: 'usage', data: { input_tokens: 2000, output_tokens: 300 } }).expect(202);
+    const running = await t.http.get(`/v1/tasks/${run.taskId}`).set(org.auth).expect(200);
+    expect(running.body).toMatchObject({
+      max_credits: 20,
+      usage: { input_tokens: 3000, output_tokens: 500, credits: 4 },
+    });
+    run.release();
+    const done = await waitUntilEnded(run.taskId);
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      usage: { input_tokens: 3000, output_tokens: 500, credits: 4 },
+    });
+    expect(await settledBalance(key, 95)).toBe(95);
+  });
+
+  it("rounds a run's cost up to a whole credit", async () => {
+    const key = await creditedKey(50);
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 5 });
+    await report(run, { type: 'usage', data: { input_tokens: 1, output_tokens: 0 } }).expect(202);
+    run.release();
+    expect((await waitUntilEnded(run.taskId)).usage.credits).toBe(1);
+    expect(await settledBalance(key, 48)).toBe(48);
+  });
+
+  it("takes the agent's default_max_credits when the task names none", async () => {
+    const key = await creditedKey(100);
+    const run = await runs.begin(t.http, key.auth, pricedAgent);
+    expect(await balanceOf(key)).toBe(89);
+    const task = await t.http.get(`/v1/tasks/${run.taskId}`).set(org.auth).expect(200);
+    expect(task.body.max_credits).toBe(10);
+    run.release();
+    await waitUntilEnded(run.taskId);
+    expect(await settledBalance(key, 99)).toBe(99);
+  });
+
+  it('refuses a task the balance cannot cover: 429 credits_exhausted, no task, nothing spent', async () => {
+    const key = await creditedKey(10);
+    const res = await t.http
+      .post('/v1/tasks')
+      .set(key.auth)
+      .send({ instruction: 'expensive', agent_type: 'http', agent_id: pricedAgent, max_credits: 10 });
+    // After the request's own credit 9 remain: fewer than 10.
+    expectProblem(res, 429, 'credits_exhausted');
+    expect(await balanceOf(key)).toBe(10);
+    // Read with the administrator's token: a read with the key would spend one of its credits.
+    const tasks = await t.http.get('/v1/tasks?limit=100').set(org.auth).expect(200);
+    expect(tasks.body.data.filter((task: any) => task.instruction === 'expensive')).toEqual([]);
+    // Exactly enough: 1 for the request and 9 reserved.
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 9 });
+    expect(await balanceOf(key)).toBe(0);
+    run.release();
+    await waitUntilEnded(run.taskId);
+    expect(await settledBalance(key, 9)).toBe(9);
+  });
+
+  it('ends a run whose usage passes max_credits as failed, budget_exceeded, charged max_credits', async () => {
+    const key = await creditedKey(100);
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 2 });
+    await report(run, { type: 'usage', data: { input_tokens: 2000, output_tokens: 0 } }).expect(202);
+    // 3 credits > 2 reserved: the run ends at once.
+    await report(run, { type: 'usage', data: { input_tokens: 1000, output_tokens: 0 } }).expect(202);
+    const task = await t.http.get(`/v1/tasks/${run.taskId}`).set(org.auth).expect(200);
+    expect(task.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'budget_exceeded' },
+      usage: { input_tokens: 3000, output_tokens: 0, credits: 2 },
+    });
+    expectProblem(await report(run, { type: 'progress', data: {} }), 401, 'task_token_expired');
+    run.release();
+    // The agent's late answer changes nothing: charged 2, nothing given back.
+    await pollUntil(
+      () => t.app.get(DataSource).query(`SELECT credits_refund_state FROM tasks WHERE id = $1`, [run.taskId]),
+      (rows) => rows[0]?.credits_refund_state === 'done',
+    );
+    expect(await balanceOf(key)).toBe(97);
+    expect((await t.http.get(`/v1/tasks/${run.taskId}`).set(org.auth).expect(200)).body.status).toBe(
+      'failed',
+    );
+  });
+
+  it('settles a cancelled run: its cost so far is kept', async () => {
+    const key = await creditedKey(100);
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 10 });
+    await report(run, { type: 'usage', data: { input_tokens: 1500, output_tokens: 0 } }).expect(202);
+    await t.http.post(`/v1/tasks/${run.taskId}/cancel`).set(key.auth).expect(200);
+    expect((await t.http.get(`/v1/tasks/${run.taskId}`).set(org.auth)).body.usage.credits).toBe(2);
+    // Two requests (create, cancel) and 2 credits of usage.
+    expect(await settledBalance(key, 96)).toBe(96);
+    run.release();
+  });
+
+  it('settles exactly once when the run is taken up again after its worker lost the lease', async () => {
+    const key = await creditedKey(100);
+    const first = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 10 });
+    await report(first, { type: 'usage', data: { input_tokens: 1000, output_tokens: 0 } }).expect(202);
+    const next = runs.nextStart(first.taskId);
+    await t.app
+      .get(DataSource)
+      .query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [first.taskId]);
+    await next;
+    first.release();
+    const done = await waitUntilEnded(first.taskId);
+    expect(done).toMatchObject({ status: 'succeeded', usage: { credits: 1 } });
+    expect(await settledBalance(key, 98)).toBe(98);
+    // Nothing more is given back later.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await balanceOf(key)).toBe(98);
+  });
+
+  it('a key without credits (unlimited) reserves nothing; an access token neither', async () => {
+    const unlimited = await createKey(t.http, org.auth, { role: 'developer' });
+    const run = await runs.begin(t.http, unlimited.auth, pricedAgent, { max_credits: 1000 });
+    await report(run, { type: 'usage', data: { input_tokens: 1000, output_tokens: 1000 } }).expect(202);
+    run.release();
+    expect((await waitUntilEnded(run.taskId)).usage.credits).toBe(3);
+    const byUser = await runs.begin(t.http, org.auth, pricedAgent, { max_credits: 5 });
+    byUser.release();
+    expect((await waitUntilEnded(byUser.taskId)).status).toBe('succeeded');
+  });
+
+  it("task.succeeded and task.failed events carry the run's usage", async () => {
+    const key = await creditedKey(100);
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 10 });
+    await report(run, { type: 'usage', data: { input_tokens: 2000, output_tokens: 500 } }).expect(202);
+    run.release();
+    await waitUntilEnded(run.taskId);
+    const [event] = await t.app
+      .get(DataSource)
+      .query(`SELECT data FROM events WHERE type = 'task.succeeded' AND data->>'task_id' = $1`, [run.taskId]);
+    expect(event.data).toMatchObject({
+      task_id: run.taskId,
+      agent_type: 'http',
+      usage: { input_tokens: 2000, output_tokens: 500, credits: 3 },
+    });
+  });
+});
+
+describeWithPostgres('task costs multi-instance e2e')(
+  'task costs across instances (needs PostgreSQL)',
+  () => {
+    // Two API instances with their own workers on one database (and one Redis when the suite has it):
+    // reservations never take more than the balance, and each run is settled once.
+    let a: TestApp;
+    let b: TestApp;
+    let runs: HeldRuns;
+    let org: SignedUpOrganization;
+    let agentId: string;
+
+    beforeAll(async () => {
+      runs = await HeldRuns.start();
+      const env = {
+        ...sharedSecrets(),
+        WORKER_CONCURRENCY: '8',
+        WORKER_POLL_MS: '50',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+      };
+      a = await startTestApp({ env });
+      b = await startTestApp({ databaseUrl: a.databaseUrl, env });
+      org = await signUpOrganization(a.http);
+      agentId = await runs.agent(a.http, org.auth, { pricing: PRICING });
+    });
+    afterAll(async () => {
+      await runs.close();
+      await b?.close();
+      await a?.close();
+    });
+
+    it('reserves no more than the balance, whichever instance takes the request, and settles each run once', async () => {
+      const key = await createKey(a.http, org.auth, {
+        role: 'developer',
+        credits: { remaining: 60, refill: null },
+      });
+      // Each create costs 1 + 10 reserved: 60 credits cover 5 of the 10 attempts.
+      const attempts = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? b : a).http
+            .post('/v1/tasks')
+            .set(key.auth)
+            .send({ instruction: `parallel ${i}`, agent_type: 'http', agent_id: agentId, max_credits: 10 }),
+        ),
+      );
+      const accepted = attempts.filter((res) => res.status === 202);
+      const refused = attempts.filter((res) => res.status === 429);
+      expect(accepted).toHaveLength(5);
+      expect(refused).toHaveLength(5);
+      for (const res of refused) expect(res.body.code).toBe('credits_exhausted');
+      const balance = async () =>
+        (await a.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining;
+      expect(await balance()).toBe(5);
+      // The runs report nothing and end: every reservation comes back, once.
+      const ids = accepted.map((res) => res.body.id as string);
+      await pollUntil(
+        () =>
+          a.app
+            .get(DataSource)
+            .query(`SELECT count(*)::int AS n FROM task_tokens WHERE task_id = ANY($1)`, [ids]),
+        (rows) => rows[0].n === ids.length,
+      );
+      runs.releaseAll();
+      const { value } = await pollUntil(balance, (remaining) => remaining === 55, { timeoutMs: 10_000 });
+      expect(value).toBe(55);
+    });
+  },
+);
