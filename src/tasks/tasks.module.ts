@@ -4,6 +4,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
 import { TaskChanges } from './task-changes';
+import { TaskEventFeeds } from './task-event-feed';
 import { TaskWakeups } from './task-wakeups';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
@@ -12,7 +13,7 @@ import { TasksService } from './tasks.service';
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), AgentsModule, FilesModule],
-  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges],
+  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges, TaskEventFeeds],
   exports: [TasksService, TaskWorker],
 })
 export class TasksModule {}
