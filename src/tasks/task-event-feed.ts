@@ -9,7 +9,7 @@ const EVENT_BATCH = 100;
 // hear of (a notification lost while the listening connection was down), and send the heartbeats due.
 const TICK_MS = 1000;
 
-export function isTerminalStatusEvent(event: TaskEventRow): boolean {
+function isTerminalStatusEvent(event: TaskEventRow): boolean {
   return event.type === 'status' && !ACTIVE_TASK_STATUSES.includes(event.data.status as string);
 }
 
