@@ -1,13 +1,14 @@
 /**
  * The process under test: Gatehouse alone (the bare NestJS baseline runs in bench/bare-server.ts, a
- * process of its own). Driven over IPC by bench/verify.bench.ts and bench/tasks.bench.ts (which also
+ * process of its own). Driven over IPC by bench/verify.bench.ts, bench/tasks.bench.ts (which also
  * asks it for its memory: a snapshot, or the peak RSS sampled every RSS_SAMPLE_MS between
- * `rss-start` and `rss-stop`). Imports only the app's entry points (AppModule, configureApp,
+ * `rss-start` and `rss-stop`) and bench/task-streams.bench.ts (its CPU time and SQL statements sent). Imports only the app's entry points (AppModule, configureApp,
  * loadAppConfig; TasksService for bench:queue's service-level case), so the same file runs against
  * older commits for before/after figures.
  */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { Client } from 'pg';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,11 +25,26 @@ type Command =
   | { type: 'enqueue'; count: number; concurrency: number }
   | { type: 'exit' }
   | { type: 'cpu' }
+  | { type: 'queries' }
   | { type: 'memory' }
   | { type: 'rss-start' }
   | { type: 'rss-stop' };
 
 const RSS_SAMPLE_MS = 50;
+
+/**
+ * Every SQL statement this process sends, counted at the driver (pg's Client.query, which TypeORM's pool
+ * and the LISTEN connection both use), in total and those naming task_events: bench:streams asks for
+ * them to report queries per delivered event. Patched here, not in the app, so older commits count alike.
+ */
+const queryCounts = { total: 0, taskEvents: 0 };
+const clientQuery = Client.prototype.query as (...args: unknown[]) => unknown;
+Client.prototype.query = function (this: Client, ...args: unknown[]): unknown {
+  const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+  queryCounts.total++;
+  if (text?.includes('task_events')) queryCounts.taskEvents++;
+  return clientQuery.apply(this, args);
+} as typeof Client.prototype.query;
 
 /** Peak RSS as the kernel saw it (VmHWM, bytes), Linux only; undefined elsewhere. */
 function kernelPeakRss(): number | undefined {
@@ -112,6 +128,9 @@ async function main(): Promise<void> {
       if (message.type === 'cpu') {
         const { user, system } = process.cpuUsage();
         process.send!({ type: 'cpu', micros: user + system });
+      }
+      if (message.type === 'queries') {
+        process.send!({ type: 'queries', ...queryCounts });
       }
       if (message.type === 'memory') {
         process.send!({ type: 'memory', ...process.memoryUsage() });

@@ -15,8 +15,10 @@ export const TASK_EVENTS_CHANNEL = 'gatehouse_task_events';
  * through PostgreSQL LISTEN/NOTIFY on the triggers' notification, so a woken request reads the change.
  * The embedded database serves one process, so it needs only the first. The listening connection is
  * opened by the first wait of the process, not at start: most processes never hold one. The waiting
- * requests also read again every second, so a change this process did not hear of (its connection
- * down, a change made before the watch began, a retry a worker here recorded) costs at most that much delay.
+ * requests also read again every second (each `?wait=N` for itself; the event streams in one statement
+ * for all the tasks they follow, TaskEventFeeds), so a change this process did not hear of (its
+ * connection down, a change made before the watch began, a retry a worker here recorded) costs at most
+ * that much delay.
  */
 @Injectable()
 export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
@@ -38,16 +40,12 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
    * caller may wait again (false once the process shuts down); `close()` when done.
    */
   watch(taskId: string): TaskWatch {
-    this.listen();
     let changed = false;
     let wake: (() => void) | undefined;
-    const onChange = (): void => {
+    const unsubscribe = this.subscribe(taskId, () => {
       changed = true;
       wake?.();
-    };
-    let watchers = this.watchers.get(taskId);
-    if (!watchers) this.watchers.set(taskId, (watchers = new Set()));
-    watchers.add(onChange);
+    });
     return {
       next: async (ms) => {
         if (!changed && !this.closing) {
@@ -66,10 +64,25 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
         changed = false;
         return !this.closing;
       },
-      close: () => {
-        watchers.delete(onChange);
-        if (!watchers.size) this.watchers.delete(taskId);
-      },
+      close: unsubscribe,
+    };
+  }
+
+  /**
+   * Calls `onChange` at each change of the task from now on (and once at shutdown), until the returned
+   * function is called. Subscribe before reading the task's state, as `watch` does.
+   */
+  subscribe(taskId: string, onChange: () => void): () => void {
+    this.listen();
+    let watchers = this.watchers.get(taskId);
+    if (!watchers) this.watchers.set(taskId, (watchers = new Set()));
+    const own = watchers;
+    // A wrapper of its own, so that subscribing one function twice gives two independent subscriptions.
+    const wake = (): void => onChange();
+    own.add(wake);
+    return () => {
+      own.delete(wake);
+      if (!own.size && this.watchers.get(taskId) === own) this.watchers.delete(taskId);
     };
   }
 

@@ -241,6 +241,19 @@ export class TaskQueueRepository {
     });
   }
 
+  /**
+   * The last event number of each task (0 for none), in one statement: a look at the end of the primary
+   * key's range per task, however many events the tasks hold.
+   */
+  async lastEventSeqs(taskIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.dataSource.query<{ id: string; seq: number }[]>(
+      `SELECT t.id, COALESCE((SELECT max(e.seq) FROM task_events e WHERE e.task_id = t.id), 0) AS seq
+         FROM unnest($1::text[]) AS t(id)`,
+      [taskIds],
+    );
+    return new Map(rows.map((row) => [row.id, Number(row.seq)]));
+  }
+
   /** The oldest due task, or one whose lease expired (its worker died), now running under `workerId`. */
   async claim(workerId: string, leaseMs: number): Promise<Task | undefined> {
     const [task] = await this.claimBatch(workerId, leaseMs, 1);

@@ -13,6 +13,8 @@ const bigintAsNumber = { to: (v: number) => v, from: (v: string | number) => Num
 
 export const TASK_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
+/** The statuses a task leaves again; the others are its end. */
+export const ACTIVE_TASK_STATUSES: readonly string[] = ['queued', 'running'];
 
 /** A task is also its own queue entry: workers claim rows with FOR UPDATE SKIP LOCKED. */
 @Entity({ name: 'tasks' })

@@ -38,9 +38,17 @@ import { TaskCredits } from './task-credits';
 // proxies and clients see the connection alive.
 const SSE_HEARTBEAT_MS = 10_000;
 
+// The streams of one task are handed the same rows (TaskEventFeeds): each is written out once.
+const written = new WeakMap<TaskEventRow, string>();
+
 /** One event as Server-Sent Events write it: its number, its type, its data as one line of JSON. */
 function serverSentEvent(event: TaskEventRow): string {
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+  let text = written.get(event);
+  if (text === undefined) {
+    text = `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+    written.set(event, text);
+  }
+  return text;
 }
 
 @ApiTags('tasks')
@@ -162,13 +170,13 @@ export class TasksController {
       'Cache-Control': 'no-cache, no-transform',
       'X-Accel-Buffering': 'no',
     });
-    let open = true;
-    response.on('close', () => (open = false));
+    const left = new AbortController();
+    response.on('close', () => left.abort());
     await this.tasks.followEvents(task, afterSeq, {
       send: (events) => response.write(events.map(serverSentEvent).join('')),
       heartbeat: () => response.write(': keep-alive\n\n'),
-      isOpen: () => open,
       heartbeatMs: SSE_HEARTBEAT_MS,
+      signal: left.signal,
     });
     response.end();
   }

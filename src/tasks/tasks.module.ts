@@ -4,6 +4,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
 import { TaskChanges } from './task-changes';
+import { TaskEventFeeds } from './task-event-feed';
 import { TaskWakeups } from './task-wakeups';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
@@ -20,7 +21,7 @@ import { ReservationSettlementModule } from '../api-keys/credits/reservation-set
     TaskTokensModule,
     ReservationSettlementModule,
   ],
-  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges],
+  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges, TaskEventFeeds],
   exports: [TasksService, TaskWorker, TaskQueueRepository],
 })
 export class TasksModule {}

@@ -18,23 +18,17 @@ import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto, PostedTaskEventResponse, PostTaskEventDto } from './dto/task.dto';
 import { TaskChanges } from './task-changes';
+import { EventFollower, TaskEventFeeds } from './task-event-feed';
 import { TaskWakeups } from './task-wakeups';
 import { TaskEventRow, TaskQueueRepository } from './task-queue.repository';
-import { Task } from './task.entity';
+import { ACTIVE_TASK_STATUSES, Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 // A waiting read looks at the task again at least this often, whatever it heard (see TaskChanges).
 const WAIT_RECHECK_MS = 1000;
-const ACTIVE_STATUSES: readonly string[] = ['queued', 'running'];
-// Events read at a time while following a stream.
-const EVENT_BATCH = 100;
 /** A task keeps at most this many events (CONTRACT, "Agent runs"); posting more is refused (429). */
 export const MAX_TASK_EVENTS = 10_000;
-
-function isTerminalStatusEvent(event: TaskEventRow): boolean {
-  return event.type === 'status' && !ACTIVE_STATUSES.includes(event.data.status as string);
-}
 
 /** An events cursor is the last `seq` seen: a positive integer, else 400 invalid_cursor. */
 export function eventCursor(cursor: string | undefined): number {
@@ -68,6 +62,7 @@ export class TasksService {
     secrets: Secrets,
     private readonly wakeups: TaskWakeups,
     private readonly changes: TaskChanges,
+    private readonly feeds: TaskEventFeeds,
   ) {
     this.credentials = secrets.sealer('task-credentials');
   }
@@ -204,13 +199,13 @@ export class TasksService {
    */
   async getWhenEnded(principal: Principal, id: string, seconds: number): Promise<Task> {
     let task = await this.get(principal, id);
-    if (!ACTIVE_STATUSES.includes(task.status)) return task;
+    if (!ACTIVE_TASK_STATUSES.includes(task.status)) return task;
     const deadline = Date.now() + seconds * 1000;
     const watch = this.changes.watch(task.id);
     try {
       // Read again once watching: an end between the first read and the watch is not missed.
       task = await this.get(principal, id);
-      while (ACTIVE_STATUSES.includes(task.status) && Date.now() < deadline) {
+      while (ACTIVE_TASK_STATUSES.includes(task.status) && Date.now() < deadline) {
         const mayWaitAgain = await watch.next(Math.min(WAIT_RECHECK_MS, deadline - Date.now()));
         task = await this.get(principal, id);
         if (!mayWaitAgain) break;
@@ -234,43 +229,14 @@ export class TasksService {
   }
 
   /**
-   * The task's events after `afterSeq` as they come, until its terminal status event: `send` is called
-   * with each batch, in order; resolves once the terminal status was sent, or when `isOpen()` turns false
-   * (the client left) or the process shuts down. Woken by each change (TaskChanges), and reads again at
-   * least every second; `heartbeat` is called when nothing was sent for `heartbeatMs`.
+   * The task's events after `afterSeq` as they come, until its terminal status event: `follower.send` is
+   * called with each batch, in order, each event once; resolves once the terminal status was sent, the
+   * client left (`follower.signal`) or the process shuts down. The streams of one task on this instance
+   * share one reader of its events (TaskEventFeeds); `heartbeat` is called when nothing was sent for
+   * `heartbeatMs`.
    */
-  async followEvents(
-    task: Task,
-    afterSeq: number,
-    stream: {
-      send(events: TaskEventRow[]): void;
-      heartbeat(): void;
-      isOpen(): boolean;
-      heartbeatMs: number;
-    },
-  ): Promise<void> {
-    const watch = this.changes.watch(task.id);
-    let lastSeq = afterSeq;
-    let lastSentAt = Date.now();
-    try {
-      for (;;) {
-        const events = await this.queue.eventsAfter(task.id, lastSeq, EVENT_BATCH);
-        if (!stream.isOpen()) return;
-        if (events.length) {
-          stream.send(events);
-          lastSeq = events[events.length - 1].seq;
-          lastSentAt = Date.now();
-          if (events.some(isTerminalStatusEvent)) return;
-          if (events.length === EVENT_BATCH) continue;
-        } else if (Date.now() - lastSentAt >= stream.heartbeatMs) {
-          stream.heartbeat();
-          lastSentAt = Date.now();
-        }
-        if (!(await watch.next(WAIT_RECHECK_MS)) || !stream.isOpen()) return;
-      }
-    } finally {
-      watch.close();
-    }
+  followEvents(task: Task, afterSeq: number, follower: EventFollower): Promise<void> {
+    return this.feeds.follow(task.id, afterSeq, follower);
   }
 
   /**

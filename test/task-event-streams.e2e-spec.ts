@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
+import { TaskChanges } from '../src/tasks/task-changes';
+import { TaskEventFeeds } from '../src/tasks/task-event-feed';
+import { listen, openEventStream } from './support/event-stream';
+import { signUpOrganization, SignedUpOrganization } from './support/factories';
+import { queueTask } from './support/held-agent';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * Many event streams of one task over HTTP (contract, "Agent runs"), served by one shared reader per task
+ * (TaskEventFeeds): every stream gets every event once and in order, a stream whose client left is
+ * forgotten, and shutting down ends the open streams. test/medium/task-event-feed.medium-spec.ts tests
+ * the feed's joins and its reads.
+ */
+
+jest.setTimeout(60_000);
+
+async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A progress event as the API writes one: the task's number counted up, the row, the wake after commit. */
+async function writeProgress(t: TestApp, taskId: string, percent: number): Promise<void> {
+  await t.app.get(DataSource).query(
+    `WITH counted AS (UPDATE tasks SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+     INSERT INTO task_events (task_id, seq, type, data)
+     SELECT $1, event_seq, 'progress', jsonb_build_object('percent', $2::int) FROM counted`,
+    [taskId, percent],
+  );
+  t.app.get(TaskChanges).changed([taskId]);
+}
+
+describe('many event streams of one task', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let org: SignedUpOrganization;
+  beforeAll(async () => {
+    t = await startTestApp();
+    baseUrl = await listen(t);
+    org = await signUpOrganization(t.http);
+  });
+  afterAll(() => t?.close());
+
+  it('sends every stream every event once, in order, and ends them all after the terminal status', async () => {
+    const id = await queueTask(t.http, org.auth);
+    const streams = await Promise.all(
+      Array.from({ length: 30 }, () => openEventStream(baseUrl, id, org.auth)),
+    );
+    await until(() => streams.every((s) => s.events.length === 1), 'the first event');
+    for (let percent = 5; percent <= 100; percent += 5) await writeProgress(t, id, percent);
+    await t.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
+    await Promise.all(streams.map((s) => s.ended));
+    const expected = [
+      { id: '1', event: 'status', data: { status: 'queued' } },
+      ...Array.from({ length: 20 }, (_, i) => ({
+        id: String(i + 2),
+        event: 'progress',
+        data: { percent: (i + 1) * 5 },
+      })),
+      { id: '22', event: 'status', data: { status: 'cancelled' } },
+    ];
+    for (const s of streams) expect(s.events).toEqual(expected);
+  });
+
+  it('forgets the streams whose clients left', async () => {
+    const feeds = t.app.get(TaskEventFeeds);
+    const id = await queueTask(t.http, org.auth);
+    const streams = await Promise.all(
+      Array.from({ length: 3 }, () => openEventStream(baseUrl, id, org.auth)),
+    );
+    await until(() => streams.every((s) => s.events.length === 1), 'the first event');
+    expect(feeds.size).toBe(1);
+    streams.forEach((s) => s.close());
+    await until(() => feeds.size === 0, 'the server to let the task go');
+  });
+});
+
+describe('event streams at shutdown', () => {
+  it('ends the open streams, so the server closes', async () => {
+    const t = await startTestApp();
+    const baseUrl = await listen(t);
+    const org = await signUpOrganization(t.http);
+    const id = await queueTask(t.http, org.auth);
+    const streams = await Promise.all([1, 2].map(() => openEventStream(baseUrl, id, org.auth)));
+    await until(() => streams.every((s) => s.events.length === 1), 'the first event');
+    await t.close();
+    await Promise.all(streams.map((s) => s.ended));
+    for (const s of streams) expect(s.events.map((e) => e.data)).toEqual([{ status: 'queued' }]);
+  });
+});
