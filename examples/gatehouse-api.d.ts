@@ -1588,6 +1588,14 @@ export interface components {
       denied_by_reason: {
         [key: string]: number;
       };
+      /** @description The key's tasks that ended in the bucket. */
+      tasks: number;
+      /** @description Input tokens those tasks reported. */
+      input_tokens: number;
+      /** @description Output tokens those tasks reported. */
+      output_tokens: number;
+      /** @description Credits taken from the key's balance: one per request that spent one, and what its runs cost. */
+      credits_spent: number;
     };
     KeyUsageResponse: {
       /** @example key_2Nq… */
@@ -1614,6 +1622,8 @@ export interface components {
       requests: number;
       allowed: number;
       denied: number;
+      /** @description Credits taken from the key's balance (requests and runs). */
+      credits_spent: number;
     };
     OrganizationUsageResponse: {
       /**

@@ -4,6 +4,7 @@ import { HeldRuns, type HeldRun } from './support/held-runs';
 import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { createKey, pollUntil, type CreatedKey } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
+import { UsageCounter } from '../src/usage/usage-counter';
 
 /**
  * What agent runs cost (contract, "Costs"): an agent's pricing, a task's max_credits reserved from the
@@ -237,6 +238,42 @@ describe('task costs', () => {
     const byUser = await runs.begin(t.http, org.auth, pricedAgent, { max_credits: 5 });
     byUser.release();
     expect((await waitUntilEnded(byUser.taskId)).status).toBe('succeeded');
+  });
+
+  it("counts the key's runs in its usage buckets: tasks, tokens and credits spent (requests and runs)", async () => {
+    const key = await creditedKey(100);
+    // Refused for want of credits: neither its request's credit nor a task shows in the usage.
+    expectProblem(
+      await t.http
+        .post('/v1/tasks')
+        .set(key.auth)
+        .send({ instruction: 'too much', agent_type: 'http', agent_id: pricedAgent, max_credits: 500 }),
+      429,
+      'credits_exhausted',
+    );
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 10 });
+    await report(run, { type: 'usage', data: { input_tokens: 3000, output_tokens: 500 } }).expect(202);
+    run.release();
+    await waitUntilEnded(run.taskId);
+    await settledBalance(key, 95);
+    await t.app.get(UsageCounter).flush();
+
+    const sum = (buckets: any[], field: string) => buckets.reduce((n, b) => n + b[field], 0);
+    const buckets = (await t.http.get(`/v1/api-keys/${key.id}/usage`).set(org.auth).expect(200)).body.data;
+    expect({
+      tasks: sum(buckets, 'tasks'),
+      input_tokens: sum(buckets, 'input_tokens'),
+      output_tokens: sum(buckets, 'output_tokens'),
+      // The accepted create request's credit and the run's 4.
+      credits_spent: sum(buckets, 'credits_spent'),
+      // Create twice, and the agent's report with the task token; the measures are not requests.
+      requests: sum(buckets, 'requests'),
+    }).toEqual({ tasks: 1, input_tokens: 3000, output_tokens: 500, credits_spent: 5, requests: 3 });
+    const organization = await t.http.get('/v1/usage').set(org.auth).expect(200);
+    expect(organization.body.data.find((row: any) => row.key_id === key.id)).toMatchObject({
+      requests: 3,
+      credits_spent: 5,
+    });
   });
 
   it("task.succeeded and task.failed events carry the run's usage", async () => {

@@ -19,7 +19,9 @@ jest.setTimeout(90_000);
 const HOUR_MS = 3_600_000;
 /** The contract's bound for a request to show in its key's usage. */
 const READABLE_WITHIN_MS = 10_000;
-const EMPTY = { requests: 0, allowed: 0, denied: 0, denied_by_reason: {} };
+/** What a bucket of a key that ran no tasks and spent no credits adds to its requests. */
+const NO_RUNS = { tasks: 0, input_tokens: 0, output_tokens: 0, credits_spent: 0 };
+const EMPTY = { requests: 0, allowed: 0, denied: 0, denied_by_reason: {}, ...NO_RUNS };
 
 type Json = Record<string, any>;
 
@@ -95,7 +97,7 @@ describe('counting', () => {
     ]);
     for (const [key, counts] of expected) {
       const body = await usageWhen(key, (b) => lastBucket(b).requests >= counts.requests);
-      expect(lastBucket(body)).toEqual({ start: '2030-05-10T13:00:00.000Z', ...counts });
+      expect(lastBucket(body)).toEqual({ start: '2030-05-10T13:00:00.000Z', ...counts, ...NO_RUNS });
     }
     // Nothing more arrives later: each request was counted once.
     await t.app.get(UsageCounter).flush();
@@ -155,8 +157,16 @@ describe('counting', () => {
         allowed: 3,
         denied: 2,
         denied_by_reason: { forbidden: 2 },
+        ...NO_RUNS,
       },
-      { start: '2030-05-11T00:00:00.000Z', requests: 2, allowed: 2, denied: 0, denied_by_reason: {} },
+      {
+        start: '2030-05-11T00:00:00.000Z',
+        requests: 2,
+        allowed: 2,
+        denied: 0,
+        denied_by_reason: {},
+        ...NO_RUNS,
+      },
     ]);
 
     const defaultDays = (await usageOf(viewer, { granularity: 'day' }).expect(200)).body;
@@ -264,13 +274,14 @@ describe('GET /v1/usage', () => {
       from: '2030-05-31T09:00:00.000Z',
       to: '2030-06-01T08:00:00.000Z',
       data: [
-        { key_id: busy.id, name: 'busy', requests: 4, allowed: 3, denied: 1 },
+        { key_id: busy.id, name: 'busy', requests: 4, allowed: 3, denied: 1, credits_spent: 0 },
         ...twins.map((twin) => ({
           key_id: twin.id,
           name: twin.body.name,
           requests: 1,
           allowed: 1,
           denied: 0,
+          credits_spent: 0,
         })),
       ],
     });

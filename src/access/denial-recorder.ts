@@ -4,6 +4,7 @@ import { originOf } from '../audit/request-origin.decorator';
 import { translateError } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
 import { UsageCounter } from '../usage/usage-counter';
+import { USAGE_MEASURES } from '../usage/usage-measures';
 import { ProblemException } from '../common/problem';
 import type { AccessAttempt } from './access-attempt';
 import { AccessDenial, denialException, denialResponseOf } from './access-denial';
@@ -64,6 +65,13 @@ export class DenialRecorder {
 
   allow({ request }: AccessAttempt): void {
     this.countOutcome(request, 'allowed');
+    // The request's credit, for the usage buckets' credits_spent (checked after countOutcome: a key).
+    if (request.creditSpent)
+      this.usage.count(
+        request.principal!.organizationId,
+        request.principal!.key!.id,
+        USAGE_MEASURES.creditsSpent,
+      );
   }
 
   /** The key-check metric and, once the key resolved, its usage; whether it had a key to count. */

@@ -3,6 +3,8 @@ import type { Request } from 'express';
 import { CreditsService } from '../api-keys/credits/credits.service';
 import { RedisConnection } from '../redis/redis.connection';
 import { TaskQueueRepository } from './task-queue.repository';
+import { UsageCounter } from '../usage/usage-counter';
+import { USAGE_MEASURES } from '../usage/usage-measures';
 import type { TaskCreditReserver } from './tasks.service';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 
@@ -12,7 +14,10 @@ import { TaskError, TaskErrorCode } from './tasks.errors';
  */
 @Injectable()
 export class TaskCredits {
-  constructor(private readonly credits: CreditsService) {}
+  constructor(
+    private readonly credits: CreditsService,
+    private readonly usage: UsageCounter,
+  ) {}
 
   /** The reserver for a create request; undefined when its key has no balance (or it has no key). */
   forRequest(request: Request): TaskCreditReserver | undefined {
@@ -26,7 +31,11 @@ export class TaskCredits {
         const own = request.creditSpent;
         delete request.creditSpent;
         delete request.creditsRemaining;
-        if (own) await this.credits.refund(own);
+        if (own) {
+          await this.credits.refund(own);
+          // The key check counted it in credits_spent; it was not spent after all.
+          this.usage.count(key.organizationId, key.id, USAGE_MEASURES.creditsSpent, -1);
+        }
         throw new TaskError(
           TaskErrorCode.CreditsExhausted,
           `The key has fewer than the ${count} credits this task reserves (max_credits) left.`,

@@ -7,6 +7,9 @@ import { Task } from './task.entity';
 import { BUDGET_EXCEEDED } from './task-costs';
 import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 import { ReservationSettlement } from '../api-keys/credits/reservation-settlement';
+import { API_KEY_ID } from '../api-keys/api-keys.declarations';
+import { isIdOf } from '../common/ids';
+import { UsageRepository } from '../usage/usage.repository';
 
 /** What a finished task records: its result, or why it failed. */
 export type TaskOutcome =
@@ -43,7 +46,18 @@ const SETTLED_COST = `LEAST(tasks.max_credits, CEIL(tasks.input_tokens / 1000.0 
 export interface FinishedTaskRow {
   id: string;
   usage: { input_tokens: number; output_tokens: number; credits: number };
+  organizationId: string;
+  /** The key (`key_…`) or user that created the task. */
+  createdBy: string | null;
+  /** Whether its max_credits were reserved from the key's balance (what it cost was taken from it). */
+  reserved: boolean;
 }
+
+/** What every statement that ends a task answers (FinishedTaskRow), for its settlement and usage. */
+const ENDED_TASK_COLUMNS = `tasks.id, tasks.organization_id AS "organizationId", tasks.created_by AS "createdBy",
+  json_build_object('input_tokens', tasks.input_tokens, 'output_tokens', tasks.output_tokens,
+                    'credits', tasks.credits_charged) AS usage,
+  tasks.credit_reservation IS NOT NULL AS reserved`;
 
 /** Work to do in the same transaction as a state change that took effect (its event, say). */
 export type AlongWithChange = (manager: EntityManager) => Promise<void>;
@@ -65,6 +79,7 @@ export class TaskQueueRepository {
     @InjectRepository(Task) private readonly tasks: Repository<Task>,
     private readonly dataSource: DataSource,
     private readonly settlement: ReservationSettlement,
+    private readonly usage: UsageRepository,
   ) {}
 
   newTask(fields: Partial<Task>): Task {
@@ -230,12 +245,11 @@ export class TaskQueueRepository {
         `UPDATE tasks SET status = 'failed', error = $2, credits_charged = max_credits, completed_at = now(),
                 updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL
           WHERE id = $1 AND status = 'running'
-          RETURNING id, json_build_object('input_tokens', input_tokens, 'output_tokens', output_tokens,
-                    'credits', credits_charged) AS usage`,
+          RETURNING ${ENDED_TASK_COLUMNS}`,
         [taskId, JSON.stringify(BUDGET_EXCEEDED)],
       );
       if (!rows.length) return false;
-      await this.settle(manager, [taskId]);
+      await this.settleAndMeter(manager, rows);
       await along(manager, rows[0].usage);
       return true;
     });
@@ -358,8 +372,7 @@ export class TaskQueueRepository {
                 credits_charged = ${SETTLED_COST}
            FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) AS o(id, status, result, error)
           WHERE tasks.id = o.id AND tasks.lease_owner = $1 AND tasks.status = 'running'
-          RETURNING tasks.id, json_build_object('input_tokens', tasks.input_tokens,
-                    'output_tokens', tasks.output_tokens, 'credits', tasks.credits_charged) AS usage`,
+          RETURNING ${ENDED_TASK_COLUMNS}`,
         [
           workerId,
           outcomes.map((o) => o.taskId),
@@ -371,14 +384,32 @@ export class TaskQueueRepository {
         ],
       );
       if (rows.length) {
-        await this.settle(
-          manager,
-          rows.map((row) => row.id),
-        );
+        await this.settleAndMeter(manager, rows);
         await along(manager, rows);
       }
       return rows;
     });
+  }
+
+  /**
+   * In the transaction that ended `ended`: their reservations settled, and what they used added to
+   * their creating keys' usage (tasks, tokens, credits spent), once.
+   */
+  private async settleAndMeter(manager: EntityManager, ended: readonly FinishedTaskRow[]): Promise<void> {
+    const reserved = ended.filter((row) => row.reserved).map((row) => row.id);
+    if (reserved.length) await this.settle(manager, reserved);
+    await this.usage.addTaskRuns(
+      manager,
+      ended
+        .filter((row) => row.createdBy !== null && isIdOf(API_KEY_ID, row.createdBy))
+        .map((row) => ({
+          organizationId: row.organizationId,
+          keyId: row.createdBy!,
+          inputTokens: Number(row.usage.input_tokens),
+          outputTokens: Number(row.usage.output_tokens),
+          creditsSpent: row.reserved ? Number(row.usage.credits) : 0,
+        })),
+    );
   }
 
   /**
@@ -434,16 +465,16 @@ export class TaskQueueRepository {
   /** Cancels a queued or running task, and runs `along` in the same transaction; false if it finished. */
   cancel(taskId: string, along: AlongWithChange): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
-      const [rows] = await manager.query<[unknown[], number]>(
+      const [rows] = await manager.query<[FinishedTaskRow[], number]>(
         `UPDATE tasks SET status = 'cancelled', completed_at = now(), updated_at = now(),
                 lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL,
                 credits_charged = ${SETTLED_COST}
           WHERE id = $1 AND status IN ('queued', 'running')
-          RETURNING id`,
+          RETURNING ${ENDED_TASK_COLUMNS}`,
         [taskId],
       );
       if (!rows.length) return false;
-      await this.settle(manager, [taskId]);
+      await this.settleAndMeter(manager, rows);
       await along(manager);
       return true;
     });

@@ -10,6 +10,7 @@ import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
 import { TaskTokensModule } from './run-tokens/task-tokens.module';
+import { UsageModule } from '../usage/usage.module';
 import { ReservationSettlementModule } from '../api-keys/credits/reservation-settlement';
 
 /** Tasks and the durable PostgreSQL queue that runs them. */
@@ -20,6 +21,7 @@ import { ReservationSettlementModule } from '../api-keys/credits/reservation-set
     FilesModule,
     TaskTokensModule,
     ReservationSettlementModule,
+    UsageModule,
   ],
   providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges, TaskEventFeeds],
   exports: [TasksService, TaskWorker, TaskQueueRepository],

@@ -82,9 +82,10 @@ export class UsageCounter implements BeforeApplicationShutdown {
     });
   }
 
-  count(organizationId: string, keyId: string, outcome: string): void {
+  /** Counts `amount` (1: a request) of `outcome` for the key in this hour; a negative amount takes back. */
+  count(organizationId: string, keyId: string, outcome: string, amount = 1): void {
     const now = this.clock.now();
-    this.add(organizationId, keyId, now - (now % HOUR_MS), outcome);
+    this.add(organizationId, keyId, now - (now % HOUR_MS), outcome, amount);
     this.backlog.schedule();
   }
 
@@ -101,15 +102,15 @@ export class UsageCounter implements BeforeApplicationShutdown {
     await this.backlog.close(this.lifecycle.shutdownGraceMs / 5);
   }
 
-  private add(organizationId: string, keyId: string, hour: number, outcome: string): void {
+  private add(organizationId: string, keyId: string, hour: number, outcome: string, amount: number): void {
     const counters = this.pending.get(hour)?.get(keyId);
     const current = counters?.byOutcome.get(outcome);
     if (current !== undefined) {
-      counters!.byOutcome.set(outcome, current + 1);
+      counters!.byOutcome.set(outcome, current + amount);
       return;
     }
     if (!this.backlog.admit(1)) return;
-    this.countersOf(organizationId, keyId, hour).byOutcome.set(outcome, 1);
+    this.countersOf(organizationId, keyId, hour).byOutcome.set(outcome, amount);
     this.pendingCounters += 1;
   }
 

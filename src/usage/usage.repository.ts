@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, Repository } from 'typeorm';
+import { type EntityManager, LessThan, Repository } from 'typeorm';
+import { type TaskRunUsage, USAGE_MEASURES } from './usage-measures';
 import { KeyUsageHourly } from './key-usage-hourly.entity';
 import { UsageBatch } from './usage-batch.entity';
 import type { Granularity } from './usage-range';
@@ -24,6 +25,7 @@ export interface KeyTotals {
   keyId: string;
   requests: number;
   allowed: number;
+  creditsSpent: number;
 }
 
 const BUCKET_OF_HOUR: Readonly<Record<Granularity, string>> = {
@@ -66,6 +68,41 @@ export class UsageRepository {
     );
   }
 
+  /**
+   * Adds what tasks that just ended used to their creating keys' current hour, in the caller's
+   * transaction (the one that records the outcomes, so each task counts once).
+   */
+  async addTaskRuns(manager: EntityManager, runs: readonly TaskRunUsage[]): Promise<void> {
+    const rows = runs.flatMap((run) =>
+      (
+        [
+          [USAGE_MEASURES.tasks, 1],
+          [USAGE_MEASURES.inputTokens, run.inputTokens],
+          [USAGE_MEASURES.outputTokens, run.outputTokens],
+          [USAGE_MEASURES.creditsSpent, run.creditsSpent],
+        ] as const
+      )
+        .filter(([, count]) => count > 0)
+        .map(([measure, count]) => ({ ...run, measure, count })),
+    );
+    if (!rows.length) return;
+    await manager.query(
+      `INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, count)
+       SELECT organization_id, key_id, date_trunc('hour', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', measure,
+              sum(count)
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS r(organization_id, key_id, measure, count)
+        GROUP BY organization_id, key_id, measure
+        ORDER BY key_id, measure
+       ON CONFLICT (key_id, hour, outcome) DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
+      [
+        rows.map((row) => row.organizationId),
+        rows.map((row) => row.keyId),
+        rows.map((row) => row.measure),
+        rows.map((row) => row.count),
+      ],
+    );
+  }
+
   /** A key's counts per bucket and outcome in [from, end); buckets without requests are absent. */
   async countsOfKey(
     organizationId: string,
@@ -86,20 +123,25 @@ export class UsageRepository {
 
   /** The organization's keys used in [from, end), most requests first (ties by key id). */
   async totalsByKey(organizationId: string, from: Date, end: Date): Promise<KeyTotals[]> {
-    const rows = await this.rows.query<{ key_id: string; requests: string; allowed: string }[]>(
-      `SELECT key_id,
-              SUM(count)::text AS requests,
-              COALESCE(SUM(count) FILTER (WHERE outcome = 'allowed'), 0)::text AS allowed
-       FROM key_usage_hourly
-       WHERE organization_id = $1 AND hour >= $2 AND hour < $3
-       GROUP BY key_id
-       ORDER BY SUM(count) DESC, key_id ASC`,
-      [organizationId, from, end],
+    const rows = await this.rows.query<
+      { key_id: string; requests: string; allowed: string; credits_spent: string }[]
+    >(
+      `SELECT key_id, requests::text, allowed::text, credits_spent::text FROM (
+         SELECT key_id,
+                COALESCE(SUM(count) FILTER (WHERE outcome NOT LIKE '$%'), 0) AS requests,
+                COALESCE(SUM(count) FILTER (WHERE outcome = 'allowed'), 0) AS allowed,
+                COALESCE(SUM(count) FILTER (WHERE outcome = $4), 0) AS credits_spent
+           FROM key_usage_hourly
+          WHERE organization_id = $1 AND hour >= $2 AND hour < $3
+          GROUP BY key_id) AS totals
+       ORDER BY requests DESC, key_id ASC`,
+      [organizationId, from, end, USAGE_MEASURES.creditsSpent],
     );
     return rows.map((row) => ({
       keyId: row.key_id,
       requests: Number(row.requests),
       allowed: Number(row.allowed),
+      creditsSpent: Number(row.credits_spent),
     }));
   }
 

@@ -11,6 +11,7 @@ import type {
 } from './dto/usage.dto';
 import { BucketRange, parseTimestamp } from './usage-range';
 import { UsageRepository } from './usage.repository';
+import { isMeasure, USAGE_MEASURES } from './usage-measures';
 
 const ALLOWED = 'allowed';
 
@@ -41,6 +42,12 @@ export class UsageService {
     for (const { start, outcome, count } of counts) {
       const bucket = buckets.get(start.getTime());
       if (!bucket) continue;
+      const measure = MEASURE_FIELDS[outcome];
+      if (measure) {
+        bucket[measure] += count;
+        continue;
+      }
+      if (isMeasure(outcome)) continue; // a measure of a later version: not a request
       bucket.requests += count;
       if (outcome === ALLOWED) {
         bucket.allowed += count;
@@ -76,12 +83,13 @@ export class UsageService {
       to: new Date(range.to).toISOString(),
       data: totals
         .filter(({ keyId }) => names.has(keyId))
-        .map(({ keyId, requests, allowed }) => ({
+        .map(({ keyId, requests, allowed, creditsSpent }) => ({
           key_id: keyId,
           name: names.get(keyId)!,
           requests,
           allowed,
           denied: requests - allowed,
+          credits_spent: creditsSpent,
         })),
     };
   }
@@ -106,5 +114,19 @@ function emptyBucket(start: number): UsageBucketResponse {
     allowed: 0,
     denied: 0,
     denied_by_reason: {},
+    tasks: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    credits_spent: 0,
   };
 }
+
+/** The bucket field of each measure. */
+const MEASURE_FIELDS: Readonly<
+  Record<string, 'tasks' | 'input_tokens' | 'output_tokens' | 'credits_spent' | undefined>
+> = {
+  [USAGE_MEASURES.tasks]: 'tasks',
+  [USAGE_MEASURES.inputTokens]: 'input_tokens',
+  [USAGE_MEASURES.outputTokens]: 'output_tokens',
+  [USAGE_MEASURES.creditsSpent]: 'credits_spent',
+};

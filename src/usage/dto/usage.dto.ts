@@ -52,6 +52,15 @@ export class UsageBucketResponse {
     example: { rate_limited: 3, ip_not_allowed: 1 },
   })
   denied_by_reason: Record<string, number>;
+  @ApiProperty({ type: 'integer', description: "The key's tasks that ended in the bucket." }) tasks: number;
+  @ApiProperty({ type: 'integer', description: 'Input tokens those tasks reported.' }) input_tokens: number;
+  @ApiProperty({ type: 'integer', description: 'Output tokens those tasks reported.' }) output_tokens: number;
+  @ApiProperty({
+    type: 'integer',
+    description:
+      "Credits taken from the key's balance: one per request that spent one, and what its runs cost.",
+  })
+  credits_spent: number;
 }
 
 export class KeyUsageResponse {
@@ -69,6 +78,8 @@ export class KeyUsageTotalResponse {
   @ApiProperty({ type: 'integer' }) requests: number;
   @ApiProperty({ type: 'integer' }) allowed: number;
   @ApiProperty({ type: 'integer' }) denied: number;
+  @ApiProperty({ type: 'integer', description: "Credits taken from the key's balance (requests and runs)." })
+  credits_spent: number;
 }
 
 export class OrganizationUsageResponse {
