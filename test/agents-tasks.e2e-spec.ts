@@ -641,7 +641,7 @@ if (!HAS_POSTGRES) {
 }
 
 (HAS_POSTGRES ? describe : describe.skip)('a worker killed mid-task (needs PostgreSQL)', () => {
-  it('another instance takes the task up within 10 s of the worker being killed and finishes it (attempts 2)', async () => {
+  it('another instance takes the task up within 10 s of the worker being killed and finishes it (attempts 2), with a new task token, settling its reservation once', async () => {
     const secrets = {
       TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
       API_KEY_HASH_SECRET: randomBytes(32).toString('hex'),
@@ -656,6 +656,7 @@ if (!HAS_POSTGRES) {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-crash-'));
     const port = await freeLoopbackPort();
     const firstAnswer = gate();
+    const secondAnswer = gate();
     let child: ChildProcess | undefined;
     let b: TestApp | undefined;
     try {
@@ -665,6 +666,7 @@ if (!HAS_POSTGRES) {
           await firstAnswer.promise; // A dies while this request is open
           return { status: 200, json: { from: 'the dead worker' } };
         }
+        await secondAnswer.promise; // the test reports usage with this attempt's token meanwhile
         return { status: 200, json: { from: 'the second worker', count } };
       });
 
@@ -679,6 +681,8 @@ if (!HAS_POSTGRES) {
           DATA_DIR: dataDir,
           DATABASE_URL: databaseUrl,
           REDIS_URL: process.env.REDIS_URL,
+          // The namespace test instances of this database use (test-instance.ts): one deployment.
+          REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
           LOG_LEVEL: 'warn',
           ALLOW_SIGNUP: 'true',
           BCRYPT_ROUNDS: '4',
@@ -697,12 +701,29 @@ if (!HAS_POSTGRES) {
       const agent = await a
         .post('/v1/agents')
         .set(org.auth)
-        .send({ name: 'remote', type: 'http', config: { url: server.url(path) } })
+        .send({
+          name: 'remote',
+          type: 'http',
+          config: { url: server.url(path) },
+          pricing: { credits_per_1k_input_tokens: 1, credits_per_1k_output_tokens: 0 },
+        })
         .expect(201);
+      const key = await a
+        .post('/v1/api-keys')
+        .set(org.auth)
+        .send({ name: 'crash', role: 'developer', credits: { remaining: 100, refill: null } })
+        .expect(201);
+      const keyAuth = { Authorization: `Bearer ${key.body.key}` };
+      // 1 credit for the request and 10 reserved for the run.
       const created = await a
         .post('/v1/tasks')
-        .set(org.auth)
-        .send({ instruction: 'survive a crash', agent_type: 'http', agent_id: agent.body.id })
+        .set(keyAuth)
+        .send({
+          instruction: 'survive a crash',
+          agent_type: 'http',
+          agent_id: agent.body.id,
+          max_credits: 10,
+        })
         .expect(202);
       const id: string = created.body.id;
 
@@ -731,6 +752,21 @@ if (!HAS_POSTGRES) {
       );
       expect(retried).toHaveLength(2);
       expect(Date.now() - killedAt).toBeLessThanOrEqual(10_000);
+      // The dead attempt's token died with its lease; the new attempt carries a token of its own.
+      const [oldToken, newToken] = retried.map((r) => r.headers['x-gatehouse-task-token'] as string);
+      expect(newToken).toMatch(/^gtt_/);
+      expect(newToken).not.toBe(oldToken);
+      expectProblem(
+        await b.http.get(`/v1/tasks/${id}`).set({ Authorization: `Bearer ${oldToken}` }),
+        401,
+        'task_token_expired',
+      );
+      await b.http
+        .post(`/v1/tasks/${id}/events`)
+        .set({ Authorization: `Bearer ${newToken}` })
+        .send({ type: 'usage', data: { input_tokens: 2500, output_tokens: 0 } })
+        .expect(202);
+      secondAnswer.release();
       const done = await waitForTask(b.http, org.auth, id, FINAL, 20_000);
       expect(done).toMatchObject({
         status: 'succeeded',
@@ -738,8 +774,17 @@ if (!HAS_POSTGRES) {
         result: { from: 'the second worker', count: 2 },
       });
       expect(server.requestsTo(path).map((r) => r.json?.task_id)).toEqual([id, id]);
+      // Settled once, by the attempt that finished: 100 - 1 (request) - 3 (2,500 tokens at 1 per 1k).
+      const balance = await waitFor(
+        async () => (await b!.http.get(`/v1/api-keys/${key.body.id}`).set(org.auth)).body.credits.remaining,
+        (remaining) => remaining === 96,
+        { timeoutMs: 5_000 },
+      );
+      expect(balance).toBe(96);
+      expect(done.usage).toEqual({ input_tokens: 2500, output_tokens: 0, credits: 3 });
     } finally {
       firstAnswer.release();
+      secondAnswer.release();
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await b?.close();
       await server.close();

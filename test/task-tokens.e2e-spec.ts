@@ -4,6 +4,7 @@ import { HeldRuns, type HeldRun } from './support/held-runs';
 import { bearer, expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { createKey, pollUntil, type Auth } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
+import { describeWithPostgres, expectWithinOneSecond, sharedSecrets } from './support/instances';
 
 /**
  * Task tokens, agents' events and output files (contract, "Agent runs"): every run of an http agent
@@ -329,3 +330,48 @@ describe('task tokens', () => {
     expect(usage.body.data.reduce((n: number, b: any) => n + b.requests, 0)).toBe(4);
   });
 });
+
+describeWithPostgres('task tokens multi-instance e2e')(
+  'task tokens on two instances (needs PostgreSQL)',
+  () => {
+    let a: TestApp;
+    let b: TestApp;
+    let runs: HeldRuns;
+    let org: SignedUpOrganization;
+    let agentId: string;
+
+    beforeAll(async () => {
+      runs = await HeldRuns.start();
+      const env = { ...sharedSecrets(), WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' };
+      // A runs the task; B has no worker.
+      a = await startTestApp({ env: { ...env, WORKER_CONCURRENCY: '2' } });
+      b = await startTestApp({ databaseUrl: a.databaseUrl, env });
+      org = await signUpOrganization(a.http);
+      agentId = await runs.agent(a.http, org.auth);
+    });
+    afterAll(async () => {
+      await runs.close();
+      await b?.close();
+      await a?.close();
+    });
+
+    it('works on every instance while the run lasts, and is refused on every instance within a second of its end', async () => {
+      const run = await runs.begin(a.http, org.auth, agentId);
+      await b.http.get(`/v1/tasks/${run.taskId}`).set(run.tokenAuth).expect(200);
+      await b.http
+        .post(`/v1/tasks/${run.taskId}/events`)
+        .set(run.tokenAuth)
+        .send({ type: 'progress', data: { percent: 50 } })
+        .expect(202);
+      await b.http.post(`/v1/tasks/${run.taskId}/cancel`).set(org.auth).expect(200);
+      for (const instance of [a, b]) {
+        const refused = await expectWithinOneSecond(
+          () => instance.http.get(`/v1/tasks/${run.taskId}`).set(run.tokenAuth),
+          (res) => res.status === 401,
+        );
+        expectProblem(refused, 401, 'task_token_expired');
+      }
+      run.release();
+    });
+  },
+);

@@ -26,7 +26,9 @@ interface Started {
  */
 export class HeldRuns {
   private readonly gates = new Map<string, Gate>();
-  private readonly started = new Map<string, (run: Started) => void>();
+  /** Calls the agent received before the test asked for them, by task (a worker can be that fast). */
+  private readonly unclaimed = new Map<string, Started[]>();
+  private readonly waiting = new Map<string, (run: Started) => void>();
 
   private constructor(
     private readonly server: FakeAgentServer,
@@ -39,7 +41,7 @@ export class HeldRuns {
     const runs = new HeldRuns(server, server.url('/run'));
     server.on('/run', async (request) => {
       const taskId = request.json.task_id as string;
-      runs.started.get(taskId)?.({
+      runs.arrived(taskId, {
         token: request.headers['x-gatehouse-task-token'] as string,
         headers: request.headers,
       });
@@ -78,9 +80,18 @@ export class HeldRuns {
     return { taskId, ...run, tokenAuth: bearer(run.token), release: held.release };
   }
 
-  /** The next time the agent is called for `taskId` (a new attempt, say). */
+  /** The agent's next call for `taskId` not yet handed to the test (its first, or a new attempt's). */
   nextStart(taskId: string): Promise<Started> {
-    return new Promise((resolve) => this.started.set(taskId, resolve));
+    const early = this.unclaimed.get(taskId)?.shift();
+    if (early) return Promise.resolve(early);
+    return new Promise((resolve) => this.waiting.set(taskId, resolve));
+  }
+
+  private arrived(taskId: string, run: Started): void {
+    const waiter = this.waiting.get(taskId);
+    this.waiting.delete(taskId);
+    if (waiter) waiter(run);
+    else this.unclaimed.set(taskId, [...(this.unclaimed.get(taskId) ?? []), run]);
   }
 
   /** The gate of a task's run: the same one for the agent's call and for begin(), whichever comes first. */
