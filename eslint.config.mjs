@@ -39,6 +39,22 @@ export default tseslint.config(
     rules: { 'no-console': ['error', {}] },
   },
   {
+    // The README's agent (examples/agent): plain JavaScript for Node 20, run as printed, outside the
+    // TypeScript project, so linted without type information and with Node's globals.
+    files: ['examples/agent/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { project: false },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        fetch: 'readonly',
+        FormData: 'readonly',
+        Blob: 'readonly',
+      },
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',

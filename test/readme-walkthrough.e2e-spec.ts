@@ -39,12 +39,19 @@ async function waitUntilLive(child: Child, base: string, ms: number): Promise<vo
   throw new Error(`the server did not serve within ${ms} ms:\n${child.output().stderr}`);
 }
 
-/** The ```bash blocks of "## Using the API" (up to "## Configuration"), in order. */
+/**
+ * The ```bash blocks of "## Using the API" (up to "## Configuration"), in order, but those of "### Writing an
+ * agent": they need an agent running beside a server that allows loopback targets, and
+ * test/writing-an-agent.e2e-spec.ts runs them so.
+ */
 function walkthroughBlocks(readme: string): string[] {
   const start = readme.search(/^## Using the API$/m);
   const end = readme.search(/^## Configuration$/m);
   if (start < 0 || end < start) throw new Error('README has no "## Using the API" section');
-  const section = readme.slice(start, end);
+  // Up to its next heading: fenced blocks are skipped whole, so their `# comment` lines end nothing.
+  const section = readme
+    .slice(start, end)
+    .replace(/^### Writing an agent$(?:^```[^\n]*\n[\s\S]*?^```$|[\s\S])*?(?=^#{1,3} )/m, '');
   return [...section.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
