@@ -3,11 +3,13 @@ import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
+import { Semaphore } from '../common/semaphore';
 import { TickBatch } from '../common/tick-batch';
 import { AgentsService } from '../agents/agents.service';
 import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
+import { AgentRunSlots, maxConcurrencyOf } from './agent-run-slots';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskChanges } from './task-changes';
@@ -16,21 +18,24 @@ import { TasksService } from './tasks.service';
 
 const MAX_BACKOFF_MS = 60_000;
 // At most this many tasks claimed in one statement.
-const CLAIM_BATCH = 32;
+const CLAIM_BATCH = 64;
 // Renewals per lease: three may fail (a slow database moment) before a healthy task loses its lease.
 const HEARTBEATS_PER_LEASE = 4;
 
 /**
- * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight: it
- * claims as many as there are free slots in one statement (FOR UPDATE SKIP LOCKED: queued and due, or
- * running with an expired lease, its worker died; of the agent types it has a runner for, so a type only
- * another process has is left to that one), and sleeps only when the queue is empty, until a
- * task is queued (TaskWakeups) or WORKER_POLL_MS passes. Each task holds a lease renewed while the
- * agent runs; outcomes finishing together are recorded in one transaction, each only while this
- * worker still owns the lease, so an outcome is recorded once. Failures are retried with exponential
- * backoff and jitter up to TASK_MAX_ATTEMPTS. A cancellation (or a lost lease) aborts the running
- * agent at the next heartbeat. On shutdown it stops claiming, gives running tasks the grace period,
- * then hands the rest back to the queue.
+ * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight (agents
+ * are I/O-bound: hundreds of runs wait on their agents at once): it claims as many as there are free
+ * slots in one statement (FOR UPDATE SKIP LOCKED: queued and due, or running with an expired lease, its
+ * worker died; of the agent types it has a runner for, so a type only another process has is left to
+ * that one; of no agent at its `max_concurrency` here), and sleeps only when the queue is empty, until
+ * a task is queued (TaskWakeups) or WORKER_POLL_MS passes. Each task holds a lease; one heartbeat renews
+ * the leases of all running tasks in one statement, and aborts those this worker no longer owns (a
+ * cancellation, or a lost lease, is noticed within one heartbeat). Outcomes finishing together are
+ * recorded in one transaction, each only while this worker still owns the lease, so an outcome is
+ * recorded once. Failures are retried with exponential backoff and jitter up to TASK_MAX_ATTEMPTS. The
+ * worker's statements go through a few connections of the pool (TASK_WORKER_CONNECTIONS), however many
+ * runs are in flight. On shutdown it stops claiming, gives running tasks the grace period, then hands
+ * the rest back to the queue.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
@@ -40,6 +45,12 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private dispatcher?: Promise<void>;
   private readonly running = new Map<string, AbortController>();
   private readonly executions = new Set<Promise<void>>();
+  private readonly agentSlots = new AgentRunSlots();
+  /** The worker's statements in flight: its share of the pool, whatever the runs in flight. */
+  private readonly connections: Semaphore;
+  private heartbeat?: NodeJS.Timeout;
+  /** One renewal in flight: while the database is slow, ticks that pile up would each want a connection. */
+  private renewing?: Promise<void>;
   /** Ends the dispatcher's current wait (a task was queued, a slot came free); remembered if none. */
   private nudge: () => void = () => (this.nudged = true);
   private nudged = false;
@@ -61,12 +72,25 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly events: EventsService,
     private readonly wakeups: TaskWakeups,
     private readonly changes: TaskChanges,
-  ) {}
+  ) {
+    this.connections = new Semaphore(this.config.databaseConnections);
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.workerConcurrency === 0) return;
     this.stopListening = this.wakeups.onWake(() => this.nudge());
+    this.heartbeat = setInterval(
+      () => {
+        this.renewing ??= this.renewLeases().finally(() => (this.renewing = undefined));
+      },
+      Math.max(50, this.config.leaseMs / HEARTBEATS_PER_LEASE),
+    );
     this.dispatcher = this.dispatch();
+  }
+
+  /** A statement of the worker's, on its share of the pool. */
+  private db<T>(statement: () => Promise<T>): Promise<T> {
+    return this.connections.use(statement);
   }
 
   private async dispatch(): Promise<void> {
@@ -78,11 +102,15 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       let claimed: Task[] = [];
       if (free > 0) {
         try {
-          claimed = await this.queue.claimBatch(
-            this.workerId,
-            this.config.leaseMs,
-            Math.min(free, CLAIM_BATCH),
-            agentTypes,
+          const atCap = this.agentSlots.atCap();
+          claimed = await this.db(() =>
+            this.queue.claimBatch(
+              this.workerId,
+              this.config.leaseMs,
+              Math.min(free, CLAIM_BATCH),
+              agentTypes,
+              atCap,
+            ),
           );
         } catch (error) {
           this.logger.warn(`claim failed: ${(error as Error).message}`);
@@ -105,7 +133,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private async reportTasksOfOtherTypes(agentTypes: readonly string[]): Promise<void> {
     try {
-      const counts = await this.queue.countOtherTypes(agentTypes);
+      const counts = await this.db(() => this.queue.countOtherTypes(agentTypes));
       if (!counts.length) return;
       const byType = new Map<string, string[]>();
       for (const { agentType, status, count } of counts) {
@@ -155,15 +183,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async execute(task: Task): Promise<void> {
     const controller = new AbortController();
     this.running.set(task.id, controller);
-    // One renewal in flight per task: while the database is slow (a lock, a busy moment) the interval
-    // keeps firing, and renewals that pile up would each hold a pooled connection that requests need.
-    let renewing: Promise<void> | undefined;
-    const heartbeat = setInterval(
-      () => {
-        renewing ??= this.renewLease(task.id, controller).finally(() => (renewing = undefined));
-      },
-      Math.max(50, this.config.leaseMs / HEARTBEATS_PER_LEASE),
-    );
     try {
       const result = await this.run(task, controller.signal);
       await this.finish(task, { status: 'succeeded', result });
@@ -180,8 +199,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
           error: { code: failure.code, message: failure.message },
         });
     } finally {
-      clearInterval(heartbeat);
-      this.running.delete(task.id);
+      if (this.running.get(task.id) === controller) this.running.delete(task.id);
     }
   }
 
@@ -189,36 +207,56 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const runner = this.runners.get(task.agentType);
     // Not claimed by this worker (claimBatch takes registered types only); kept as the last guard.
     if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
-    const agent = task.agentId
-      ? await this.agents.findInOrganization(task.organizationId, task.agentId)
+    const { agentId, organizationId } = task;
+    const agent = agentId
+      ? await this.db(() => this.agents.findInOrganization(organizationId, agentId))
       : null;
     if (runner.needsAgent && !agent)
       throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
-    const attachments = await this.files.findOwned(task.organizationId, task.attachments);
+    const attachments = task.attachments.length
+      ? await this.db(() => this.files.findOwned(organizationId, task.attachments))
+      : [];
     const key = task.sealedCredential ? this.tasks.credentials.open(task.sealedCredential) : undefined;
-    return runner.run({
-      task: { id: task.id, organizationId: task.organizationId, instruction: task.instruction, attachments },
-      agent,
-      outboundHeaders: key ? { 'X-API-Key': key } : {},
-      signal,
-    });
+    // An agent that caps its runs: wait here (leased, the lease renewed) for one of its slots.
+    const cap = agent ? maxConcurrencyOf(agent.config) : undefined;
+    const release = agent && cap ? await this.agentSlots.acquire(agent.id, cap, signal) : undefined;
+    try {
+      return await runner.run({
+        task: { id: task.id, organizationId, instruction: task.instruction, attachments },
+        agent,
+        outboundHeaders: key ? { 'X-API-Key': key } : {},
+        signal,
+      });
+    } finally {
+      release?.();
+    }
   }
 
-  /** Extends the lease; when the task was cancelled or taken over, aborts the agent. */
-  private async renewLease(taskId: string, controller: AbortController): Promise<void> {
+  /**
+   * Extends the leases of every running task in one statement; aborts the runs whose task was cancelled,
+   * finished elsewhere or taken over (this worker no longer owns it).
+   */
+  private async renewLeases(): Promise<void> {
+    const taskIds = [...this.running.keys()];
+    if (!taskIds.length) return;
     try {
-      if (!(await this.queue.renew(taskId, this.workerId, this.config.leaseMs))) controller.abort();
+      const owned = new Set(
+        await this.db(() => this.queue.renewMany(taskIds, this.workerId, this.config.leaseMs)),
+      );
+      for (const taskId of taskIds) if (!owned.has(taskId)) this.running.get(taskId)?.abort();
     } catch (error) {
-      this.logger.warn(`lease renewal of ${taskId} failed: ${(error as Error).message}`);
+      this.logger.warn(`lease renewal of ${taskIds.length} tasks failed: ${(error as Error).message}`);
     }
   }
 
   private async retryLater(task: Task, failure: AgentFailure): Promise<void> {
     const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (task.attempts - 1)) * (0.5 + Math.random() / 2);
-    await this.queue.retry(task.id, this.workerId, backoff, {
-      status: 'failed',
-      error: { code: failure.code, message: failure.message },
-    });
+    await this.db(() =>
+      this.queue.retry(task.id, this.workerId, backoff, {
+        status: 'failed',
+        error: { code: failure.code, message: failure.message },
+      }),
+    );
   }
 
   /** Records the outcome and its event together, only if this worker still owns the task. */
@@ -231,29 +269,31 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * word to the requests that wait on them (TaskChanges).
    */
   private async recordOutcomes(batch: FinishedTask[]): Promise<void> {
-    const finishedIds = await this.queue.finishMany(
-      this.workerId,
-      batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
-      (manager, finishedIds) => {
-        const finished = new Set(finishedIds);
-        return this.events.record(
-          manager,
-          batch
-            .filter(({ task }) => finished.has(task.id))
-            .map(({ task, outcome }) => ({
-              organizationId: task.organizationId,
-              type: `task.${outcome.status}`,
-              data:
-                outcome.status === 'failed'
-                  ? ({
-                      task_id: task.id,
-                      agent_type: task.agentType,
-                      error: outcome.error,
-                    } satisfies TaskFailedData)
-                  : ({ task_id: task.id, agent_type: task.agentType } satisfies TaskEventData),
-            })),
-        );
-      },
+    const finishedIds = await this.db(() =>
+      this.queue.finishMany(
+        this.workerId,
+        batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
+        (manager, finishedIds) => {
+          const finished = new Set(finishedIds);
+          return this.events.record(
+            manager,
+            batch
+              .filter(({ task }) => finished.has(task.id))
+              .map(({ task, outcome }) => ({
+                organizationId: task.organizationId,
+                type: `task.${outcome.status}`,
+                data:
+                  outcome.status === 'failed'
+                    ? ({
+                        task_id: task.id,
+                        agent_type: task.agentType,
+                        error: outcome.error,
+                      } satisfies TaskFailedData)
+                    : ({ task_id: task.id, agent_type: task.agentType } satisfies TaskEventData),
+              })),
+          );
+        },
+      ),
     );
     this.changes.changed(finishedIds);
   }
@@ -268,12 +308,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       setTimeout(() => resolve('timeout'), this.lifecycle.shutdownGraceMs / 2).unref(),
     );
     if ((await Promise.race([Promise.all(this.executions), grace])) === 'timeout') {
-      for (const [taskId, controller] of this.running) {
-        controller.abort();
-        // Hand back: another worker takes it up at once, without counting this attempt.
-        await this.queue.handBack(taskId, this.workerId).catch(() => undefined);
-      }
+      const taskIds = [...this.running.keys()];
+      for (const taskId of taskIds) this.running.get(taskId)?.abort();
+      // Hand back: another worker takes them up at once, without counting this attempt.
+      await this.db(() => this.queue.handBackMany(taskIds, this.workerId)).catch(() => undefined);
     }
+    clearInterval(this.heartbeat);
+    await this.renewing;
   }
 }
 

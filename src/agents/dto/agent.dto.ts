@@ -4,6 +4,12 @@ import { Omittable, IsNotBlank } from '../../common/validators';
 import type { Agent } from '../agent.entity';
 import type { TypedBuiltInAgent } from '../agent-runner';
 
+const AGENT_CONFIG_DESCRIPTION =
+  "The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), " +
+  'at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` ' +
+  '(1..1000: at most that many runs of this agent at once in each worker process; beyond it its tasks stay ' +
+  'queued; unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.';
+
 export class CreateAgentDto {
   @ApiProperty({ maxLength: 100, example: 'Summariser' })
   @IsString()
@@ -26,7 +32,8 @@ export class CreateAgentDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    example: { url: 'https://agents.example.com/run' },
+    description: AGENT_CONFIG_DESCRIPTION,
+    example: { url: 'https://agents.example.com/run', timeout_ms: 10000, max_concurrency: 50 },
   })
   @Omittable()
   @IsObject()
@@ -48,7 +55,7 @@ export class UpdateAgentDto {
   @MaxLength(500)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: AGENT_CONFIG_DESCRIPTION })
   @Omittable()
   @IsObject()
   config?: Record<string, unknown>;
@@ -60,7 +67,8 @@ export class AgentResponse {
   @ApiProperty({ example: 'echo' }) type: string;
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty() built_in: boolean;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) config?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: AGENT_CONFIG_DESCRIPTION })
+  config?: Record<string, unknown>;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) created_at: string | null;
 
   static of(agent: Agent): AgentResponse {
