@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentFailure, AgentRunners } from '../agents/agent-runner';
 import { Semaphore } from '../common/semaphore';
 import { TickBatch } from '../common/tick-batch';
+import type { Agent } from '../agents/agent.entity';
 import { AgentsService } from '../agents/agents.service';
 import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
@@ -46,6 +47,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly running = new Map<string, AbortController>();
   private readonly executions = new Set<Promise<void>>();
   private readonly agentSlots = new AgentRunSlots();
+  private readonly agentLookups = new Map<string, Promise<Agent | null>>();
   /** The worker's statements in flight: its share of the pool, whatever the runs in flight. */
   private readonly connections: Semaphore;
   private heartbeat?: NodeJS.Timeout;
@@ -97,10 +99,14 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Every module's onModuleInit has run (runners register there): the types are final.
     const agentTypes = this.runners.types();
     await this.reportTasksOfOtherTypes(agentTypes);
+    // With hundreds of runs in flight, a claim for every run that ends would be two statements per task:
+    // the dispatcher claims once a worthwhile batch of slots is free (an eighth of them, at most a full
+    // batch), which costs the I/O-bound runs it is made for little of their in-flight count.
+    const worthClaiming = Math.min(CLAIM_BATCH, Math.ceil(this.config.workerConcurrency / 8));
     while (!this.stopping) {
       const free = this.config.workerConcurrency - this.running.size;
       let claimed: Task[] = [];
-      if (free > 0) {
+      if (free >= worthClaiming) {
         try {
           const atCap = this.agentSlots.atCap();
           claimed = await this.db(() =>
@@ -119,8 +125,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
       for (const task of claimed) this.start(task);
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge.
-      if (free > 0 && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
-      await this.idle(free > 0 ? this.config.pollMs : undefined);
+      if (free >= worthClaiming && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
+      await this.idle(free >= worthClaiming ? this.config.pollMs : undefined);
     }
   }
 
@@ -208,9 +214,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Not claimed by this worker (claimBatch takes registered types only); kept as the last guard.
     if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
     const { agentId, organizationId } = task;
-    const agent = agentId
-      ? await this.db(() => this.agents.findInOrganization(organizationId, agentId))
-      : null;
+    const agent = agentId ? await this.findAgent(organizationId, agentId) : null;
     if (runner.needsAgent && !agent)
       throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
     const attachments = task.attachments.length
@@ -230,6 +234,22 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       release?.();
     }
+  }
+
+  /**
+   * The task's agent, single-flight: the runs of one agent claimed together (up to a batch of them) share
+   * one query. Nothing is kept once it answers, so a changed config applies to the next run.
+   */
+  private findAgent(organizationId: string, agentId: string): Promise<Agent | null> {
+    const key = `${organizationId}/${agentId}`;
+    let lookup = this.agentLookups.get(key);
+    if (!lookup) {
+      lookup = this.db(() => this.agents.findInOrganization(organizationId, agentId)).finally(() =>
+        this.agentLookups.delete(key),
+      );
+      this.agentLookups.set(key, lookup);
+    }
+    return lookup;
   }
 
   /**
