@@ -101,12 +101,17 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     await this.reportTasksOfOtherTypes(agentTypes);
     // With hundreds of runs in flight, a claim for every run that ends would be two statements per task:
     // the dispatcher claims once a worthwhile batch of slots is free (an eighth of them, at most a full
-    // batch), which costs the I/O-bound runs it is made for little of their in-flight count.
+    // batch), or once WORKER_POLL_MS has passed since its last claim with any slot free, so a slot waits
+    // at most that long while long runs hold the others.
     const worthClaiming = Math.min(CLAIM_BATCH, Math.ceil(this.config.workerConcurrency / 8));
+    let lastClaim = 0;
     while (!this.stopping) {
       const free = this.config.workerConcurrency - this.running.size;
+      const sinceClaim = Date.now() - lastClaim;
+      const claiming = free >= worthClaiming || (free > 0 && sinceClaim >= this.config.pollMs);
       let claimed: Task[] = [];
-      if (free >= worthClaiming) {
+      if (claiming) {
+        lastClaim = Date.now();
         try {
           const atCap = this.agentSlots.atCap();
           claimed = await this.db(() =>
@@ -124,9 +129,12 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       }
       if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
       for (const task of claimed) this.start(task);
-      // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge.
-      if (free >= worthClaiming && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
-      await this.idle(free >= worthClaiming ? this.config.pollMs : undefined);
+      // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge (a task
+      // queued, a run ended), or for the poll: the queue may hold work that is due later, or a slot free
+      // below the batch threshold waits for its turn.
+      if (claiming && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
+      if (claiming) await this.idle(this.config.pollMs);
+      else await this.idle(free > 0 ? this.config.pollMs - sinceClaim : undefined);
     }
   }
 
