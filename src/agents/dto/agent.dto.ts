@@ -7,8 +7,8 @@ import type { TypedBuiltInAgent } from '../agent-runner';
 const AGENT_CONFIG_DESCRIPTION =
   "The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), " +
   'at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` ' +
-  '(1..1000: at most that many runs of this agent at once in each worker process; beyond it its tasks stay ' +
-  'queued; unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.';
+  '(1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; ' +
+  'unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.';
 
 export class CreateAgentDto {
   @ApiProperty({ maxLength: 100, example: 'Summariser' })
