@@ -7,7 +7,7 @@
  *    BENCH_CLIENTS clients, the clock running from the first create until none of them is queued or
  *    running (two one-row lists per BENCH_POLL_MS; then every one of them is checked to have
  *    succeeded, untimed). BENCH_WARMUP_TASKS of the same go first, once.
- * 2. The same through an `http` agent on loopback (a node:http server in this process) that answers
+ * 2. The same through an `http` agent on loopback (bench/slow-agent.ts, a process of its own) that answers
  *    each task after BENCH_AGENT_DELAY_MS: I/O-bound runs, as real agents are, so the figure is how many
  *    runs the worker keeps in flight. BENCH_HTTP_TASKS per round after BENCH_HTTP_WARMUP_TASKS, and the
  *    server's peak RSS and the most requests the agent had open at once are reported.
@@ -19,12 +19,11 @@
  *    is generated as a stream (neither side should hold the file), hashed on the way, and the server
  *    samples its own RSS every 50 ms during the upload. The file is deleted afterwards.
  */
-import { fork } from 'node:child_process';
+import { ChildProcess, fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -59,6 +58,8 @@ interface FileView {
 }
 
 interface Round {
+  /** The server process's CPU time over the round, as a share of one core (2 cores here: at most 200%). */
+  serverCpu: number;
   created: number;
   observed: number;
   lastCompleted: number;
@@ -77,39 +78,43 @@ const median = (values: number[]): number => {
 };
 const perSecond = (count: number, ms: number): number => (count * 1000) / ms;
 
-/** The stand-in for a real agent: answers every task after AGENT_DELAY_MS; counts requests open at once. */
+/** Waits for the first message of `type` from a forked process. */
+const nextMessage = <T>(child: ChildProcess, type: string): Promise<T> =>
+  new Promise((resolve) => {
+    const onMessage = (message: { type: string }): void => {
+      if (message.type === type) {
+        child.off('message', onMessage);
+        resolve(message as T);
+      }
+    };
+    child.on('message', onMessage);
+  });
+
+/** bench/slow-agent.ts in a process of its own: its URL, the most requests it held open at once, and its end. */
 async function startSlowAgent(): Promise<{
   url: string;
-  peakOpen: () => number;
+  peakOpen: () => Promise<number>;
   close: () => Promise<void>;
 }> {
-  let open = 0;
-  let peak = 0;
-  const server = createServer((req, res) => {
-    open++;
-    peak = Math.max(peak, open);
-    req.resume();
-    req.on('end', () => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"answer":"done"}');
-        open--;
-      }, AGENT_DELAY_MS);
-    });
+  const child = fork(join(__dirname, 'slow-agent.ts'), [], {
+    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    env: { ...process.env, BENCH_AGENT_DELAY_MS: String(AGENT_DELAY_MS) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const exited = once(child, 'exit');
+  const { url } = await nextMessage<{ url: string }>(child, 'ready');
   return {
-    url: `http://127.0.0.1:${port}/run`,
-    peakOpen: () => {
-      const seen = peak;
-      peak = open;
-      return seen;
+    url,
+    peakOpen: async () => {
+      const answer = nextMessage<{ peak: number }>(child, 'peak');
+      child.send({ type: 'peak' });
+      return (await answer).peak;
     },
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
+    close: async () => {
+      if (child.connected) child.send({ type: 'exit' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
@@ -186,15 +191,39 @@ async function run(
   // A user token: per-key rate limits and concurrency caps do not apply, so they do not shape the figures.
   const auth = { authorization: `Bearer ${signup.access_token}` };
 
-  const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${appUrl}${path}`, {
-      method,
-      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+  // node:http with kept-alive connections, one per client: the bench shares the machine with the server,
+  // and fetch costs the client several times the CPU per request.
+  const connections = new Agent({ keepAlive: true, maxSockets: CLIENTS + 2 });
+  const api = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        `${appUrl}${path}`,
+        {
+          method,
+          agent: connections,
+          headers: {
+            ...auth,
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) reject(new Error(`${method} ${path}: ${status} ${text}`));
+            else resolve((status === 204 ? undefined : JSON.parse(text)) as T);
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return (response.status === 204 ? undefined : await response.json()) as T;
-  };
 
   /** Tasks of a status, newest first, following the cursor until `enough` holds of what was read. */
   const listUntil = async (status: string, enough: (all: TaskView[]) => boolean): Promise<TaskView[]> => {
@@ -224,6 +253,7 @@ async function run(
    * (timed), then checks that every one succeeded and that one has its status events (untimed).
    */
   const runTasks = async (count: number, label: string, body: Record<string, unknown>): Promise<Round> => {
+    const cpuBefore = (await ask<{ micros: number }>('cpu', 'cpu')).micros;
     const start = Date.now();
     const ids = new Set<string>();
     let nextIndex = 0;
@@ -238,6 +268,7 @@ async function run(
     const created = Date.now() - start;
     while (!((await isEmpty('queued')) && (await isEmpty('running')))) await sleep(POLL_MS);
     const observed = Date.now() - start;
+    const serverCpu = ((await ask<{ micros: number }>('cpu', 'cpu')).micros - cpuBefore) / 1000 / observed;
 
     // Newest first: this round's tasks are the first pages.
     const done = (
@@ -254,6 +285,7 @@ async function run(
       throw new Error(`task ${sample.id} has status events ${statuses.join()}`);
     const completedAt = done.map((task) => Date.parse(task.completed_at!));
     return {
+      serverCpu,
       created,
       observed,
       lastCompleted: Math.max(...completedAt) - start,
@@ -265,7 +297,7 @@ async function run(
   const http = { agent_type: 'http', agent_id: slowAgent.id };
   await runTasks(WARMUP_TASKS, 'echo warm-up', echo);
   await runTasks(HTTP_WARMUP_TASKS, 'http warm-up', http);
-  agent.peakOpen();
+  await agent.peakOpen();
   const echoRounds: Round[] = [];
   const httpRounds: (Round & { peakRss: number; peakOpen: number })[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -273,7 +305,7 @@ async function run(
     await ask('rss-start', 'rss-started');
     const httpRound = await runTasks(HTTP_TASKS, `http round ${round}`, http);
     const { peak } = await ask<{ peak: number }>('rss-stop', 'rss-stopped');
-    httpRounds.push({ ...httpRound, peakRss: peak, peakOpen: agent.peakOpen() });
+    httpRounds.push({ ...httpRound, peakRss: peak, peakOpen: await agent.peakOpen() });
   }
 
   const report = (title: string, count: number, rounds: Round[]): void => {
@@ -288,6 +320,9 @@ async function run(
     console.log(`  all created (202):         ${figures((round) => round.created)}`);
     console.log(`  end to end, observed:      ${figures((round) => round.observed)}`);
     console.log(`  end to end, completed_at:  ${figures((round) => round.lastCompleted)}`);
+    console.log(
+      `  server CPU:                median ${(median(rounds.map((round) => round.serverCpu)) * 100).toFixed(0)}% of a core`,
+    );
     const latencies = rounds.flatMap((round) => round.latencies);
     console.log(
       `  created -> completed:      p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms`,
@@ -324,6 +359,7 @@ async function run(
   if (file && file.sha256 !== upload.sha256)
     problems.push(`sha256 ${file.sha256}, expected ${upload.sha256}`);
   if (file) await api('DELETE', `/v1/files/${file.id}`);
+  connections.destroy();
 
   console.log(`\nupload of ${UPLOAD_MB} MiB (${UPLOAD_BYTES} bytes) to POST /v1/files, streamed`);
   console.log(`  server RSS baseline:       ${mib(baseline.rss)}`);
