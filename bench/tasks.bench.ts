@@ -320,8 +320,9 @@ async function run(
     console.log(`  all created (202):         ${figures((round) => round.created)}`);
     console.log(`  end to end, observed:      ${figures((round) => round.observed)}`);
     console.log(`  end to end, completed_at:  ${figures((round) => round.lastCompleted)}`);
+    const cpuPerTask = median(rounds.map((round) => (round.serverCpu * round.observed * 1000) / count));
     console.log(
-      `  server CPU:                median ${(median(rounds.map((round) => round.serverCpu)) * 100).toFixed(0)}% of a core`,
+      `  server CPU:                median ${(median(rounds.map((round) => round.serverCpu)) * 100).toFixed(0)}% of a core, ${cpuPerTask.toFixed(0)} µs per task (create, run, outcome, polling)`,
     );
     const latencies = rounds.flatMap((round) => round.latencies);
     console.log(
