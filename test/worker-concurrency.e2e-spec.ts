@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { FakeAgentServer, Gate, gate, sleep, waitFor } from './support/agent-server';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
-import { startTestApp, TestApp } from './support/test-app';
+import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 /**
  * The worker with many runs in flight, as I/O-bound agents need: runs of one agent beyond its
@@ -256,5 +257,71 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
     );
     expect(statuses).toEqual(ids.map((id) => (id === first ? 'succeeded' : 'cancelled')));
     expect(server.requestsTo(agent.path)).toHaveLength(1);
+  });
+  it('at shutdown hands every task still running back to the queue, the attempt not counted', async () => {
+    const release = heldGate();
+    const agent = countingAgent(() => release.promise);
+    const leaving = await startTestApp({
+      env: {
+        WORKER_CONCURRENCY: '64',
+        WORKER_POLL_MS: '50',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        SHUTDOWN_GRACE_MS: '1000',
+      },
+    });
+    let after: TestApp | undefined;
+    try {
+      const owner = await signUpOrganization(leaving.http, 'Leaving');
+      const created = await leaving.http
+        .post('/v1/agents')
+        .set(owner.auth)
+        .send({ name: 'held', type: 'http', config: { url: server.url(agent.path) } })
+        .expect(201);
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await leaving.http
+          .post('/v1/tasks')
+          .set(owner.auth)
+          .send({ instruction: `task ${i}`, agent_type: 'http', agent_id: created.body.id })
+          .expect(202);
+        ids.push(res.body.id);
+      }
+      await waitFor(
+        () => agent.open(),
+        (open) => open === 6,
+        { timeoutMs: 10_000 },
+      );
+
+      // The runs outlast the grace period (half of SHUTDOWN_GRACE_MS): aborted, then handed back.
+      await leaving.close({ keepData: true });
+      expect(
+        await waitFor(
+          () => agent.open(),
+          (open) => open === 0,
+          { timeoutMs: 2_000 },
+        ),
+      ).toBe(0);
+      after = await startTestApp({ databaseUrl: leaving.databaseUrl, dataDir: leaving.dataDir });
+      const rows = await after.app
+        .get(DataSource)
+        .query<{ id: string; status: string; attempts: number; lease_owner: string | null }[]>(
+          'SELECT id, status, attempts, lease_owner FROM tasks WHERE id = ANY($1) ORDER BY id',
+          [ids],
+        );
+      expect(rows).toEqual(
+        [...ids].sort().map((id) => ({ id, status: 'queued', attempts: 0, lease_owner: null })),
+      );
+      const events = await after.http.get(`/v1/tasks/${ids[0]}/events`).set(owner.auth).expect(200);
+      expect(events.body.data.map((event: { data: { status: string } }) => event.data.status)).toEqual([
+        'queued',
+        'running',
+        'queued',
+      ]);
+    } finally {
+      release.release();
+      await after?.close();
+      if (leaving.databaseUrl) await dropTestDatabase(leaving.databaseUrl);
+      rmSync(leaving.dataDir, { recursive: true, force: true });
+    }
   });
 });
