@@ -1,29 +1,43 @@
 /**
- * `npm run bench:tasks`: two measurements against a forked bench-server process.
+ * `npm run bench:tasks`: three measurements against a forked bench-server process at default settings
+ * (WORKER_CONCURRENCY, WORKER_POLL_MS and the pool as a deployment has them; only
+ * ALLOW_PRIVATE_NETWORK_TARGETS=true, so the loopback agent below can be reached).
  *
- * 1. Task throughput end to end through the built-in `echo` agent with two in-process workers
- *    (WORKER_CONCURRENCY=2, WORKER_POLL_MS=20): BENCH_TASKS tasks are created over HTTP with
- *    BENCH_CREATE_CONCURRENCY requests in flight, and the clock runs from the first create until
- *    every one of them reads `succeeded`. Polling stays cheap: after the last create, two one-row
- *    lists (queued, running) per round; only once both are empty are the succeeded pages read.
- * 2. Server memory while a BENCH_UPLOAD_MB MiB file is uploaded to POST /v1/files: the multipart body
+ * 1. Tasks end to end through the built-in `echo` agent: BENCH_TASKS tasks created over HTTP by
+ *    BENCH_CLIENTS clients, the clock running from the first create until none of them is queued or
+ *    running (two one-row lists per BENCH_POLL_MS; then every one of them is checked to have
+ *    succeeded, untimed). BENCH_WARMUP_TASKS of the same go first, once.
+ * 2. The same through an `http` agent on loopback (bench/slow-agent.ts, a process of its own) that answers
+ *    each task after BENCH_AGENT_DELAY_MS: I/O-bound runs, as real agents are, so the figure is how many
+ *    runs the worker keeps in flight. BENCH_HTTP_TASKS per round after BENCH_HTTP_WARMUP_TASKS, and the
+ *    server's peak RSS and the most requests the agent had open at once are reported.
+ *    Each round of 1 and 2 also reads one task's events: queued, running, succeeded (the triggers that
+ *    write an event for every status change are part of what is measured). BENCH_ROUNDS rounds of 1
+ *    and 2, interleaved; medians are reported.
+ *    With BENCH_CPU_PROFILE_DIR set, the server writes a CPU profile of the whole run there.
+ * 3. Server memory while a BENCH_UPLOAD_MB MiB file is uploaded to POST /v1/files: the multipart body
  *    is generated as a stream (neither side should hold the file), hashed on the way, and the server
  *    samples its own RSS every 50 ms during the upload. The file is deleted afterwards.
  */
-import { fork } from 'node:child_process';
+import { ChildProcess, fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freshDatabase } from './bench-database';
 
-const TASKS = Number(process.env.BENCH_TASKS ?? 300);
-const CREATE_CONCURRENCY = Number(process.env.BENCH_CREATE_CONCURRENCY ?? 10);
-const WARMUP_TASKS = Number(process.env.BENCH_WARMUP_TASKS ?? 20);
-const POLL_MS = 20;
+const TASKS = Number(process.env.BENCH_TASKS ?? 3000);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 20);
+const WARMUP_TASKS = Number(process.env.BENCH_WARMUP_TASKS ?? 1000);
+const HTTP_TASKS = Number(process.env.BENCH_HTTP_TASKS ?? 3000);
+const HTTP_WARMUP_TASKS = Number(process.env.BENCH_HTTP_WARMUP_TASKS ?? 500);
+const AGENT_DELAY_MS = Number(process.env.BENCH_AGENT_DELAY_MS ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 20);
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 500);
 const MIB = 1024 * 1024;
 const UPLOAD_BYTES = UPLOAD_MB * MIB;
@@ -43,11 +57,67 @@ interface FileView {
   sha256: string;
 }
 
+interface Round {
+  /** The server process's CPU time over the round, as a share of one core (2 cores here: at most 200%). */
+  serverCpu: number;
+  created: number;
+  observed: number;
+  lastCompleted: number;
+  latencies: number[];
+}
+
 const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 };
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const perSecond = (count: number, ms: number): number => (count * 1000) / ms;
+
+/** Waits for the first message of `type` from a forked process. */
+const nextMessage = <T>(child: ChildProcess, type: string): Promise<T> =>
+  new Promise((resolve) => {
+    const onMessage = (message: { type: string }): void => {
+      if (message.type === type) {
+        child.off('message', onMessage);
+        resolve(message as T);
+      }
+    };
+    child.on('message', onMessage);
+  });
+
+/** bench/slow-agent.ts in a process of its own: its URL, the most requests it held open at once, and its end. */
+async function startSlowAgent(): Promise<{
+  url: string;
+  peakOpen: () => Promise<number>;
+  close: () => Promise<void>;
+}> {
+  const child = fork(join(__dirname, 'slow-agent.ts'), [], {
+    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    env: { ...process.env, BENCH_AGENT_DELAY_MS: String(AGENT_DELAY_MS) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = once(child, 'exit');
+  const { url } = await nextMessage<{ url: string }>(child, 'ready');
+  return {
+    url,
+    peakOpen: async () => {
+      const answer = nextMessage<{ peak: number }>(child, 'peak');
+      child.send({ type: 'peak' });
+      return (await answer).peak;
+    },
+    close: async () => {
+      if (child.connected) child.send({ type: 'exit' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-tasks-'));
@@ -56,32 +126,41 @@ async function main(): Promise<void> {
   const database = process.env.DATABASE_URL
     ? await freshDatabase(process.env.DATABASE_URL, 'bench_tasks')
     : undefined;
+  const agent = await startSlowAgent();
   const child = fork(join(__dirname, 'bench-server.ts'), [], {
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    execArgv: [
+      '-r',
+      'ts-node/register/transpile-only',
+      // Where the time goes: a V8 CPU profile of the server (open it in Chrome's DevTools).
+      ...(CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROFILE_DIR}`] : []),
+    ],
     env: {
       ...process.env,
       DATABASE_URL: database?.url,
       DATA_DIR: dataDir,
-      WORKER_CONCURRENCY: '2',
-      WORKER_POLL_MS: '20',
+      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
       MAX_FILE_SIZE: String(Math.max(600 * MIB, UPLOAD_BYTES + MIB)),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = once(child, 'exit');
   try {
-    await run(child);
+    await run(child, agent);
   } finally {
     if (child.connected) child.send({ type: 'exit' });
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(timer);
+    await agent.close();
     rmSync(dataDir, { recursive: true, force: true });
     await database?.drop();
   }
 }
 
-async function run(child: ReturnType<typeof fork>): Promise<void> {
+async function run(
+  child: ReturnType<typeof fork>,
+  agent: Awaited<ReturnType<typeof startSlowAgent>>,
+): Promise<void> {
   const next = <T>(type: string): Promise<T> =>
     new Promise((resolve) => {
       const onMessage = (message: { type: string }): void => {
@@ -112,18 +191,42 @@ async function run(child: ReturnType<typeof fork>): Promise<void> {
   // A user token: per-key rate limits and concurrency caps do not apply, so they do not shape the figures.
   const auth = { authorization: `Bearer ${signup.access_token}` };
 
-  const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${appUrl}${path}`, {
-      method,
-      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+  // node:http with kept-alive connections, one per client: the bench shares the machine with the server,
+  // and fetch costs the client several times the CPU per request.
+  const connections = new Agent({ keepAlive: true, maxSockets: CLIENTS + 2 });
+  const api = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        `${appUrl}${path}`,
+        {
+          method,
+          agent: connections,
+          headers: {
+            ...auth,
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) reject(new Error(`${method} ${path}: ${status} ${text}`));
+            else resolve((status === 204 ? undefined : JSON.parse(text)) as T);
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return (response.status === 204 ? undefined : await response.json()) as T;
-  };
 
-  /** Every task of a status, newest first, following the cursor. */
-  const listAll = async (status: string): Promise<TaskView[]> => {
+  /** Tasks of a status, newest first, following the cursor until `enough` holds of what was read. */
+  const listUntil = async (status: string, enough: (all: TaskView[]) => boolean): Promise<TaskView[]> => {
     const all: TaskView[] = [];
     let cursor: string | null = null;
     do {
@@ -133,60 +236,111 @@ async function run(child: ReturnType<typeof fork>): Promise<void> {
       );
       all.push(...page.data);
       cursor = page.next_cursor;
-    } while (cursor);
+    } while (cursor && !enough(all));
     return all;
   };
   const isEmpty = async (status: string): Promise<boolean> =>
     (await api<{ data: unknown[] }>('GET', `/v1/tasks?status=${status}&limit=1`)).data.length === 0;
 
-  /** Creates `count` echo tasks and waits until all have succeeded; timings in ms since the first create. */
-  const runTasks = async (
-    count: number,
-    label: string,
-  ): Promise<{ created: number; observed: number; lastCompleted: number; latencies: number[] }> => {
+  const slowAgent = await api<{ id: string }>('POST', '/v1/agents', {
+    name: 'Slow bench agent',
+    type: 'http',
+    config: { url: agent.url },
+  });
+
+  /**
+   * Creates `count` tasks with BENCH_CLIENTS creates in flight and waits until none is queued or running
+   * (timed), then checks that every one succeeded and that one has its status events (untimed).
+   */
+  const runTasks = async (count: number, label: string, body: Record<string, unknown>): Promise<Round> => {
+    const cpuBefore = (await ask<{ micros: number }>('cpu', 'cpu')).micros;
     const start = Date.now();
     const ids = new Set<string>();
     let nextIndex = 0;
     const creator = async (): Promise<void> => {
       while (nextIndex < count) {
         const i = nextIndex++;
-        const task = await api<TaskView>('POST', '/v1/tasks', {
-          instruction: `${label} task ${i}`,
-          agent_type: 'echo',
-        });
+        const task = await api<TaskView>('POST', '/v1/tasks', { instruction: `${label} task ${i}`, ...body });
         ids.add(task.id);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(CREATE_CONCURRENCY, count) }, creator));
+    await Promise.all(Array.from({ length: Math.min(CLIENTS, count) }, creator));
     const created = Date.now() - start;
+    while (!((await isEmpty('queued')) && (await isEmpty('running')))) await sleep(POLL_MS);
+    const observed = Date.now() - start;
+    const serverCpu = ((await ask<{ micros: number }>('cpu', 'cpu')).micros - cpuBefore) / 1000 / observed;
 
-    for (;;) {
-      if ((await isEmpty('queued')) && (await isEmpty('running'))) {
-        const done = (await listAll('succeeded')).filter((task) => ids.has(task.id));
-        if (done.length === ids.size) {
-          const observed = Date.now() - start;
-          const completedAt = done.map((task) => Date.parse(task.completed_at!));
-          return {
-            created,
-            observed,
-            lastCompleted: Math.max(...completedAt) - start,
-            latencies: done.map((task) => Date.parse(task.completed_at!) - Date.parse(task.created_at)),
-          };
-        }
-        const failed = [...(await listAll('failed')), ...(await listAll('cancelled'))].filter((task) =>
-          ids.has(task.id),
-        );
-        if (failed.length) throw new Error(`${failed.length} ${label} tasks did not succeed`);
-      }
-      await sleep(POLL_MS);
-    }
+    // Newest first: this round's tasks are the first pages.
+    const done = (
+      await listUntil('succeeded', (all) => all.filter((task) => ids.has(task.id)).length === ids.size)
+    ).filter((task) => ids.has(task.id));
+    if (done.length !== ids.size) throw new Error(`${ids.size - done.length} ${label} tasks did not succeed`);
+    const sample = done[Math.floor(Math.random() * done.length)];
+    const events = await api<{ data: { type: string; data: { status?: string } }[] }>(
+      'GET',
+      `/v1/tasks/${sample.id}/events`,
+    );
+    const statuses = events.data.filter((e) => e.type === 'status').map((e) => e.data.status);
+    if (statuses.join() !== 'queued,running,succeeded')
+      throw new Error(`task ${sample.id} has status events ${statuses.join()}`);
+    const completedAt = done.map((task) => Date.parse(task.completed_at!));
+    return {
+      serverCpu,
+      created,
+      observed,
+      lastCompleted: Math.max(...completedAt) - start,
+      latencies: done.map((task) => Date.parse(task.completed_at!) - Date.parse(task.created_at)),
+    };
   };
 
-  // 1. Task throughput.
-  await runTasks(WARMUP_TASKS, 'warm-up');
-  const tasks = await runTasks(TASKS, 'bench');
+  const echo = { agent_type: 'echo' };
+  const http = { agent_type: 'http', agent_id: slowAgent.id };
+  await runTasks(WARMUP_TASKS, 'echo warm-up', echo);
+  await runTasks(HTTP_WARMUP_TASKS, 'http warm-up', http);
+  await agent.peakOpen();
+  const echoRounds: Round[] = [];
+  const httpRounds: (Round & { peakRss: number; peakOpen: number })[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    echoRounds.push(await runTasks(TASKS, `echo round ${round}`, echo));
+    await ask('rss-start', 'rss-started');
+    const httpRound = await runTasks(HTTP_TASKS, `http round ${round}`, http);
+    const { peak } = await ask<{ peak: number }>('rss-stop', 'rss-stopped');
+    httpRounds.push({ ...httpRound, peakRss: peak, peakOpen: await agent.peakOpen() });
+  }
 
-  // 2. Peak RSS during a streamed upload.
+  const report = (title: string, count: number, rounds: Round[]): void => {
+    console.log(`\n${title}`);
+    console.log(
+      `  tasks:                     ${count} per round, ${CLIENTS} clients creating, ${rounds.length} rounds`,
+    );
+    const figures = (pick: (round: Round) => number): string =>
+      `median ${median(rounds.map((round) => perSecond(count, pick(round)))).toFixed(1)}/s  (rounds ${rounds
+        .map((round) => perSecond(count, pick(round)).toFixed(0))
+        .join(', ')})`;
+    console.log(`  all created (202):         ${figures((round) => round.created)}`);
+    console.log(`  end to end, observed:      ${figures((round) => round.observed)}`);
+    console.log(`  end to end, completed_at:  ${figures((round) => round.lastCompleted)}`);
+    const cpuPerTask = median(rounds.map((round) => (round.serverCpu * round.observed * 1000) / count));
+    console.log(
+      `  server CPU:                median ${(median(rounds.map((round) => round.serverCpu)) * 100).toFixed(0)}% of a core, ${cpuPerTask.toFixed(0)} µs per task (create, run, outcome, polling)`,
+    );
+    const latencies = rounds.flatMap((round) => round.latencies);
+    console.log(
+      `  created -> completed:      p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms`,
+    );
+  };
+  console.log(`\ntasks end to end, default worker settings, events written for every status change`);
+  report(`echo agent (after ${WARMUP_TASKS} warm-up)`, TASKS, echoRounds);
+  report(
+    `http agent on loopback answering after ${AGENT_DELAY_MS} ms (after ${HTTP_WARMUP_TASKS} warm-up)`,
+    HTTP_TASKS,
+    httpRounds,
+  );
+  console.log(
+    `  agent requests open at once: max ${Math.max(...httpRounds.map((round) => round.peakOpen))}; server RSS peak ${mib(Math.max(...httpRounds.map((round) => round.peakRss)))}`,
+  );
+
+  // 3. Peak RSS during a streamed upload.
   await sleep(500);
   const baseline = await ask<NodeJS.MemoryUsage>('memory', 'memory');
   await ask('rss-start', 'rss-started');
@@ -206,23 +360,7 @@ async function run(child: ReturnType<typeof fork>): Promise<void> {
   if (file && file.sha256 !== upload.sha256)
     problems.push(`sha256 ${file.sha256}, expected ${upload.sha256}`);
   if (file) await api('DELETE', `/v1/files/${file.id}`);
-
-  console.log(`\ntasks through the echo agent (WORKER_CONCURRENCY=2, WORKER_POLL_MS=20)`);
-  console.log(
-    `  tasks:                     ${TASKS} (after ${WARMUP_TASKS} warm-up), ${CREATE_CONCURRENCY} creates in flight`,
-  );
-  console.log(
-    `  all created (202) after:   ${tasks.created} ms  (${((TASKS * 1000) / tasks.created).toFixed(1)} creates/s)`,
-  );
-  console.log(
-    `  all succeeded, observed:   ${tasks.observed} ms  -> ${((TASKS * 1000) / tasks.observed).toFixed(1)} tasks/s`,
-  );
-  console.log(
-    `  last completed_at:         ${tasks.lastCompleted} ms  -> ${((TASKS * 1000) / tasks.lastCompleted).toFixed(1)} tasks/s`,
-  );
-  console.log(
-    `  created -> completed:      p50 ${percentile(tasks.latencies, 50)} ms, p99 ${percentile(tasks.latencies, 99)} ms, max ${Math.max(...tasks.latencies)} ms`,
-  );
+  connections.destroy();
 
   console.log(`\nupload of ${UPLOAD_MB} MiB (${UPLOAD_BYTES} bytes) to POST /v1/files, streamed`);
   console.log(`  server RSS baseline:       ${mib(baseline.rss)}`);

@@ -1680,6 +1680,7 @@ export interface components {
       type: 'echo' | 'http';
       description: string | null;
       built_in: boolean;
+      /** @description The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` (1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; unset, only WORKER_CONCURRENCY bounds them). `echo` takes none. */
       config?: {
         [key: string]: unknown;
       };
@@ -1708,8 +1709,11 @@ export interface components {
       type: 'echo' | 'http';
       description?: string | null;
       /**
+       * @description The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` (1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.
        * @example {
-       *       "url": "https://agents.example.com/run"
+       *       "url": "https://agents.example.com/run",
+       *       "timeout_ms": 10000,
+       *       "max_concurrency": 50
        *     }
        */
       config?: {
@@ -1723,6 +1727,7 @@ export interface components {
       default_max_credits?: number | null;
       name?: string;
       description?: string | null;
+      /** @description The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` (1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; unset, only WORKER_CONCURRENCY bounds them). `echo` takes none. */
       config?: {
         [key: string]: unknown;
       };

@@ -9,7 +9,8 @@ const HAS_POSTGRES = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL);
 
 /**
  * Deadlines and shares of the database on the request path: busy task workers never starve requests of
- * connections (the pool holds DATABASE_POOL_SIZE for requests on top of one per worker), and a
+ * connections (the pool holds DATABASE_POOL_SIZE for requests on top of the worker's few, which its
+ * statements share however many runs are in flight), and a
  * statement that cannot finish in DATABASE_STATEMENT_TIMEOUT_MS answers 503 instead of hanging.
  */
 describe('the database on the request path', () => {
@@ -86,7 +87,7 @@ describe('the database on the request path', () => {
   });
 
   (HAS_POSTGRES ? it : it.skip)(
-    'keeps DATABASE_POOL_SIZE connections for requests while more task workers than that wait in statements',
+    "keeps DATABASE_POOL_SIZE connections for requests while the worker's statements wait (12 runs, one renewal)",
     async () => {
       const { app, key, close } = await busyWorkers({ DATABASE_POOL_SIZE: '10' });
       const locker = new Client({ connectionString: app.databaseUrl });
@@ -95,8 +96,9 @@ describe('the database on the request path', () => {
       try {
         await locker.connect();
         await observer.connect();
-        // Another session holds the tasks table against writes, as a busy database holds a statement:
-        // each worker's lease renewal waits on it, holding a connection (reads of tasks go on).
+        // Another session holds the tasks table against writes, as a busy database holds a statement: the
+        // worker's lease renewal (one statement for its 12 running tasks) waits on it, holding a
+        // connection (reads of tasks go on).
         await locker.query('BEGIN');
         await locker.query('LOCK TABLE tasks IN SHARE MODE');
         const waiting = await pollUntil(
@@ -110,12 +112,18 @@ describe('the database on the request path', () => {
                 )
               ).rows[0].n,
             ),
-          // The workers' renewals come together (their tasks started together) every 2 s: as many as the
-          // request share at least, the whole pool before this change.
-          (n) => n >= 10,
+          // A heartbeat every 2 s. With a statement per running task (one connection each) these were
+          // 12, more than the request share; the worker's statements now wait on its 4 connections.
+          (n) => n >= 1,
           { timeoutMs: 10_000 },
         );
-        expect(waiting.value).toBeGreaterThanOrEqual(10);
+        expect(waiting.value).toBeGreaterThanOrEqual(1);
+        await new Promise((resolve) => setTimeout(resolve, 2_500)); // another heartbeat passes
+        const stillWaiting = await observer.query<{ n: string }>(
+          `SELECT count(*) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'gatehouse' AND wait_event_type = 'Lock'`,
+        );
+        expect(Number(stillWaiting.rows[0].n)).toBeLessThanOrEqual(4);
 
         const { statuses, elapsedMs } = await burst(app, key.auth);
         console.log(

@@ -1,4 +1,5 @@
 import { ConfigurationError, validateEnvironment } from './environment';
+import { databaseConfig, TASK_WORKER_CONNECTIONS } from './namespaces';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -50,6 +51,27 @@ describe('validateEnvironment', () => {
       'Invalid configuration: PORT must be an integer number',
       expect.stringMatching(/^Invalid configuration: LOG_LEVEL must be one of/),
     ]);
+  });
+
+  it('keeps hundreds of task runs in flight by default, within bounds, and the pool does not grow with them', async () => {
+    expect(validateEnvironment({}).WORKER_CONCURRENCY).toBe(512);
+    expect(validateEnvironment({ WORKER_CONCURRENCY: '0' }).WORKER_CONCURRENCY).toBe(0);
+    expect(problemsOf({ WORKER_CONCURRENCY: '10001' })).toEqual([
+      'WORKER_CONCURRENCY must not be greater than 10000',
+    ]);
+    expect(problemsOf({ WORKER_CONCURRENCY: '-1' })).toEqual(['WORKER_CONCURRENCY must not be less than 0']);
+    const backgroundConnections = async (workers: string) =>
+      (
+        await databaseConfig.loadFrom({
+          ...validateEnvironment({ WORKER_CONCURRENCY: workers }),
+          TOKEN_SIGNING_SECRET: 'x'.repeat(32),
+          API_KEY_HASH_SECRET: 'y'.repeat(32),
+        })()
+      ).backgroundConnections;
+    expect(await backgroundConnections('512')).toBe(TASK_WORKER_CONNECTIONS + 1);
+    expect(await backgroundConnections('10000')).toBe(TASK_WORKER_CONNECTIONS + 1);
+    expect(await backgroundConnections('2')).toBe(2 + 1);
+    expect(await backgroundConnections('0')).toBe(1);
   });
 
   it('requires real secrets in production', () => {

@@ -57,8 +57,9 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   /**
-   * Connections kept for requests. The pool holds this many plus one per task worker and webhook loop
-   * (WORKER_CONCURRENCY + WEBHOOK_WORKERS), so background work can never starve requests.
+   * Connections kept for requests. The pool holds this many plus a few for the task worker's own
+   * statements (4, whatever WORKER_CONCURRENCY is: see TASK_WORKER_CONNECTIONS) and one per webhook loop, so
+   * background work can never starve requests.
    */
   @Transform(toInt)
   @IsInt()
@@ -248,12 +249,16 @@ export class EnvironmentVariables {
   @Max(300000)
   OUTBOUND_TIMEOUT_MS = 10000;
 
-  /** Task workers inside this process (0: this process only serves the API). */
+  /**
+   * Task runs in flight at once in this process (0: this process only serves the API). Agents are
+   * I/O-bound: a run waiting on its agent holds no database connection and costs a few tens of KiB, so
+   * this is bounded by memory, not by the pool. An agent's `max_concurrency` caps its own share.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(0)
-  @Max(64)
-  WORKER_CONCURRENCY = 2;
+  @Max(10000)
+  WORKER_CONCURRENCY = 512;
 
   /** How often an idle worker looks for work, and how long a claimed task's lease lasts. */
   @Transform(toInt)

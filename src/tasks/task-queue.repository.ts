@@ -82,8 +82,22 @@ export class TaskQueueRepository {
     private readonly usage: UsageRepository,
   ) {}
 
+  /** A task to insert: `fields` over the state of a task nobody ran yet (no usage, nothing reserved). */
   newTask(fields: Partial<Task>): Task {
-    return this.tasks.create(fields);
+    return this.tasks.create({
+      maxCredits: 0,
+      creditsPer1kInputTokens: 0,
+      creditsPer1kOutputTokens: 0,
+      creditReservation: null,
+      inputTokens: 0,
+      outputTokens: 0,
+      progress: null,
+      outputFiles: [],
+      creditsCharged: null,
+      creditsRefund: null,
+      creditsRefundState: null,
+      ...fields,
+    });
   }
 
   /**
@@ -277,13 +291,15 @@ export class TaskQueueRepository {
   /**
    * Up to `limit` of the oldest due tasks (or ones whose lease expired), now running under `workerId`,
    * in one statement; FOR UPDATE SKIP LOCKED lets workers claim side by side without waiting. With
-   * `agentTypes`, only tasks of those types: a worker leaves a type it cannot run to one that can.
+   * `agentTypes`, only tasks of those types: a worker leaves a type it cannot run to one that can. With
+   * `exceptAgentIds`, none of those agents' tasks (the worker's agents at their `max_concurrency`).
    */
   async claimBatch(
     workerId: string,
     leaseMs: number,
     limit: number,
     agentTypes?: readonly string[],
+    exceptAgentIds: readonly string[] = [],
   ): Promise<Task[]> {
     const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
       `UPDATE tasks SET status = 'running', lease_owner = $1,
@@ -293,11 +309,12 @@ export class TaskQueueRepository {
                       WHERE ((status = 'queued' AND run_after <= now())
                           OR (status = 'running' AND lease_expires_at < now()))
                         AND ($4::text[] IS NULL OR agent_type = ANY($4::text[]))
+                        AND (agent_id IS NULL OR agent_id <> ALL($5::text[]))
                       ORDER BY run_after
                       LIMIT $3
                       FOR UPDATE SKIP LOCKED)
         RETURNING id`,
-      [workerId, leaseMs, limit, agentTypes ?? null],
+      [workerId, leaseMs, limit, agentTypes ?? null, exceptAgentIds],
     );
     if (!rows.length) return [];
     return this.tasks.findBy({ id: In(rows.map((row) => row.id)) });
@@ -322,12 +339,21 @@ export class TaskQueueRepository {
 
   /** Extends the lease; false when the worker no longer owns the task (cancelled or taken over). */
   async renew(taskId: string, workerId: string, leaseMs: number): Promise<boolean> {
-    const [rows] = await this.dataSource.query<[unknown[], number]>(
+    return (await this.renewMany([taskId], workerId, leaseMs)).length > 0;
+  }
+
+  /**
+   * Extends the leases of all of `taskIds` the worker still owns, in one statement; returns those ids.
+   * The others were cancelled, finished or taken over: their runs are to be aborted.
+   */
+  async renewMany(taskIds: readonly string[], workerId: string, leaseMs: number): Promise<string[]> {
+    if (!taskIds.length) return [];
+    const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
       `UPDATE tasks SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
-        WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-      [taskId, workerId, leaseMs],
+        WHERE id = ANY($1::text[]) AND lease_owner = $2 AND status = 'running' RETURNING id`,
+      [taskIds, workerId, leaseMs],
     );
-    return rows.length > 0;
+    return rows.map((row) => row.id);
   }
 
   /** Back to the queue after a retryable failure, due again after `delayMs`. */
@@ -453,13 +479,19 @@ export class TaskQueueRepository {
 
   /** At shutdown: back to the queue at once, without counting the attempt. */
   async handBack(taskId: string, workerId: string): Promise<boolean> {
-    const [rows] = await this.dataSource.query<[unknown[], number]>(
+    return (await this.handBackMany([taskId], workerId)).length > 0;
+  }
+
+  /** `handBack` of several tasks in one statement; returns the ids handed back (those still owned). */
+  async handBackMany(taskIds: readonly string[], workerId: string): Promise<string[]> {
+    if (!taskIds.length) return [];
+    const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
       `UPDATE tasks SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL,
               attempts = GREATEST(attempts - 1, 0), run_after = now(), updated_at = now()
-        WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-      [taskId, workerId],
+        WHERE id = ANY($1::text[]) AND lease_owner = $2 AND status = 'running' RETURNING id`,
+      [taskIds, workerId],
     );
-    return rows.length > 0;
+    return rows.map((row) => row.id);
   }
 
   /** Cancels a queued or running task, and runs `along` in the same transaction; false if it finished. */

@@ -3,11 +3,14 @@ import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentFailure, AgentRunners, TASK_TOKEN_HEADER } from '../agents/agent-runner';
+import { Semaphore } from '../common/semaphore';
 import { TickBatch } from '../common/tick-batch';
+import type { Agent } from '../agents/agent.entity';
 import { AgentsService } from '../agents/agents.service';
 import type { TaskEndedData, TaskFailedData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
 import { FilesService } from '../files/files.service';
+import { AgentRunSlots, maxConcurrencyOf } from './agent-run-slots';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskChanges } from './task-changes';
@@ -17,21 +20,24 @@ import { TaskTokens } from './run-tokens/task-tokens';
 
 const MAX_BACKOFF_MS = 60_000;
 // At most this many tasks claimed in one statement.
-const CLAIM_BATCH = 32;
+const CLAIM_BATCH = 64;
 // Renewals per lease: three may fail (a slow database moment) before a healthy task loses its lease.
 const HEARTBEATS_PER_LEASE = 4;
 
 /**
- * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight: it
- * claims as many as there are free slots in one statement (FOR UPDATE SKIP LOCKED: queued and due, or
- * running with an expired lease, its worker died; of the agent types it has a runner for, so a type only
- * another process has is left to that one), and sleeps only when the queue is empty, until a
- * task is queued (TaskWakeups) or WORKER_POLL_MS passes. Each task holds a lease renewed while the
- * agent runs; outcomes finishing together are recorded in one transaction, each only while this
- * worker still owns the lease, so an outcome is recorded once. Failures are retried with exponential
- * backoff and jitter up to TASK_MAX_ATTEMPTS. A cancellation (or a lost lease) aborts the running
- * agent at the next heartbeat. On shutdown it stops claiming, gives running tasks the grace period,
- * then hands the rest back to the queue.
+ * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight (agents
+ * are I/O-bound: hundreds of runs wait on their agents at once): it claims as many as there are free
+ * slots in one statement (FOR UPDATE SKIP LOCKED: queued and due, or running with an expired lease, its
+ * worker died; of the agent types it has a runner for, so a type only another process has is left to
+ * that one; of no agent at its `max_concurrency` here), and sleeps only when the queue is empty, until
+ * a task is queued (TaskWakeups) or WORKER_POLL_MS passes. Each task holds a lease; one heartbeat renews
+ * the leases of all running tasks in one statement, and aborts those this worker no longer owns (a
+ * cancellation, or a lost lease, is noticed within one heartbeat). Outcomes finishing together are
+ * recorded in one transaction, each only while this worker still owns the lease, so an outcome is
+ * recorded once. Failures are retried with exponential backoff and jitter up to TASK_MAX_ATTEMPTS. The
+ * worker's statements go through a few connections of the pool (TASK_WORKER_CONNECTIONS), however many
+ * runs are in flight. On shutdown it stops claiming, gives running tasks the grace period, then hands
+ * the rest back to the queue.
  */
 @Injectable()
 export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
@@ -41,6 +47,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private dispatcher?: Promise<void>;
   private readonly running = new Map<string, AbortController>();
   private readonly executions = new Set<Promise<void>>();
+  private readonly agentSlots = new AgentRunSlots();
+  private readonly agentLookups = new Map<string, Promise<Agent | null>>();
+  /** The worker's statements in flight: its share of the pool, whatever the runs in flight. */
+  private readonly connections: Semaphore;
+  private heartbeat?: NodeJS.Timeout;
+  /** One renewal in flight: while the database is slow, ticks that pile up would each want a connection. */
+  private renewing?: Promise<void>;
   /** Ends the dispatcher's current wait (a task was queued, a slot came free); remembered if none. */
   private nudge: () => void = () => (this.nudged = true);
   private nudged = false;
@@ -63,28 +76,54 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly wakeups: TaskWakeups,
     private readonly changes: TaskChanges,
     private readonly tokens: TaskTokens,
-  ) {}
+  ) {
+    this.connections = new Semaphore(this.config.databaseConnections);
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.workerConcurrency === 0) return;
     this.stopListening = this.wakeups.onWake(() => this.nudge());
+    this.heartbeat = setInterval(
+      () => {
+        this.renewing ??= this.renewLeases().finally(() => (this.renewing = undefined));
+      },
+      Math.max(50, this.config.leaseMs / HEARTBEATS_PER_LEASE),
+    );
     this.dispatcher = this.dispatch();
+  }
+
+  /** A statement of the worker's, on its share of the pool. */
+  private db<T>(statement: () => Promise<T>): Promise<T> {
+    return this.connections.use(statement);
   }
 
   private async dispatch(): Promise<void> {
     // Every module's onModuleInit has run (runners register there): the types are final.
     const agentTypes = this.runners.types();
     await this.reportTasksOfOtherTypes(agentTypes);
+    // With hundreds of runs in flight, a claim for every run that ends would be two statements per task:
+    // the dispatcher claims once a worthwhile batch of slots is free (an eighth of them, at most a full
+    // batch), or once WORKER_POLL_MS has passed since its last claim with any slot free, so a slot waits
+    // at most that long while long runs hold the others.
+    const worthClaiming = Math.min(CLAIM_BATCH, Math.ceil(this.config.workerConcurrency / 8));
+    let lastClaim = 0;
     while (!this.stopping) {
       const free = this.config.workerConcurrency - this.running.size;
+      const sinceClaim = Date.now() - lastClaim;
+      const claiming = free >= worthClaiming || (free > 0 && sinceClaim >= this.config.pollMs);
       let claimed: Task[] = [];
-      if (free > 0) {
+      if (claiming) {
+        lastClaim = Date.now();
         try {
-          claimed = await this.queue.claimBatch(
-            this.workerId,
-            this.config.leaseMs,
-            Math.min(free, CLAIM_BATCH),
-            agentTypes,
+          const atCap = this.agentSlots.atCap();
+          claimed = await this.db(() =>
+            this.queue.claimBatch(
+              this.workerId,
+              this.config.leaseMs,
+              Math.min(free, CLAIM_BATCH),
+              agentTypes,
+              atCap,
+            ),
           );
         } catch (error) {
           this.logger.warn(`claim failed: ${(error as Error).message}`);
@@ -92,9 +131,12 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       }
       if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
       for (const task of claimed) this.start(task);
-      // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge.
-      if (free > 0 && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
-      await this.idle(free > 0 ? this.config.pollMs : undefined);
+      // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge (a task
+      // queued, a run ended), or for the poll: the queue may hold work that is due later, or a slot free
+      // below the batch threshold waits for its turn.
+      if (claiming && claimed.length === Math.min(free, CLAIM_BATCH)) continue;
+      if (claiming) await this.idle(this.config.pollMs);
+      else await this.idle(free > 0 ? this.config.pollMs - sinceClaim : undefined);
     }
   }
 
@@ -107,7 +149,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private async reportTasksOfOtherTypes(agentTypes: readonly string[]): Promise<void> {
     try {
-      const counts = await this.queue.countOtherTypes(agentTypes);
+      const counts = await this.db(() => this.queue.countOtherTypes(agentTypes));
       if (!counts.length) return;
       const byType = new Map<string, string[]>();
       for (const { agentType, status, count } of counts) {
@@ -157,15 +199,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async execute(task: Task): Promise<void> {
     const controller = new AbortController();
     this.running.set(task.id, controller);
-    // One renewal in flight per task: while the database is slow (a lock, a busy moment) the interval
-    // keeps firing, and renewals that pile up would each hold a pooled connection that requests need.
-    let renewing: Promise<void> | undefined;
-    const heartbeat = setInterval(
-      () => {
-        renewing ??= this.renewLease(task.id, controller).finally(() => (renewing = undefined));
-      },
-      Math.max(50, this.config.leaseMs / HEARTBEATS_PER_LEASE),
-    );
     try {
       const result = await this.run(task, controller.signal);
       await this.finish(task, { status: 'succeeded', result });
@@ -182,8 +215,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
           error: { code: failure.code, message: failure.message },
         });
     } finally {
-      clearInterval(heartbeat);
-      this.running.delete(task.id);
+      if (this.running.get(task.id) === controller) this.running.delete(task.id);
     }
   }
 
@@ -191,47 +223,82 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const runner = this.runners.get(task.agentType);
     // Not claimed by this worker (claimBatch takes registered types only); kept as the last guard.
     if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
-    const agent = task.agentId
-      ? await this.agents.findInOrganization(task.organizationId, task.agentId)
-      : null;
+    const { agentId, organizationId } = task;
+    const agent = agentId ? await this.findAgent(organizationId, agentId) : null;
     if (runner.needsAgent && !agent)
       throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
-    // A runner that calls out gets a token of this attempt, whatever hide_credentials says (which
-    // decides only whether the caller's key travels too); it dies with the attempt (TaskTokens).
-    const [attachments, taskToken] = await Promise.all([
-      this.files.findOwned(task.organizationId, task.attachments),
-      runner.forwardsCredentials === false
-        ? undefined
-        : this.tokens.mint({ taskId: task.id, attempt: task.attempts, leaseOwner: this.workerId }),
-    ]);
+    const attachments = task.attachments.length
+      ? await this.db(() => this.files.findOwned(organizationId, task.attachments))
+      : [];
     const key = task.sealedCredential ? this.tasks.credentials.open(task.sealedCredential) : undefined;
-    return runner.run({
-      task: { id: task.id, organizationId: task.organizationId, instruction: task.instruction, attachments },
-      agent,
-      outboundHeaders: {
-        ...(key ? { 'X-API-Key': key } : {}),
-        ...(taskToken ? { [TASK_TOKEN_HEADER]: taskToken } : {}),
-      },
-      taskToken,
-      signal,
-    });
+    // An agent that caps its runs: wait here (leased, the lease renewed) for one of its slots.
+    const cap = agent ? maxConcurrencyOf(agent.config) : undefined;
+    const release = agent && cap ? await this.agentSlots.acquire(agent.id, cap, signal) : undefined;
+    try {
+      // A runner that calls out gets a token of this attempt, whatever hide_credentials says (which
+      // decides only whether the caller's key travels too); it dies with the attempt (TaskTokens).
+      const taskToken =
+        runner.forwardsCredentials === false
+          ? undefined
+          : await this.db(() =>
+              this.tokens.mint({ taskId: task.id, attempt: task.attempts, leaseOwner: this.workerId }),
+            );
+      return await runner.run({
+        task: { id: task.id, organizationId, instruction: task.instruction, attachments },
+        agent,
+        outboundHeaders: {
+          ...(key ? { 'X-API-Key': key } : {}),
+          ...(taskToken ? { [TASK_TOKEN_HEADER]: taskToken } : {}),
+        },
+        taskToken,
+        signal,
+      });
+    } finally {
+      release?.();
+    }
   }
 
-  /** Extends the lease; when the task was cancelled or taken over, aborts the agent. */
-  private async renewLease(taskId: string, controller: AbortController): Promise<void> {
+  /**
+   * The task's agent, single-flight: the runs of one agent claimed together (up to a batch of them) share
+   * one query. Nothing is kept once it answers, so a changed config applies to the next run.
+   */
+  private findAgent(organizationId: string, agentId: string): Promise<Agent | null> {
+    const key = `${organizationId}/${agentId}`;
+    let lookup = this.agentLookups.get(key);
+    if (!lookup) {
+      lookup = this.db(() => this.agents.findInOrganization(organizationId, agentId)).finally(() =>
+        this.agentLookups.delete(key),
+      );
+      this.agentLookups.set(key, lookup);
+    }
+    return lookup;
+  }
+
+  /**
+   * Extends the leases of every running task in one statement; aborts the runs whose task was cancelled,
+   * finished elsewhere or taken over (this worker no longer owns it).
+   */
+  private async renewLeases(): Promise<void> {
+    const taskIds = [...this.running.keys()];
+    if (!taskIds.length) return;
     try {
-      if (!(await this.queue.renew(taskId, this.workerId, this.config.leaseMs))) controller.abort();
+      const owned = new Set(
+        await this.db(() => this.queue.renewMany(taskIds, this.workerId, this.config.leaseMs)),
+      );
+      for (const taskId of taskIds) if (!owned.has(taskId)) this.running.get(taskId)?.abort();
     } catch (error) {
-      this.logger.warn(`lease renewal of ${taskId} failed: ${(error as Error).message}`);
+      this.logger.warn(`lease renewal of ${taskIds.length} tasks failed: ${(error as Error).message}`);
     }
   }
 
   private async retryLater(task: Task, failure: AgentFailure): Promise<void> {
     const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (task.attempts - 1)) * (0.5 + Math.random() / 2);
-    await this.queue.retry(task.id, this.workerId, backoff, {
-      status: 'failed',
-      error: { code: failure.code, message: failure.message },
-    });
+    await this.db(() =>
+      this.queue.retry(task.id, this.workerId, backoff, {
+        status: 'failed',
+        error: { code: failure.code, message: failure.message },
+      }),
+    );
   }
 
   /** Records the outcome and its event together, only if this worker still owns the task. */
@@ -244,28 +311,30 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * word to the requests that wait on them (TaskChanges).
    */
   private async recordOutcomes(batch: FinishedTask[]): Promise<void> {
-    const finished = await this.queue.finishMany(
-      this.workerId,
-      batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
-      (manager, finished) => {
-        const usageOf = new Map(finished.map((row) => [row.id, row.usage]));
-        return this.events.record(
-          manager,
-          batch
-            .filter(({ task }) => usageOf.has(task.id))
-            .map(({ task, outcome }) => {
-              const ended = { task_id: task.id, agent_type: task.agentType, usage: usageOf.get(task.id)! };
-              return {
+    const finished = await this.db(() =>
+      this.queue.finishMany(
+        this.workerId,
+        batch.map(({ task, outcome }) => ({ taskId: task.id, outcome })),
+        (manager, finished) => {
+          const usageOf = new Map(finished.map((row) => [row.id, row.usage]));
+          return this.events.record(
+            manager,
+            batch
+              .filter(({ task }) => usageOf.has(task.id))
+              .map(({ task, outcome }) => {
+                const ended = { task_id: task.id, agent_type: task.agentType, usage: usageOf.get(task.id)! };
+                return {
                 organizationId: task.organizationId,
                 type: `task.${outcome.status}`,
                 data:
                   outcome.status === 'failed'
                     ? ({ ...ended, error: outcome.error } satisfies TaskFailedData)
                     : (ended satisfies TaskEndedData),
-              };
-            }),
-        );
-      },
+                };
+              }),
+          );
+        },
+      ),
     );
     this.changes.changed(finished.map((row) => row.id));
   }
@@ -280,12 +349,13 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       setTimeout(() => resolve('timeout'), this.lifecycle.shutdownGraceMs / 2).unref(),
     );
     if ((await Promise.race([Promise.all(this.executions), grace])) === 'timeout') {
-      for (const [taskId, controller] of this.running) {
-        controller.abort();
-        // Hand back: another worker takes it up at once, without counting this attempt.
-        await this.queue.handBack(taskId, this.workerId).catch(() => undefined);
-      }
+      const taskIds = [...this.running.keys()];
+      for (const taskId of taskIds) this.running.get(taskId)?.abort();
+      // Hand back: another worker takes them up at once, without counting this attempt.
+      await this.db(() => this.queue.handBackMany(taskIds, this.workerId)).catch(() => undefined);
     }
+    clearInterval(this.heartbeat);
+    await this.renewing;
   }
 }
 

@@ -155,13 +155,6 @@ export class TasksService {
       creditsPer1kInputTokens: pricing.credits_per_1k_input_tokens,
       creditsPer1kOutputTokens: pricing.credits_per_1k_output_tokens,
       creditReservation: reservation,
-      inputTokens: 0,
-      outputTokens: 0,
-      progress: null,
-      outputFiles: [],
-      creditsCharged: null,
-      creditsRefund: null,
-      creditsRefundState: null,
     });
     let inserted: boolean;
     try {

@@ -130,6 +130,45 @@ describe('TaskQueueRepository', () => {
     expect((await read(running.id)).status).toBe('cancelled');
   });
 
+  it('renews the leases of many tasks in one statement, answering only those the worker still owns', async () => {
+    const [kept, cancelled, takenOver, finished] = [
+      await enqueue(),
+      await enqueue(),
+      await enqueue(),
+      await enqueue(),
+    ];
+    expect(await queue.claimBatch('w', 1, 10)).toHaveLength(4);
+    await queue.cancel(cancelled.id, async () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the 1 ms leases have expired
+    // Another worker takes up `kept` and `takenOver`; `w` takes up `finished` again and finishes it.
+    expect((await queue.claimBatch('rescuer', LEASE_MS, 1))[0]?.id).toBe(kept.id);
+    expect((await queue.claimBatch('rescuer', LEASE_MS, 1))[0]?.id).toBe(takenOver.id);
+    await queue.claimBatch('w', LEASE_MS, 1);
+    expect(
+      await queue.finish(finished.id, 'w', { status: 'succeeded', result: 1 }, async () => undefined),
+    ).toBe(true);
+    const ids = [kept.id, cancelled.id, takenOver.id, finished.id];
+    expect(await queue.renewMany(ids, 'w', LEASE_MS)).toEqual([]);
+    expect((await queue.renewMany(ids, 'rescuer', LEASE_MS)).sort()).toEqual([kept.id, takenOver.id].sort());
+    const row = await read(kept.id);
+    expect(row.leaseExpiresAt!.getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+    expect(await queue.renewMany([], 'rescuer', LEASE_MS)).toEqual([]);
+
+    expect((await queue.handBackMany(ids, 'rescuer')).sort()).toEqual([kept.id, takenOver.id].sort());
+    expect(await read(kept.id)).toMatchObject({ status: 'queued', leaseOwner: null });
+    expect((await read(cancelled.id)).status).toBe('cancelled');
+  });
+
+  it('leaves the tasks of the agents it is told to out of a claim', async () => {
+    expect(await queue.insert(newTask({ agentType: 'http', agentId: 'agent_capped' }))).toBe(true);
+    const other = newTask({ agentType: 'http', agentId: 'agent_free' });
+    await queue.insert(other);
+    const noAgent = await enqueue();
+    const claimed = await queue.claimBatch('w', LEASE_MS, 10, undefined, ['agent_capped']);
+    expect(claimed.map((task) => task.id).sort()).toEqual([other.id, noAgent.id].sort());
+    expect((await queue.claimBatch('w', LEASE_MS, 10, undefined, []))[0]?.agentId).toBe('agent_capped');
+  });
+
   it('queues the tasks of one turn in one statement, each with its own fields and timestamps', async () => {
     const before = Date.now();
     const tasks = [

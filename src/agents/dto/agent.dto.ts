@@ -59,6 +59,12 @@ class AgentCostFields {
   default_max_credits?: number | null;
 }
 
+const AGENT_CONFIG_DESCRIPTION =
+  "The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), " +
+  'at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` ' +
+  '(1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; ' +
+  'unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.';
+
 export class CreateAgentDto extends AgentCostFields {
   @ApiProperty({ maxLength: 100, example: 'Summariser' })
   @IsString()
@@ -81,7 +87,8 @@ export class CreateAgentDto extends AgentCostFields {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    example: { url: 'https://agents.example.com/run' },
+    description: AGENT_CONFIG_DESCRIPTION,
+    example: { url: 'https://agents.example.com/run', timeout_ms: 10000, max_concurrency: 50 },
   })
   @Omittable()
   @IsObject()
@@ -103,7 +110,7 @@ export class UpdateAgentDto extends AgentCostFields {
   @MaxLength(500)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: AGENT_CONFIG_DESCRIPTION })
   @Omittable()
   @IsObject()
   config?: Record<string, unknown>;
@@ -115,7 +122,8 @@ export class AgentResponse {
   @ApiProperty({ example: 'echo' }) type: string;
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty() built_in: boolean;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) config?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: AGENT_CONFIG_DESCRIPTION })
+  config?: Record<string, unknown>;
   @ApiProperty({ type: AgentPricingDto, description: 'Zeros when the agent is free (echo always is).' })
   pricing: AgentPricing;
   @ApiProperty({ type: Number, nullable: true }) default_max_credits: number | null;

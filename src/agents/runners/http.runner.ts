@@ -6,6 +6,8 @@ import { AgentError, AgentErrorCode } from '../agents.errors';
 interface HttpAgentConfig {
   url: string;
   timeout_ms?: number;
+  /** Runs of this agent at once per worker process (the worker reads it: maxConcurrencyOf). */
+  max_concurrency?: number;
 }
 
 const invalidConfig = (message: string): AgentError =>
@@ -14,7 +16,8 @@ const invalidConfig = (message: string): AgentError =>
 /**
  * `http` agents: the task is POSTed as JSON to `config.url` through the outbound-safety client, and
  * the JSON answer becomes the result. 5xx, timeouts and connection failures are retried; a 4xx or a
- * non-JSON answer fails the task at once.
+ * non-JSON answer fails the task at once. `config.max_concurrency` (1..1000) caps the agent's runs at once
+ * in each worker process; unset, only WORKER_CONCURRENCY bounds them.
  */
 @Injectable()
 export class HttpRunner implements AgentRunner, OnModuleInit {
@@ -31,7 +34,7 @@ export class HttpRunner implements AgentRunner, OnModuleInit {
   }
 
   async validateConfig(config: Record<string, unknown>): Promise<void> {
-    const allowed = new Set(['url', 'timeout_ms']);
+    const allowed = new Set(['url', 'timeout_ms', 'max_concurrency']);
     const unknown = Object.keys(config).filter((k) => !allowed.has(k));
     if (unknown.length) throw invalidConfig(`config.${unknown[0]} is not allowed`);
     if (typeof config.url !== 'string' || config.url.length > 2000) {
@@ -43,6 +46,15 @@ export class HttpRunner implements AgentRunner, OnModuleInit {
       (!Number.isInteger(timeout) || (timeout as number) < 100 || (timeout as number) > 300000)
     ) {
       throw invalidConfig('config.timeout_ms must be an integer between 100 and 300000');
+    }
+    const maxConcurrency = config.max_concurrency;
+    if (
+      maxConcurrency !== undefined &&
+      (!Number.isInteger(maxConcurrency) ||
+        (maxConcurrency as number) < 1 ||
+        (maxConcurrency as number) > 1000)
+    ) {
+      throw invalidConfig('config.max_concurrency must be an integer between 1 and 1000');
     }
     await this.http.assertAllowedTarget(config.url);
   }
