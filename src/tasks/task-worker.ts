@@ -324,12 +324,12 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
               .map(({ task, outcome }) => {
                 const ended = { task_id: task.id, agent_type: task.agentType, usage: usageOf.get(task.id)! };
                 return {
-                organizationId: task.organizationId,
-                type: `task.${outcome.status}`,
-                data:
-                  outcome.status === 'failed'
-                    ? ({ ...ended, error: outcome.error } satisfies TaskFailedData)
-                    : (ended satisfies TaskEndedData),
+                  organizationId: task.organizationId,
+                  type: `task.${outcome.status}`,
+                  data:
+                    outcome.status === 'failed'
+                      ? ({ ...ended, error: outcome.error } satisfies TaskFailedData)
+                      : (ended satisfies TaskEndedData),
                 };
               }),
           );
