@@ -92,6 +92,31 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.dispatcher = this.dispatch();
   }
 
+  /**
+   * A task token for each claimed task whose runner calls out, whatever hide_credentials says (which
+   * decides only whether the caller's key travels too), in one statement for the batch; each dies with
+   * its attempt (TaskTokens). Undefined when they could not be stored: the batch is not started, and its
+   * leases run out, so the tasks are taken up again.
+   */
+  private async mintTokens(claimed: readonly Task[]): Promise<Map<string, string> | undefined> {
+    const callingOut = claimed.filter(
+      (task) => this.runners.get(task.agentType)?.forwardsCredentials !== false,
+    );
+    if (!callingOut.length) return new Map();
+    try {
+      return await this.db(() =>
+        this.tokens.mint(
+          callingOut.map((task) => ({ taskId: task.id, attempt: task.attempts, leaseOwner: this.workerId })),
+        ),
+      );
+    } catch (error) {
+      this.logger.warn(
+        `task tokens of ${callingOut.length} claimed tasks not stored: ${(error as Error).message}`,
+      );
+      return undefined;
+    }
+  }
+
   /** A statement of the worker's, on its share of the pool. */
   private db<T>(statement: () => Promise<T>): Promise<T> {
     return this.connections.use(statement);
@@ -130,7 +155,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
         }
       }
       if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
-      for (const task of claimed) this.start(task);
+      const tokens = await this.mintTokens(claimed);
+      for (const task of claimed) if (tokens) this.start(task, tokens.get(task.id));
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge (a task
       // queued, a run ended), or for the poll: the queue may hold work that is due later, or a slot free
       // below the batch threshold waits for its turn.
@@ -184,8 +210,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  private start(task: Task): void {
-    const execution = this.execute(task)
+  private start(task: Task, taskToken: string | undefined): void {
+    const execution = this.execute(task, taskToken)
       // A database error while recording the outcome must not stop the worker (or the process): the
       // lease then expires and the task is taken up again.
       .catch((error: unknown) => this.logger.error(`task ${task.id}: ${(error as Error).message}`))
@@ -196,11 +222,11 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.executions.add(execution);
   }
 
-  private async execute(task: Task): Promise<void> {
+  private async execute(task: Task, taskToken: string | undefined): Promise<void> {
     const controller = new AbortController();
     this.running.set(task.id, controller);
     try {
-      const result = await this.run(task, controller.signal);
+      const result = await this.run(task, taskToken, controller.signal);
       await this.finish(task, { status: 'succeeded', result });
     } catch (error) {
       if (controller.signal.aborted) return; // cancelled, lease lost, or handed back at shutdown
@@ -219,7 +245,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async run(task: Task, signal: AbortSignal): Promise<unknown> {
+  private async run(task: Task, taskToken: string | undefined, signal: AbortSignal): Promise<unknown> {
     const runner = this.runners.get(task.agentType);
     // Not claimed by this worker (claimBatch takes registered types only); kept as the last guard.
     if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
@@ -235,14 +261,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const cap = agent ? maxConcurrencyOf(agent.config) : undefined;
     const release = agent && cap ? await this.agentSlots.acquire(agent.id, cap, signal) : undefined;
     try {
-      // A runner that calls out gets a token of this attempt, whatever hide_credentials says (which
-      // decides only whether the caller's key travels too); it dies with the attempt (TaskTokens).
-      const taskToken =
-        runner.forwardsCredentials === false
-          ? undefined
-          : await this.db(() =>
-              this.tokens.mint({ taskId: task.id, attempt: task.attempts, leaseOwner: this.workerId }),
-            );
       return await runner.run({
         task: { id: task.id, organizationId, instruction: task.instruction, attachments },
         agent,

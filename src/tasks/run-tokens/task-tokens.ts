@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { encodeBase62 } from '../../common/ids';
-import { TickBatch } from '../../common/tick-batch';
 
 /** Every task token starts with this: the credential step tells it from keys and access tokens by it. */
 export const TASK_TOKEN_PREFIX = 'gtt_';
@@ -38,32 +37,31 @@ const hashOf = (token: string): string => createHash('sha256').update(token).dig
  */
 @Injectable()
 export class TaskTokens {
-  // Tokens minted in one turn of the event loop (a claimed batch) go in one INSERT.
-  private readonly mints = new TickBatch<{ hash: string } & TaskAttempt, void>(async (rows) => {
-    await this.dataSource.query(
-      `INSERT INTO task_tokens (token_hash, task_id, attempt, lease_owner)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])`,
-      [
-        rows.map((row) => row.hash),
-        rows.map((row) => row.taskId),
-        rows.map((row) => row.attempt),
-        rows.map((row) => row.leaseOwner),
-      ],
-    );
-    return rows.map(() => undefined);
-  });
-
   constructor(private readonly dataSource: DataSource) {}
 
   static looksLikeTaskToken(value: string): boolean {
     return value.startsWith(TASK_TOKEN_PREFIX);
   }
 
-  /** A new token for this attempt; usable once this resolves (its hash is stored). */
-  async mint(attempt: TaskAttempt): Promise<string> {
-    const token = `${TASK_TOKEN_PREFIX}${encodeBase62(randomBytes(32))}`;
-    await this.mints.add({ hash: hashOf(token), ...attempt });
-    return token;
+  /**
+   * A new token for each attempt (a claimed batch), in one INSERT: by task id, usable once this resolves
+   * (their hashes are stored).
+   */
+  async mint(attempts: readonly TaskAttempt[]): Promise<Map<string, string>> {
+    const tokens = attempts.map(() => `${TASK_TOKEN_PREFIX}${encodeBase62(randomBytes(32))}`);
+    if (attempts.length) {
+      await this.dataSource.query(
+        `INSERT INTO task_tokens (token_hash, task_id, attempt, lease_owner)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])`,
+        [
+          tokens.map(hashOf),
+          attempts.map((attempt) => attempt.taskId),
+          attempts.map((attempt) => attempt.attempt),
+          attempts.map((attempt) => attempt.leaseOwner),
+        ],
+      );
+    }
+    return new Map(attempts.map((attempt, i) => [attempt.taskId, tokens[i]]));
   }
 
   /** The run a token belongs to, live or not; null when no token has this value (or it is malformed). */
