@@ -41,6 +41,16 @@ const isDocumentationPath = (path: string): boolean =>
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 
+/** The routes a task token may use, with their security: any credential, or (events) the task token only. */
+const ANY_OR_TASK_TOKEN = [{ bearer: [] }, { 'X-API-Key': [] }, { api_key: [] }, { taskToken: [] }];
+const TASK_TOKEN_ROUTES: Record<string, unknown> = {
+  'post /v1/files': ANY_OR_TASK_TOKEN,
+  'get /v1/files/{id}': ANY_OR_TASK_TOKEN,
+  'get /v1/files/{id}/content': ANY_OR_TASK_TOKEN,
+  'get /v1/tasks/{id}': ANY_OR_TASK_TOKEN,
+  'post /v1/tasks/{id}/events': [{ taskToken: [] }],
+};
+
 describe('operations endpoints', () => {
   let t: TestApp;
   let admin: SignedUpOrganization;
@@ -196,17 +206,24 @@ describe('operations endpoints', () => {
         }
       });
 
+      it('names the task token scheme on exactly the routes a task token may use (contract, "Agent runs")', () => {
+        const withTaskToken = operations()
+          .filter(({ operation }) => JSON.stringify(operation.security ?? []).includes('taskToken'))
+          .map(({ name, operation }) => [name, operation.security]);
+        expect(Object.fromEntries(withTaskToken)).toEqual(TASK_TOKEN_ROUTES);
+      });
+
       it('lists 401, 403, 429 and 503 on every operation behind the key check, with budget and retry headers', () => {
         const protectedOperations = operations().filter(
           ({ name }) => !PUBLIC.includes(name) && !SESSION_COOKIE.includes(name) && name !== 'get /metrics',
         );
         expect(protectedOperations.length).toBeGreaterThan(40);
         const incomplete = protectedOperations
-          .filter(({ operation }) => {
+          .filter(({ name, operation }) => {
             const statuses = Object.keys(operation.responses);
             const success = statuses.find((status) => status.startsWith('2'));
             return (
-              operation.security !== undefined ||
+              (operation.security !== undefined && !TASK_TOKEN_ROUTES[name]) ||
               !['401', '403', '429', '503'].every((status) => statuses.includes(status)) ||
               !success ||
               !operation.responses[success].headers?.['X-RateLimit-Remaining'] ||

@@ -28,6 +28,9 @@ describe('example extension: an agent type with a built-in agent (reverse)', () 
         type: 'reverse',
         description: 'Answers with the instruction backwards.',
         built_in: true,
+        // Built-in agents are free (contract, "Costs").
+        pricing: { credits_per_1k_input_tokens: 0, credits_per_1k_output_tokens: 0 },
+        default_max_credits: null,
         created_at: null,
       };
       expect(REVERSE_AGENT.id).toBe(reverse.id);
