@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
-import { HeldRuns, type HeldRun } from './support/held-runs';
+import { HeldRuns, startAppWithHeldRuns, type HeldRun } from './support/held-runs';
 import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { createKey, pollUntil, type CreatedKey } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
@@ -23,19 +23,18 @@ describe('task costs', () => {
   let runs: HeldRuns;
   let org: SignedUpOrganization;
   let pricedAgent: string;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    runs = await HeldRuns.start();
-    t = await startTestApp({
-      env: { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
-    });
-    org = await signUpOrganization(t.http);
-    pricedAgent = await runs.agent(t.http, org.auth, { pricing: PRICING, default_max_credits: 10 });
+    ({
+      t,
+      runs,
+      org,
+      agentId: pricedAgent,
+      close,
+    } = await startAppWithHeldRuns({ pricing: PRICING, default_max_credits: 10 }));
   });
-  afterAll(async () => {
-    await runs.close();
-    await t.close();
-  });
+  afterAll(() => close());
 
   const creditedKey = (remaining: number): Promise<CreatedKey> =>
     createKey(t.http, org.auth, { role: 'developer', credits: { remaining, refill: null } });

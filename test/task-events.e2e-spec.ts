@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { sleep } from './support/keys';
 import { queueTask, startWithHeldAgent } from './support/held-agent';
 import { startTestApp, TestApp } from './support/test-app';
+import { listen, openEventStream } from './support/event-stream';
 
 /**
  * `GET /v1/tasks/{id}/events` (contract, "Agent runs"): a task's events, status changes among them, as a
@@ -12,54 +12,6 @@ import { startTestApp, TestApp } from './support/test-app';
  */
 
 jest.setTimeout(60_000);
-
-type Auth = SignedUpOrganization['auth'];
-
-interface StreamedEvent {
-  id: string;
-  event: string;
-  data: unknown;
-}
-
-/** Opens a task's event stream on a listening instance and collects what it sends until it ends. */
-async function openStream(baseUrl: string, taskId: string, auth: Auth, lastEventId?: string) {
-  const headers: Record<string, string> = { ...auth, accept: 'text/event-stream' };
-  if (lastEventId) headers['last-event-id'] = lastEventId;
-  const controller = new AbortController();
-  const response = await fetch(`${baseUrl}/v1/tasks/${taskId}/events`, {
-    headers,
-    signal: controller.signal,
-  });
-  const events: StreamedEvent[] = [];
-  const comments: string[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const ended = (async () => {
-    const reader = response.body!.getReader();
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (block.startsWith(':')) comments.push(block);
-        else {
-          const field = (name: string) => block.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1] ?? '';
-          events.push({ id: field('id'), event: field('event'), data: JSON.parse(field('data')) });
-        }
-      }
-    }
-  })();
-  return { response, events, comments, ended, close: () => controller.abort() };
-}
-
-async function listen(t: TestApp): Promise<string> {
-  const server = t.app.getHttpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 const status = (value: string) => ({ status: value });
 
@@ -100,7 +52,7 @@ describe('GET /v1/tasks/{id}/events', () => {
     const id = await queueTask(t.http, org.auth);
     const other = await signUpOrganization(t.http);
     expectProblem(await t.http.get(`/v1/tasks/${id}/events`).set(other.auth), 404);
-    const stream = await openStream(baseUrl, id, other.auth);
+    const stream = await openEventStream(baseUrl, id, other.auth);
     expect(stream.response.status).toBe(404);
     await stream.ended;
     expect(stream.events).toEqual([]);
@@ -108,7 +60,7 @@ describe('GET /v1/tasks/{id}/events', () => {
 
   it('streams from the start, ends after the terminal status, and resumes after Last-Event-ID', async () => {
     const id = await queueTask(t.http, org.auth);
-    const stream = await openStream(baseUrl, id, org.auth);
+    const stream = await openEventStream(baseUrl, id, org.auth);
     expect(stream.response.status).toBe(200);
     expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     await sleep(300);
@@ -119,14 +71,14 @@ describe('GET /v1/tasks/{id}/events', () => {
       ['1', status('queued')],
       ['2', status('cancelled')],
     ]);
-    const resumed = await openStream(baseUrl, id, org.auth, '1');
+    const resumed = await openEventStream(baseUrl, id, org.auth, '1');
     await resumed.ended;
     expect(resumed.events).toEqual([{ id: '2', event: 'status', data: status('cancelled') }]);
   });
 
   it('sends a comment line while there is nothing to send', async () => {
     const id = await queueTask(t.http, org.auth);
-    const stream = await openStream(baseUrl, id, org.auth);
+    const stream = await openEventStream(baseUrl, id, org.auth);
     await sleep(11_500);
     expect(stream.comments.length).toBeGreaterThanOrEqual(1);
     stream.close();
@@ -145,7 +97,7 @@ describe('GET /v1/tasks/{id}/events of a task a worker runs', () => {
   it('streams queued, running and succeeded in order as they happen', async () => {
     const org = await signUpOrganization(held.t.http);
     const id = await held.queueHeldTask(org.auth);
-    const stream = await openStream(baseUrl, id, org.auth);
+    const stream = await openEventStream(baseUrl, id, org.auth);
     for (let i = 0; i < 40 && stream.events.length < 2; i++) await sleep(50);
     expect(stream.events.map((e) => e.data)).toEqual([status('queued'), status('running')]);
     held.release();
@@ -178,7 +130,7 @@ describeWithPostgres('GET /v1/tasks/{id}/events across instances')(
     it('delivers on B, within a second, a change A made', async () => {
       const org = await signUpOrganization(a.http);
       const id = await queueTask(a.http, org.auth);
-      const stream = await openStream(baseUrlB, id, org.auth);
+      const stream = await openEventStream(baseUrlB, id, org.auth);
       await sleep(1_300);
       const cancelledAt = Date.now();
       await a.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);

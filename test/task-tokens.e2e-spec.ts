@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { HeldRuns, type HeldRun } from './support/held-runs';
+import { HeldRuns, startAppWithHeldRuns, type HeldRun } from './support/held-runs';
 import { bearer, expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { createKey, pollUntil, type Auth } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
@@ -22,19 +22,12 @@ describe('task tokens', () => {
   let runs: HeldRuns;
   let org: SignedUpOrganization;
   let agentId: string;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    runs = await HeldRuns.start();
-    t = await startTestApp({
-      env: { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
-    });
-    org = await signUpOrganization(t.http);
-    agentId = await runs.agent(t.http, org.auth);
+    ({ t, runs, org, agentId, close } = await startAppWithHeldRuns());
   });
-  afterAll(async () => {
-    await runs.close();
-    await t.close();
-  });
+  afterAll(() => close());
 
   /** Queues an http task with `auth` and waits until its agent holds it, with its token. */
   const startRun = (auth: Auth, body: Record<string, unknown> = {}): Promise<HeldRun> =>

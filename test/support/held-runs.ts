@@ -1,6 +1,7 @@
 import type TestAgent from 'supertest/lib/agent';
 import { FakeAgentServer, gate, type Gate } from './agent-server';
-import { bearer } from './factories';
+import { bearer, signUpOrganization } from './factories';
+import { startTestApp } from './test-app';
 import type { Auth } from './keys';
 
 /** A task an http agent holds: its task token, the headers the agent got, and how to let it answer. */
@@ -110,4 +111,27 @@ export class HeldRuns {
     this.releaseAll();
     await this.server.close();
   }
+}
+
+/**
+ * An instance that runs tasks (four at once, polling every 50 ms, loopback agents allowed), a new
+ * organization, and an http agent of it (`agent`: more of its fields) on a HeldRuns server.
+ */
+export async function startAppWithHeldRuns(agent: Record<string, unknown> = {}) {
+  const runs = await HeldRuns.start();
+  const t = await startTestApp({
+    env: { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
+  });
+  const org = await signUpOrganization(t.http);
+  const agentId = await runs.agent(t.http, org.auth, agent);
+  return {
+    t,
+    runs,
+    org,
+    agentId,
+    async close(): Promise<void> {
+      await runs.close();
+      await t.close();
+    },
+  };
 }
