@@ -156,7 +156,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       }
       if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
       const tokens = await this.mintTokens(claimed);
-      for (const task of claimed) if (tokens) this.start(task, tokens.get(task.id));
+      if (tokens) for (const task of claimed) this.start(task, tokens.get(task.id));
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge (a task
       // queued, a run ended), or for the poll: the queue may hold work that is due later, or a slot free
       // below the batch threshold waits for its turn.
