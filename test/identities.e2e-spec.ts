@@ -406,6 +406,28 @@ describe('identities', () => {
       await t.http.delete(`/v1/identities/${identity.id}`).set(a.auth).expect(204);
     });
 
+    it('a key attaching while its identity is deleted either keeps it (409 identity_in_use) or is refused (400)', async () => {
+      for (let round = 0; round < 8; round++) {
+        const identity = await createIdentity(a.auth);
+        const [created, deleted] = await Promise.all([
+          t.http
+            .post('/v1/api-keys')
+            .set(a.auth)
+            .send({ name: 'racer', role: 'viewer', identity_id: identity.id }),
+          t.http.delete(`/v1/identities/${identity.id}`).set(a.auth),
+        ]);
+        if (created.status === 201) {
+          expectProblem(deleted, 409, 'identity_in_use');
+          expect(created.body.identity).toEqual(summary(identity));
+          const read = await t.http.get(`/v1/api-keys/${created.body.id}`).set(a.auth).expect(200);
+          expect(read.body.identity).toEqual(summary(identity));
+        } else {
+          expectProblem(created, 400, 'unknown_identity');
+          expect(deleted.status).toBe(204);
+        }
+      }
+    });
+
     it('verify shows the identity, and follows a change to it', async () => {
       const identity = await createIdentity(a.auth, { meta: { plan: 'starter' } });
       const key: CreatedKey = await createKey(t.http, a.auth, { identity_id: identity.id });
