@@ -129,6 +129,43 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/identities': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the organization's identities, newest first */
+    get: operations['IdentitiesController_list'];
+    put?: never;
+    /** Create an identity: the customer behind keys, by your own external_id */
+    post: operations['IdentitiesController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/identities/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get an identity */
+    get: operations['IdentitiesController_get'];
+    put?: never;
+    post?: never;
+    /** Delete an identity that no key names any more */
+    delete: operations['IdentitiesController_delete'];
+    options?: never;
+    head?: never;
+    /** Change an identity's external_id, meta, rate limit or credits */
+    patch: operations['IdentitiesController_update'];
+    trace?: never;
+  };
   '/v1/roles': {
     parameters: {
       query?: never;
@@ -917,6 +954,57 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'identity.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.created event */
+    post: operations['webhook_identity_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'identity.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.updated event */
+    post: operations['webhook_identity_updated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'identity.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.deleted event */
+    post: operations['webhook_identity_deleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'task.succeeded': {
     parameters: {
       query?: never;
@@ -995,6 +1083,16 @@ export interface components {
       error: components['schemas']['Dependencies'];
       details: components['schemas']['Dependencies'];
     };
+    IdentitySummaryResponse: {
+      /** @example idt_4LsQ… */
+      id: string;
+      /** @example cus_1042 */
+      external_id: string;
+      /** @description The identity's meta; {} when none. */
+      meta: {
+        [key: string]: unknown;
+      };
+    };
     VerifyResponse: {
       /** @example true */
       valid: boolean;
@@ -1008,6 +1106,8 @@ export interface components {
       meta: {
         [key: string]: unknown;
       };
+      /** @description The identity (customer) the key belongs to; null: none. */
+      identity: components['schemas']['IdentitySummaryResponse'] | null;
       /** @description Credits left after this request's; null when the key is unlimited. */
       credits_remaining: number | null;
     };
@@ -1083,6 +1183,11 @@ export interface components {
       } | null;
       /** @description A budget of requests, optionally refilled; omitted or null: unlimited. */
       credits?: components['schemas']['CreditsDto'] | null;
+      /**
+       * @description The identity (customer) the key belongs to, of the key's organization; null detaches it.
+       * @example idt_7hKp2Wq9ZtR4mNx8Ys3Lb6
+       */
+      identity_id?: string | null;
       /** @example CI deploys */
       name: string;
       /**
@@ -1179,6 +1284,8 @@ export interface components {
       credits: components['schemas']['CreditsResponse'] | null;
       /** @description The client address of the last use. */
       last_used_ip: string | null;
+      /** @description The identity (customer) the key belongs to; null: none. */
+      identity: components['schemas']['IdentitySummaryResponse'] | null;
       /**
        * @description The key value. Shown only in this response; store it now.
        * @example sk_…
@@ -1240,6 +1347,8 @@ export interface components {
       credits: components['schemas']['CreditsResponse'] | null;
       /** @description The client address of the last use. */
       last_used_ip: string | null;
+      /** @description The identity (customer) the key belongs to; null: none. */
+      identity: components['schemas']['IdentitySummaryResponse'] | null;
     };
     ApiKeyPage: {
       data: components['schemas']['ApiKeyResponse'][];
@@ -1288,6 +1397,11 @@ export interface components {
       } | null;
       /** @description A budget of requests, optionally refilled; omitted or null: unlimited. */
       credits?: components['schemas']['CreditsDto'] | null;
+      /**
+       * @description The identity (customer) the key belongs to, of the key's organization; null detaches it.
+       * @example idt_7hKp2Wq9ZtR4mNx8Ys3Lb6
+       */
+      identity_id?: string | null;
       name?: string;
       /** @example viewer */
       role?: string;
@@ -1323,6 +1437,9 @@ export interface components {
         | 'key.enabled'
         | 'key.credits_low'
         | 'key.denied'
+        | 'identity.created'
+        | 'identity.updated'
+        | 'identity.deleted'
         | 'webhook.created'
         | 'webhook.updated'
         | 'webhook.secret_rotated'
@@ -1341,6 +1458,89 @@ export interface components {
     AuditPage: {
       data: components['schemas']['AuditEntryResponse'][];
       next_cursor: string | null;
+    };
+    CreateIdentityDto: {
+      /**
+       * @description Your own data about the customer, at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.
+       * @example {
+       *       "plan": "pro",
+       *       "company": "Acme"
+       *     }
+       */
+      meta?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A limit shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      rate_limit?: components['schemas']['RateLimitDto'] | null;
+      /** @description A budget shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      credits?: components['schemas']['CreditsDto'] | null;
+      /**
+       * @description Your id for the customer; unique in the organization.
+       * @example cus_1042
+       */
+      external_id: string;
+    };
+    IdentityRateLimitResponse: {
+      /** @description null: no identity-level limit */
+      requests_per_minute: number | null;
+      /** @description null: no identity-level limit */
+      requests_per_hour: number | null;
+    };
+    IdentityCreditRefillResponse: {
+      /** @enum {string} */
+      interval: 'daily' | 'monthly';
+      amount: number;
+    };
+    IdentityCreditsResponse: {
+      /** @description Credits left to the identity's keys together. */
+      remaining: number;
+      refill: components['schemas']['IdentityCreditRefillResponse'] | null;
+      /**
+       * Format: date-time
+       * @description The last refill (00:00 UTC of its day); null before the first.
+       */
+      refilled_at: string | null;
+    };
+    IdentityResponse: {
+      /** @example idt_4LsQ… */
+      id: string;
+      /** @example cus_1042 */
+      external_id: string;
+      /** @description Your own data, as last set; {} when none. */
+      meta: {
+        [key: string]: unknown;
+      };
+      /** @description Always present, as on keys; both null when the identity has no limit of its own. */
+      rate_limit: components['schemas']['IdentityRateLimitResponse'];
+      /** @description null: no identity budget. */
+      credits: components['schemas']['IdentityCreditsResponse'] | null;
+      /** @description Keys (not deleted) that name this identity. */
+      key_count: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    IdentityPage: {
+      data: components['schemas']['IdentityResponse'][];
+      next_cursor: string | null;
+    };
+    UpdateIdentityDto: {
+      /**
+       * @description Your own data about the customer, at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.
+       * @example {
+       *       "plan": "pro",
+       *       "company": "Acme"
+       *     }
+       */
+      meta?: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A limit shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      rate_limit?: components['schemas']['RateLimitDto'] | null;
+      /** @description A budget shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      credits?: components['schemas']['CreditsDto'] | null;
+      external_id?: string;
     };
     CreateRoleDto: {
       /** @example agent_runner */
@@ -1887,6 +2087,9 @@ export interface components {
         | 'key.disabled'
         | 'key.enabled'
         | 'key.credits_low'
+        | 'identity.created'
+        | 'identity.updated'
+        | 'identity.deleted'
         | 'task.succeeded'
         | 'task.failed'
         | 'task.cancelled'
@@ -1947,6 +2150,9 @@ export interface components {
         | 'key.disabled'
         | 'key.enabled'
         | 'key.credits_low'
+        | 'identity.created'
+        | 'identity.updated'
+        | 'identity.deleted'
         | 'task.succeeded'
         | 'task.failed'
         | 'task.cancelled'
@@ -2083,6 +2289,23 @@ export interface components {
       role: string;
       actor: components['schemas']['EventActor'];
     };
+    IdentityCreatedData: {
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
+    IdentityUpdatedData: {
+      /** @description The fields the update changed. */
+      fields: string[];
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
+    IdentityDeletedData: {
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
     TaskUsage: {
       input_tokens: number;
       output_tokens: number;
@@ -2137,6 +2360,10 @@ export interface components {
       | 'files:update'
       | 'files:delete'
       | 'files:execute'
+      | 'identities:create'
+      | 'identities:read'
+      | 'identities:update'
+      | 'identities:delete'
       | 'roles:create'
       | 'roles:read'
       | 'roles:update'
@@ -2174,6 +2401,7 @@ export interface components {
       | 'audit'
       | 'deployments'
       | 'files'
+      | 'identities'
       | 'roles'
       | 'tasks'
       | 'teams'
@@ -2968,6 +3196,484 @@ export interface operations {
       };
       /** @description Not Found */
       404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  IdentitiesController_list: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Only the identity with this external_id. */
+        external_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['IdentityPage'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  IdentitiesController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateIdentityDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['IdentityResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  IdentitiesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['IdentityResponse'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  IdentitiesController_delete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  IdentitiesController_update: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateIdentityDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['IdentityResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Conflict */
+      409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
@@ -4849,6 +5555,9 @@ export interface operations {
           | 'key.enabled'
           | 'key.credits_low'
           | 'key.denied'
+          | 'identity.created'
+          | 'identity.updated'
+          | 'identity.deleted'
           | 'webhook.created'
           | 'webhook.updated'
           | 'webhook.secret_rotated'
@@ -7930,6 +8639,141 @@ export interface operations {
            */
           timestamp: string;
           data: components['schemas']['KeyCreditsLowData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_created: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.created';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityCreatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_updated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.updated';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityUpdatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_deleted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.deleted';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityDeletedData'];
         };
       };
     };

@@ -14,6 +14,7 @@ import { type GatehouseExtension, httpModulesOf, sharedModulesOf } from './exten
 import { EXTENSIONS } from './extensions';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
+import { IdentitiesHttpModule } from './identities/identities-http.module';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { platformModules } from './platform.modules';
@@ -42,6 +43,7 @@ export class AppModule {
         // GET /v1/auth/verify) go first. Their paths overlap no other route, so only speed changes.
         HealthModule,
         ApiKeysModule,
+        IdentitiesHttpModule,
         RolesModule,
         AccountsModule,
         AuthModule,

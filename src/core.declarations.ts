@@ -10,6 +10,7 @@ import './api-keys/api-keys.declarations';
 import './audit/audit.declarations';
 import './events/events.declarations';
 import './files/files.declarations';
+import './identities/identities.declarations';
 import './roles/roles.declarations';
 import './sessions/sessions.declarations';
 import './tasks/tasks.declarations';

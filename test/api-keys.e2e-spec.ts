@@ -208,6 +208,7 @@ describe('creating a key', () => {
       meta: {},
       credits: null,
       last_used_ip: null,
+      identity: null,
     });
     expect(sorted(created.permissions)).toEqual(DEVELOPER);
     expectTimeNear(created.created_at, before, 60_000);
@@ -702,6 +703,7 @@ describe('reading and changing a key', () => {
       permissions: expect.any(Array),
       expires_at: null,
       meta: {},
+      identity: null,
       credits_remaining: null,
     });
     expect(sorted(asDeveloper.permissions)).toEqual(DEVELOPER);
@@ -757,6 +759,7 @@ describe('presenting a key', () => {
       permissions: expect.any(Array),
       expires_at: null,
       meta: {},
+      identity: null,
       credits_remaining: null,
     });
     expect(sorted(res.body.permissions)).toEqual(VIEWER);

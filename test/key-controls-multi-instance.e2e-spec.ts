@@ -58,6 +58,36 @@ describeWithPostgres('key-controls multi-instance e2e')(
       );
     });
 
+    it("an identity changed on A shows in B's verify of its keys within a second", async () => {
+      const identity = await a.http
+        .post('/v1/identities')
+        .set(org.auth)
+        .send({ external_id: 'cus_two_instances', meta: { plan: 'starter' } })
+        .expect(201);
+      const key = await createKey(a.http, org.auth, { role: 'viewer', identity_id: identity.body.id });
+      // B caches the key's record, identity included.
+      expect((await verify(b.http, key.auth).expect(200)).body.identity).toEqual({
+        id: identity.body.id,
+        external_id: 'cus_two_instances',
+        meta: { plan: 'starter' },
+      });
+
+      await a.http
+        .patch(`/v1/identities/${identity.body.id}`)
+        .set(org.auth)
+        .send({ external_id: 'cus_two_instances_2', meta: { plan: 'pro' } })
+        .expect(200);
+      const seen = await expectWithinOneSecond(
+        () => verify(b.http, key.auth),
+        (res) => res.body?.identity?.external_id === 'cus_two_instances_2',
+      );
+      expect(seen.body.identity).toEqual({
+        id: identity.body.id,
+        external_id: 'cus_two_instances_2',
+        meta: { plan: 'pro' },
+      });
+    });
+
     it('a balance of N accepts exactly N requests spread over both instances at once', async () => {
       const N = 25;
       const key = await createKey(a.http, org.auth, {

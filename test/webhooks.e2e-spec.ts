@@ -42,6 +42,9 @@ const ALL_EVENTS = [
   'key.disabled',
   'key.enabled',
   'key.credits_low',
+  'identity.created',
+  'identity.updated',
+  'identity.deleted',
   'task.succeeded',
   'task.failed',
   'task.cancelled',
@@ -448,6 +451,40 @@ describe('webhooks', () => {
         const enabled = await received(path, keyEvent('key.enabled', key.id));
         expectWellFormed(enabled, secret, { forbidden: issued });
         expect(enabled.json.data).toMatchObject({ key_id: key.id, enabled: true });
+      });
+
+      it('sends identity.created, identity.updated (with the changed fields) and identity.deleted', async () => {
+        const created = await t.http
+          .post('/v1/identities')
+          .set(org.auth)
+          .send({ external_id: 'cus_webhooks', meta: { plan: 'starter' } })
+          .expect(201);
+        const id: string = created.body.id;
+        const identityEvent = (type: string) => (b: any) => b.type === type && b.data?.identity_id === id;
+        const actor = { type: 'user', id: org.userId };
+
+        const createdEvent = await received(path, identityEvent('identity.created'));
+        expectWellFormed(createdEvent, secret, { forbidden: issued });
+        expect(createdEvent.json.data).toEqual({ identity_id: id, external_id: 'cus_webhooks', actor });
+
+        await t.http
+          .patch(`/v1/identities/${id}`)
+          .set(org.auth)
+          .send({ external_id: 'cus_webhooks_2', meta: { plan: 'pro' } })
+          .expect(200);
+        const updated = await received(path, identityEvent('identity.updated'));
+        expectWellFormed(updated, secret, { forbidden: issued });
+        expect(updated.json.data).toEqual({
+          identity_id: id,
+          external_id: 'cus_webhooks_2',
+          actor,
+          fields: ['external_id', 'meta'],
+        });
+
+        await t.http.delete(`/v1/identities/${id}`).set(org.auth).expect(204);
+        const deleted = await received(path, identityEvent('identity.deleted'));
+        expectWellFormed(deleted, secret, { forbidden: issued });
+        expect(deleted.json.data).toEqual({ identity_id: id, external_id: 'cus_webhooks_2', actor });
       });
 
       it('sends key.credits_low once, when the balance falls below 10% of its amount', async () => {

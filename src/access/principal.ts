@@ -1,6 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import type { CreditedKey } from '../api-keys/credits/credits.service';
+import type { KeyIdentity } from '../api-keys/key-lookup';
 import type { Permission } from '../roles/permissions';
 
 /**
@@ -44,6 +45,8 @@ export interface KeyContext {
   rateLimit: { perMinute: number | null; perHour: number | null };
   /** The integrator's data on the key ({} when none). */
   meta: Readonly<Record<string, unknown>>;
+  /** The key's identity as loaded with its record (id, external_id, meta); null: none. */
+  identity: KeyIdentity | null;
   /** The key's balance as loaded (null: unlimited); the credits step spends the live one. */
   credits: CreditedKey | null;
 }

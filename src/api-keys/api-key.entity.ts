@@ -1,3 +1,4 @@
+import type { RefillInterval } from '../common/usage-controls.dto';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 export const KEY_TYPES = ['personal', 'team', 'service'] as const;
@@ -6,8 +7,8 @@ export type KeyType = (typeof KEY_TYPES)[number];
 export const KEY_STATUSES = ['active', 'expired', 'revoked', 'disabled'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 
-export const REFILL_INTERVALS = ['daily', 'monthly'] as const;
-export type RefillInterval = (typeof REFILL_INTERVALS)[number];
+export { REFILL_INTERVALS } from '../common/usage-controls.dto';
+export type { RefillInterval } from '../common/usage-controls.dto';
 
 /** pg answers bigint as a string (it may exceed 2^53); credit balances stay far below that. */
 const bigintAsNumber = {
@@ -22,6 +23,7 @@ const bigintAsNumber = {
 @Index('api_keys_next_rotation_idx', ['nextRotationAt'], { where: 'rotation_enabled' })
 @Index('api_keys_expiration_idx', ['expiration'], { where: 'expiration IS NOT NULL' })
 @Index('api_keys_credits_refill_idx', ['creditsRefilledAt'], { where: 'credits_refill_interval IS NOT NULL' })
+@Index('api_keys_identity_idx', ['identityId'], { where: 'identity_id IS NOT NULL' })
 export class ApiKey {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -208,6 +210,10 @@ export class ApiKey {
     nullable: true,
   })
   creditsHoldUntil: Date | null;
+
+  /** The identity (the customer behind keys) the key belongs to, of the same organization; null: none. */
+  @Column({ name: 'identity_id', type: 'text', nullable: true })
+  identityId: string | null;
 
   @Column({ name: 'last_used_ip', type: 'text', nullable: true })
   lastUsedIp: string | null;

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
+import { IdentitiesModule } from '../identities/identities.module';
 import { RolesModule } from '../roles/roles.module';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyValues } from './api-key-format';
@@ -23,7 +24,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
 
 /** API keys: lifecycle endpoints, verification, key values, their last use and their credits. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule],
+  imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule, IdentitiesModule],
   controllers: [VerifyController, ApiKeysController],
   providers: [
     ApiKeysService,

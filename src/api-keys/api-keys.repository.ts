@@ -91,6 +91,21 @@ export class ApiKeysRepository {
     return new Map(keys.map((key) => [key.id, key.name]));
   }
 
+  /** How many keys (not deleted) of the organization name each of `identityIds`. */
+  async countByIdentity(
+    organizationId: string,
+    identityIds: string[],
+    manager: EntityManager = this.keys.manager,
+  ): Promise<Map<string, number>> {
+    const rows = await manager.query<{ identity_id: string; count: string }[]>(
+      `SELECT identity_id, count(*) AS count FROM api_keys
+        WHERE organization_id = $1 AND identity_id = ANY($2::text[]) AND deleted_at IS NULL
+        GROUP BY identity_id`,
+      [organizationId, identityIds],
+    );
+    return new Map(rows.map((row) => [row.identity_id, Number(row.count)]));
+  }
+
   /** The key whose current or previous (rotated-out) value has this hash, unless deleted. */
   async findByValueHash(hash: string): Promise<{ key: ApiKey; matchedPrevious: boolean } | null> {
     const key = await this.keys

@@ -23,6 +23,12 @@ import { ApiKeyError, ApiKeyErrorCode } from './api-keys.errors';
 import { Clock } from '../common/clock';
 import { creditStateOf, CreditsService } from './credits/credits.service';
 import type { KeyChange } from './key-change-recorder';
+import { isForeignKeyViolation } from '../database/database-errors';
+import { IdentitiesService, unknownIdentity } from '../identities/identities.service';
+import { IdentityKeys } from '../identities/identity-keys';
+
+/** api_keys.identity_id's foreign key: the identity went between the check and the write. */
+const IDENTITY_FOREIGN_KEY = 'api_keys_identity_id_fkey';
 
 const DAY_MS = 86_400_000;
 
@@ -42,9 +48,14 @@ export class ApiKeysService {
     private readonly values: ApiKeyValues,
     private readonly credits: CreditsService,
     private readonly clock: Clock,
+    private readonly identities: IdentitiesService,
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
     holders: RoleHolders,
+    identityKeys: IdentityKeys,
   ) {
+    identityKeys.register((organizationId, identityIds, manager) =>
+      this.keys.countByIdentity(organizationId, identityIds, manager),
+    );
     lifecycle.onDeactivated((event, manager) =>
       this.revokePersonalKeys(manager, event.organizationId, event.userId, actorOf(event.actor)),
     );
@@ -71,6 +82,7 @@ export class ApiKeysService {
       );
     }
     const teamId = await this.checkTeam(principal, type, dto.team_id);
+    const identityId = await this.checkIdentity(principal, dto.identity_id);
 
     const value = this.values.generate();
     const now = new Date();
@@ -107,11 +119,12 @@ export class ApiKeysService {
       creditsGeneration: 0,
       creditsLowGeneration: null,
       lastUsedIp: null,
+      identityId,
     });
     applyRotationPolicy(key, dto.rotation_policy, now);
     applyRateLimit(key, dto.rate_limit);
 
-    const saved = await this.keys.transaction(async (manager) => {
+    const saved = await this.transaction(async (manager) => {
       const row = await this.keys.save(manager, key);
       await this.changes.record(manager, [
         {
@@ -180,9 +193,10 @@ export class ApiKeysService {
     if (dto.hide_credentials !== undefined) key.hideCredentials = dto.hide_credentials;
     if (dto.enabled !== undefined) key.enabled = dto.enabled;
     if (dto.meta !== undefined) key.meta = dto.meta;
+    if (dto.identity_id !== undefined) key.identityId = await this.checkIdentity(principal, dto.identity_id);
 
     const now = this.clock.date();
-    const saved = await this.keys.transaction(async (manager) => {
+    const saved = await this.transaction(async (manager) => {
       const row = await this.keys.save(manager, key);
       if (dto.credits !== undefined) {
         Object.assign(row, creditColumns(dto.credits, now), {
@@ -353,14 +367,41 @@ export class ApiKeysService {
     return teamId;
   }
 
-  /** Key objects: effective permissions and live credit balances, each fetched once for the batch. */
+  /** The identity a key names: one of the caller's organization (400 unknown_identity otherwise), or null. */
+  private async checkIdentity(
+    principal: Principal,
+    identityId: string | null | undefined,
+  ): Promise<string | null> {
+    if (identityId === null || identityId === undefined) return null;
+    return (await this.identities.requireForKey(principal.organizationId, identityId)).id;
+  }
+
+  /** A key write: an identity deleted between its check and the write is unknown_identity, not a 500. */
+  private async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.keys.transaction(work);
+    } catch (error) {
+      if (isForeignKeyViolation(error, IDENTITY_FOREIGN_KEY)) throw unknownIdentity();
+      throw error;
+    }
+  }
+
+  /** Key objects: effective permissions, live credit balances and identities, each fetched once for the batch. */
   private async present(keys: ApiKey[]): Promise<ApiKeyResponse[]> {
-    const [permissions, balances] = await Promise.all([
+    const organizationId = keys[0]?.organizationId;
+    const identityIds = keys.flatMap((key) => (key.identityId ? [key.identityId] : []));
+    const [permissions, balances, identities] = await Promise.all([
       this.effectivePermissions(keys),
       this.credits.balances(keys),
+      organizationId && identityIds.length
+        ? this.identities.summaries(organizationId, identityIds)
+        : new Map<string, never>(),
     ]);
     return keys.map((key, i) =>
-      ApiKeyResponse.of(key, permissions[i], { creditsRemaining: balances.get(key.id) ?? null }),
+      ApiKeyResponse.of(key, permissions[i], {
+        creditsRemaining: balances.get(key.id) ?? null,
+        identity: (key.identityId && identities.get(key.identityId)) || null,
+      }),
     );
   }
 

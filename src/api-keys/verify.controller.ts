@@ -25,6 +25,7 @@ function verifyBodyHead(principal: Principal, key: NonNullable<Principal['key']>
       permissions: permissionList(principal.permissions),
       expires_at: key.expiresAt?.toISOString() ?? null,
       meta: key.meta,
+      identity: key.identity,
     };
     head = `${JSON.stringify(fixed).slice(0, -1)},"credits_remaining":`;
     bodyHeads.set(principal, head);

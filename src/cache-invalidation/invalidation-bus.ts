@@ -4,6 +4,8 @@ import { Injectable } from '@nestjs/common';
 export type Invalidation =
   | { kind: 'key'; keyId: string }
   | { kind: 'user'; userId: string }
+  /** An identity changed or went: the records of the keys that name it show it. */
+  | { kind: 'identity'; identityId: string }
   | { kind: 'organization'; organizationId: string }
   /** Sent locally when a transport hears again after a gap: messages may have been missed, so forget everything. */
   | { kind: 'all' };

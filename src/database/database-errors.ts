@@ -58,6 +58,18 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return !constraint || (e.driverError?.constraint ?? e.constraint) === constraint;
 }
 
+/** PostgreSQL's foreign_key_violation: a row names one that is gone (deleted meanwhile by a racing request). */
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  const e = error as {
+    code?: string;
+    driverError?: { code?: string; constraint?: string };
+    constraint?: string;
+  };
+  const code = e?.driverError?.code ?? e?.code;
+  if (code !== '23503') return false;
+  return !constraint || (e.driverError?.constraint ?? e.constraint) === constraint;
+}
+
 /**
  * A request value PostgreSQL cannot store as text: a NUL character (22021) or one the encoding cannot
  * represent (22P05). The request's fault, so a 400 rather than a 500.

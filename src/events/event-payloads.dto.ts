@@ -65,6 +65,23 @@ export class KeyUpdatedData extends KeyEventData {
   fields: string[];
 }
 
+/** Every identity event: which identity (its id and your external_id), and who acted. */
+export class IdentityEventData {
+  identity_id: string;
+  external_id: string;
+  actor: EventActor;
+}
+
+export class IdentityCreatedData extends IdentityEventData {}
+
+export class IdentityUpdatedData extends IdentityEventData {
+  /** The fields the update changed. */
+  fields: string[];
+}
+
+/** `external_id` is the one the identity had when it was deleted. */
+export class IdentityDeletedData extends IdentityEventData {}
+
 export class TaskEventData {
   task_id: string;
   agent_type: string;
@@ -102,4 +119,11 @@ export interface KeyEventDetails {
   'key.disabled': Omit<KeySwitchedData, keyof KeyEventData>;
   'key.enabled': Omit<KeySwitchedData, keyof KeyEventData>;
   'key.credits_low': Omit<KeyCreditsLowData, keyof KeyEventData>;
+}
+
+/** What an identity event adds to IdentityEventData, by event type. */
+export interface IdentityEventDetails {
+  'identity.created': Record<string, never>;
+  'identity.updated': Omit<IdentityUpdatedData, keyof IdentityEventData>;
+  'identity.deleted': Record<string, never>;
 }

@@ -60,6 +60,18 @@ describe('the permission catalogue the core modules declare', () => {
     expect(builtInRolePermissions('administrator')).toEqual(new Set(allPermissions()));
   });
 
+  it('gives identities create, read, update and delete, held by administrator and api_manager only', () => {
+    const identities = ['create', 'delete', 'read', 'update'].map((a) => `identities:${a}`);
+    const catalogue = new Map(permissionCatalogue().map((r) => [r.resource, r.actions]));
+    expect([...(catalogue.get('identities') ?? [])].sort()).toEqual(['create', 'delete', 'read', 'update']);
+    const onIdentities = (role: Parameters<typeof builtInRolePermissions>[0]) =>
+      [...builtInRolePermissions(role)].filter((p) => p.startsWith('identities:')).sort();
+    expect(onIdentities('administrator')).toEqual(identities);
+    expect(onIdentities('api_manager')).toEqual(identities);
+    expect(onIdentities('developer')).toEqual([]);
+    expect(onIdentities('viewer')).toEqual([]);
+  });
+
   it('builds roles only of known permissions', () => {
     for (const role of ['viewer', 'developer', 'administrator', 'api_manager'] as const)
       for (const p of builtInRolePermissions(role)) expect(isPermission(p)).toBe(true);

@@ -1,5 +1,8 @@
 import type { Type } from '@nestjs/common';
 import {
+  IdentityCreatedData,
+  IdentityDeletedData,
+  IdentityUpdatedData,
   KeyCreatedData,
   KeyCreditsLowData,
   KeyDeletedData,
@@ -29,6 +32,9 @@ export const WEBHOOK_EVENT_PAYLOADS = {
   'key.disabled': KeySwitchedData,
   'key.enabled': KeySwitchedData,
   'key.credits_low': KeyCreditsLowData,
+  'identity.created': IdentityCreatedData,
+  'identity.updated': IdentityUpdatedData,
+  'identity.deleted': IdentityDeletedData,
   'task.succeeded': TaskEndedData,
   'task.failed': TaskFailedData,
   'task.cancelled': TaskEventData,

@@ -38,6 +38,7 @@ function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): P
       allowedReferrers: key.allowedReferrers,
       rateLimit: Object.freeze({ perMinute: key.rateLimitPerMinute, perHour: key.rateLimitPerHour }),
       meta: Object.freeze(key.meta ?? {}),
+      identity: resolved.identity,
       credits: key.creditsRemaining === null ? null : key,
     }),
   });
@@ -135,10 +136,10 @@ export class ApiKeyResolver {
    * token's requests are an agent's calls, and the key's state must be today's.
    */
   async byId(organizationId: string, keyId: string): Promise<Principal | AccessDenial> {
-    const key = await this.keys.byId(organizationId, keyId);
-    if (!key) return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been deleted.');
-    const [grant] = await this.grants.of([key]);
-    const resolved: ResolvedKey = { key, matchedPrevious: false, ...grant };
+    const found = await this.keys.byId(organizationId, keyId);
+    if (!found) return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been deleted.');
+    const [grant] = await this.grants.of([found.key]);
+    const resolved: ResolvedKey = { ...found, ...grant };
     return refusalOf(resolved, new Date()) ?? principalFor(resolved, 'bearer');
   }
 
@@ -147,6 +148,6 @@ export class ApiKeyResolver {
     const found = await this.keys.byValueHash(hash);
     if (!found) return null;
     const [grant] = await this.grants.of([found.key]);
-    return { key: found.key, matchedPrevious: found.matchedPrevious, ...grant };
+    return { ...found, ...grant };
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { ApiKey } from '../../api-keys/api-key.entity';
 import { Invalidation, InvalidationBus } from '../../cache-invalidation/invalidation-bus';
+import type { KeyIdentity } from '../../api-keys/key-lookup';
 import type { Permission } from '../../roles/permissions';
 
 /** A key as the key check needs it: the row, whether the old (rotated) value matched, and its permissions. */
@@ -12,6 +13,8 @@ export interface ResolvedKey {
   permissions: ReadonlySet<Permission>;
   /** For a personal key: whether its owner is active. */
   ownerActive: boolean | null;
+  /** What the key's identity shows (id, external_id, meta), loaded with the key; null: none. */
+  identity: KeyIdentity | null;
 }
 
 /** lru-cache holds no null: an unknown hash is remembered as an entry without a key. */
@@ -88,6 +91,7 @@ export class KeyCache {
       if (
         (invalidation.kind === 'key' && key.id === invalidation.keyId) ||
         (invalidation.kind === 'user' && key.ownerId === invalidation.userId) ||
+        (invalidation.kind === 'identity' && key.identityId === invalidation.identityId) ||
         (invalidation.kind === 'organization' && key.organizationId === invalidation.organizationId)
       ) {
         touched.push(hash);

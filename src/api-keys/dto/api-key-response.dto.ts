@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IdentitySummaryResponse } from '../../identities/dto/identity.dto';
 import { permissionList, Permission } from '../../roles/permissions';
 import { ApiKey, KEY_STATUSES, KEY_TYPES, keyStatus, REFILL_INTERVALS } from '../api-key.entity';
 
@@ -96,6 +97,12 @@ export class ApiKeyResponse {
   credits: CreditsResponse | null;
   @ApiProperty({ type: String, nullable: true, description: 'The client address of the last use.' })
   last_used_ip: string | null;
+  @ApiProperty({
+    type: IdentitySummaryResponse,
+    nullable: true,
+    description: 'The identity (customer) the key belongs to; null: none.',
+  })
+  identity: IdentitySummaryResponse | null;
 
   /**
    * `creditsRemaining` is the live balance (it moves on every request, ahead of the row when Redis
@@ -107,7 +114,8 @@ export class ApiKeyResponse {
     {
       now = new Date(),
       creditsRemaining = key.creditsRemaining,
-    }: { now?: Date; creditsRemaining?: number | null } = {},
+      identity = null,
+    }: { now?: Date; creditsRemaining?: number | null; identity?: IdentitySummaryResponse | null } = {},
   ): ApiKeyResponse {
     const graceRunning = key.previousKeyExpiresAt && key.previousKeyExpiresAt > now;
     return {
@@ -142,6 +150,7 @@ export class ApiKeyResponse {
       meta: key.meta ?? {},
       credits: creditsOf(key, creditsRemaining),
       last_used_ip: key.lastUsedIp,
+      identity,
     };
   }
 }
@@ -165,6 +174,12 @@ export class VerifyResponse {
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true }) expires_at: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true, description: "The key's meta; {} when none." })
   meta: Record<string, unknown>;
+  @ApiProperty({
+    type: IdentitySummaryResponse,
+    nullable: true,
+    description: 'The identity (customer) the key belongs to; null: none.',
+  })
+  identity: IdentitySummaryResponse | null;
   @ApiProperty({
     type: Number,
     nullable: true,

@@ -18,14 +18,8 @@ import {
 import { Omittable, IsNotBlank, NestedObject } from '../../common/validators';
 import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
 import { ListQueryDto } from '../../common/pagination';
-import {
-  KEY_STATUSES,
-  KEY_TYPES,
-  KeyStatus,
-  KeyType,
-  REFILL_INTERVALS,
-  RefillInterval,
-} from '../api-key.entity';
+import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
+import { CreditsDto, IsMetaObject, RateLimitDto } from '../../common/usage-controls.dto';
 import { isIpRule } from '../../restrictions/ip-rules';
 import { isReferrerRule } from '../../restrictions/referrer-rules';
 
@@ -82,71 +76,6 @@ export class RotationPolicyDto {
   @Min(0)
   @Max(604800)
   grace_period_seconds?: number;
-}
-
-/** The contract's bound on `meta`, measured as the JSON text the key object will carry. */
-export const MAX_META_BYTES = 4096;
-
-const IsMetaObject = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'isMetaObject',
-    validator: {
-      validate: (value: unknown) =>
-        value === null ||
-        value === undefined ||
-        (typeof value === 'object' &&
-          !Array.isArray(value) &&
-          Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_META_BYTES),
-      defaultMessage: () => `meta must be a JSON object of at most ${MAX_META_BYTES} bytes as JSON text`,
-    },
-  });
-
-export class CreditRefillDto {
-  @ApiProperty({
-    enum: REFILL_INTERVALS,
-    description: 'daily: at 00:00 UTC; monthly: on the 1st, 00:00 UTC.',
-  })
-  @IsIn(REFILL_INTERVALS)
-  interval: RefillInterval;
-
-  @ApiProperty({
-    minimum: 1,
-    maximum: 1000000000000,
-    description: 'What `remaining` is set to at each refill.',
-  })
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000_000)
-  amount: number;
-}
-
-export class CreditsDto {
-  @ApiProperty({ minimum: 0, maximum: 1000000000000, description: 'Requests the key may still make.' })
-  @IsInt()
-  @Min(0)
-  @Max(1_000_000_000_000)
-  remaining: number;
-
-  @ApiPropertyOptional({ type: CreditRefillDto, nullable: true, description: 'Omitted or null: no refill.' })
-  @IsOptional()
-  @NestedObject(() => CreditRefillDto)
-  refill?: CreditRefillDto | null;
-}
-
-export class RateLimitDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000000 })
-  @Omittable()
-  @IsInt()
-  @Min(1)
-  @Max(1000000)
-  requests_per_minute?: number;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 60000000 })
-  @Omittable()
-  @IsInt()
-  @Min(1)
-  @Max(60000000)
-  requests_per_hour?: number;
 }
 
 /** Fields shared by create and update; `type` is fixed at creation. */
@@ -234,6 +163,17 @@ class ApiKeySettingsDto {
   @IsOptional()
   @NestedObject(() => CreditsDto)
   credits?: CreditsDto | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'idt_7hKp2Wq9ZtR4mNx8Ys3Lb6',
+    description: "The identity (customer) the key belongs to, of the key's organization; null detaches it.",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  identity_id?: string | null;
 }
 
 export class CreateApiKeyDto extends ApiKeySettingsDto {

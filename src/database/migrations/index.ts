@@ -11,6 +11,7 @@ import { DashboardSessionRotation1795720000000 } from './1795720000000-Dashboard
 import { CreditLeases1795730000000 } from './1795730000000-CreditLeases';
 import { TaskEvents1795740000000 } from './1795740000000-TaskEvents';
 import { AgentRuns1795750000000 } from './1795750000000-AgentRuns';
+import { Identities1795760000000 } from './1795760000000-Identities';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   CreditLeases1795730000000,
   TaskEvents1795740000000,
   AgentRuns1795750000000,
+  Identities1795760000000,
 ];

@@ -1,0 +1,76 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator';
+import { NestedObject, Omittable } from './validators';
+
+/**
+ * What a key and an identity (the customer behind keys) both carry: the integrator's `meta`, a rate
+ * limit and a credit balance. Shared here so both validate them by one rule.
+ */
+
+export const REFILL_INTERVALS = ['daily', 'monthly'] as const;
+export type RefillInterval = (typeof REFILL_INTERVALS)[number];
+
+/** The contract's bound on `meta`, measured as the JSON text the object will carry. */
+export const MAX_META_BYTES = 4096;
+
+export const IsMetaObject = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isMetaObject',
+    validator: {
+      validate: (value: unknown) =>
+        value === null ||
+        value === undefined ||
+        (typeof value === 'object' &&
+          !Array.isArray(value) &&
+          Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_META_BYTES),
+      defaultMessage: () => `meta must be a JSON object of at most ${MAX_META_BYTES} bytes as JSON text`,
+    },
+  });
+
+export class CreditRefillDto {
+  @ApiProperty({
+    enum: REFILL_INTERVALS,
+    description: 'daily: at 00:00 UTC; monthly: on the 1st, 00:00 UTC.',
+  })
+  @IsIn(REFILL_INTERVALS)
+  interval: RefillInterval;
+
+  @ApiProperty({
+    minimum: 1,
+    maximum: 1000000000000,
+    description: 'What `remaining` is set to at each refill.',
+  })
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000_000)
+  amount: number;
+}
+
+export class CreditsDto {
+  @ApiProperty({ minimum: 0, maximum: 1000000000000, description: 'Requests the key may still make.' })
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000_000_000)
+  remaining: number;
+
+  @ApiPropertyOptional({ type: CreditRefillDto, nullable: true, description: 'Omitted or null: no refill.' })
+  @IsOptional()
+  @NestedObject(() => CreditRefillDto)
+  refill?: CreditRefillDto | null;
+}
+
+export class RateLimitDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000000 })
+  @Omittable()
+  @IsInt()
+  @Min(1)
+  @Max(1000000)
+  requests_per_minute?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 60000000 })
+  @Omittable()
+  @IsInt()
+  @Min(1)
+  @Max(60000000)
+  requests_per_hour?: number;
+}
