@@ -21,9 +21,10 @@ export class VerifyKeyDto {
       'Permissions the key must hold: permission names combined with AND, OR (uppercase) and parentheses, ' +
       'AND binding tighter than OR. A malformed query or an unknown permission: 400 invalid_permission_query.',
   })
+  // No @MaxLength: the parser refuses a longer query first thing, as invalid_permission_query like any
+  // other bad query.
   @IsOptional()
   @IsString()
-  @MaxLength(MAX_QUERY_LENGTH)
   permissions?: string;
 
   @ApiPropertyOptional({
