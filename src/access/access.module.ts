@@ -18,6 +18,8 @@ import { ApiKeyResolver } from './credentials/api-key.resolver';
 import { TaskTokenResolver } from './credentials/task-token.resolver';
 import { TaskTokensModule } from '../tasks/run-tokens/task-tokens.module';
 import { KeyCache } from './credentials/key-cache';
+import { KeysVerifyController } from './key-verification/keys-verify.controller';
+import { KeyVerificationService } from './key-verification/key-verification.service';
 import { DenialRecorder } from './denial-recorder';
 import { RoutePermissionsCheck } from './route-permissions.check';
 import { ConcurrencyStep } from './steps/concurrency.step';
@@ -68,8 +70,10 @@ const accessSteps: FactoryProvider<AccessSteps> = {
     UsageModule,
     TaskTokensModule,
   ],
+  controllers: [KeysVerifyController],
   providers: [
     KeyCache,
+    KeyVerificationService,
     ApiKeyResolver,
     AccessTokenResolver,
     TaskTokenResolver,

@@ -10,6 +10,8 @@ export enum ApiKeyErrorCode {
   UnknownTeam = 'unknown_team',
   /** Verify describes an API key; an access token is not one. */
   ApiKeyRequired = 'api_key_required',
+  /** POST /v1/keys/verify with a permission query that does not parse or names an unknown permission. */
+  InvalidPermissionQuery = 'invalid_permission_query',
 }
 
 export class ApiKeyError extends defineDomainErrors('api-keys', {
@@ -19,4 +21,5 @@ export class ApiKeyError extends defineDomainErrors('api-keys', {
   [ApiKeyErrorCode.ValidationFailed]: ErrorKind.InvalidInput,
   [ApiKeyErrorCode.UnknownTeam]: ErrorKind.InvalidInput,
   [ApiKeyErrorCode.ApiKeyRequired]: ErrorKind.Unauthenticated,
+  [ApiKeyErrorCode.InvalidPermissionQuery]: ErrorKind.InvalidInput,
 }) {}

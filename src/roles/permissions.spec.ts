@@ -54,6 +54,8 @@ describe('the permission catalogue the core modules declare', () => {
     expect(onContractResources('api_manager')).toEqual(
       [
         ...every('api_keys', 'webhooks'),
+        // CONTRACT, "Verifying keys for other services": api_manager checks keys for its services.
+        'api_keys:verify',
         ...read('agents', 'tasks', 'files', 'workflows', 'deployments', 'roles', 'audit'),
       ].sort(),
     );

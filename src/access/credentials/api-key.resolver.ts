@@ -114,6 +114,33 @@ export class ApiKeyResolver {
       : this.admit(resolved, credential.via, clientIp);
   }
 
+  /**
+   * A key value another service presents for checking (POST /v1/keys/verify by a service of
+   * `organizationId`): the key's Principal when it is one of that organization's keys (even a refused
+   * one, so the answer can name it), and why a request with it would be refused, as `resolve` decides.
+   * A key of another organization is not known here: it answers exactly as an unknown value, before
+   * anything about it is read or marked used.
+   */
+  async resolveForOrganization(
+    organizationId: string,
+    value: string,
+    clientIp: string | null,
+  ): Promise<{ principal: Principal | null; denial: AccessDenial | null }> {
+    if (!this.values.isWellFormed(value)) {
+      const denial = new AccessDenial(
+        AccessDenialCode.MalformedKey,
+        'The API key is malformed (wrong shape or checksum).',
+      );
+      return { principal: null, denial };
+    }
+    const loaded = await this.cache.resolve(this.values.hash(value), this.load);
+    const resolved = loaded?.key.organizationId === organizationId ? loaded : null;
+    const admitted = this.admit(resolved, 'x-api-key', clientIp);
+    if (!(admitted instanceof AccessDenial)) return { principal: admitted, denial: null };
+    // As if sent in X-API-Key: the verified key is described, never forwarded.
+    return { principal: resolved && principalFor(resolved, 'x-api-key'), denial: admitted };
+  }
+
   /** A resolved record (or none) to the Principal, or the reason the key is refused now. */
   private admit(
     resolved: ResolvedKey | null,

@@ -1,4 +1,4 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Injectable, type Type } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerOptions } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
@@ -8,6 +8,7 @@ import {
   type WindowToCount,
 } from '../../rate-limits/fixed-window.storage';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
+import type { Principal } from '../principal';
 
 /**
  * Step 4, rate limit: the key's windows, for requests made with an API key (access tokens pass).
@@ -46,6 +47,17 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     return Array.isArray(counts)
       ? this.answer(context, windows, counts)
       : counts.then((answered) => this.answer(context, windows, answered));
+  }
+
+  /**
+   * Counts one request in the windows of another key than the request's (POST /v1/keys/verify spends
+   * one of the verified key's requests): the same windows, limits and denial as the key check, with no
+   * budget headers on the response, whose headers describe the caller's own key.
+   */
+  countFor(principal: Principal): StepOutcome | Promise<StepOutcome> {
+    const request = { principal, headers: {} } as Request;
+    const response = { setHeader: () => response } as unknown as Response;
+    return this.check({ context: httpContextOf(request, response), request, response });
   }
 
   /**
@@ -170,6 +182,26 @@ interface WindowHeaderNames {
   remaining: string;
   reset: string;
   retryAfter: string;
+}
+
+/** An HTTP execution context around a request and response this step made (countFor). */
+function httpContextOf(request: Request, response: Response): ExecutionContext {
+  const http = { getRequest: () => request, getResponse: () => response, getNext: () => undefined };
+  const context: ExecutionContext = {
+    getClass: <T>() => RateLimitStep as unknown as Type<T>,
+    getHandler: () => RateLimitStep.prototype.countFor,
+    getArgs: () => [request, response] as never,
+    getArgByIndex: (index: number) => [request, response][index] as never,
+    switchToHttp: () => http as ReturnType<ExecutionContext['switchToHttp']>,
+    switchToRpc: () => {
+      throw new Error('rate limits count HTTP requests only');
+    },
+    switchToWs: () => {
+      throw new Error('rate limits count HTTP requests only');
+    },
+    getType: () => 'http' as never,
+  };
+  return context;
 }
 
 /** Thrown through handleRequest and caught by countWindows only; never leaves the step. */

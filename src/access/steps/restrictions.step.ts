@@ -4,6 +4,7 @@ import { compileIpAllowList, ipAllowed } from '../../restrictions/ip-rules';
 import { compileReferrerRules, ReferrerRule, referrerAllowed } from '../../restrictions/referrer-rules';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
+import type { KeyContext } from '../principal';
 
 /**
  * Step 2, restrictions: a key's `allowed_ips` and `allowed_referrers`, before permission and rate
@@ -19,17 +20,30 @@ export class RestrictionsStep implements AccessStep {
   check({ request }: AccessAttempt): StepOutcome {
     const key = request.principal?.key;
     if (!key) return undefined;
-    if (key.allowedIps.length && !ipAllowed(this.ipListOf(key.allowedIps), request.ip ?? '')) {
+    return this.refusalOf(key, request.ip, request.headers.referer ?? request.headers.origin);
+  }
+
+  /**
+   * Why the key may not be used from this address or referrer, if it may not. A key with a list and no
+   * value to check against it is refused. Also checks the address and referrer another service reports
+   * (POST /v1/keys/verify).
+   */
+  refusalOf(
+    key: Pick<KeyContext, 'allowedIps' | 'allowedReferrers'>,
+    ip: string | undefined,
+    referrer: string | undefined,
+  ): AccessDenial | undefined {
+    if (key.allowedIps.length && !ipAllowed(this.ipListOf(key.allowedIps), ip ?? '')) {
       return new AccessDenial(AccessDenialCode.IpNotAllowed, 'This key may not be used from this address.');
     }
-    if (key.allowedReferrers.length) {
-      const referrer = request.headers.referer ?? request.headers.origin;
-      if (!referrerAllowed(this.referrerRulesOf(key.allowedReferrers), referrer)) {
-        return new AccessDenial(
-          AccessDenialCode.ReferrerNotAllowed,
-          'This key may not be used from this referrer.',
-        );
-      }
+    if (
+      key.allowedReferrers.length &&
+      !referrerAllowed(this.referrerRulesOf(key.allowedReferrers), referrer)
+    ) {
+      return new AccessDenial(
+        AccessDenialCode.ReferrerNotAllowed,
+        'This key may not be used from this referrer.',
+      );
     }
     return undefined;
   }

@@ -80,10 +80,23 @@ export class CreditsService {
    * task's max_credits, CONTRACT "Costs"): the account they came from, or null when fewer are left.
    */
   async reserve(key: CreditedKey, count: number): Promise<CreditAccount | null> {
+    return (await this.spendAtOnce(key, count))?.account ?? null;
+  }
+
+  /**
+   * Spends `count` credits of the key at once, all or none, as `reserve` does (a verified key's cost,
+   * CONTRACT "Verifying keys for other services"): the account and the balance left, or null when
+   * fewer were left.
+   */
+  async spendAtOnce(
+    key: CreditedKey,
+    count: number,
+  ): Promise<{ account: CreditAccount; remaining: number } | null> {
     const generation = await this.refillIfDue(key, this.clock.date());
     const granted = await this.ledger.reserve({ keyId: key.id, generation }, count);
-    if (granted && crossedLowMarkBy(granted, count)) void this.recordLow(key, granted);
-    return granted?.account ?? null;
+    if (!granted) return null;
+    if (crossedLowMarkBy(granted, count)) void this.recordLow(key, granted);
+    return { account: granted.account, remaining: granted.remaining };
   }
 
   /** Gives back a reservation whose task was not made. */

@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyError, ApiKeyErrorCode } from '../../api-keys/api-keys.errors';
+import { CreditsService } from '../../api-keys/credits/credits.service';
+import { KeyLookup } from '../../api-keys/key-lookup';
+import type { VerifyKeyCode, VerifyKeyDto, VerifyKeyResponse } from '../../api-keys/dto/verify-key.dto';
+import {
+  parsePermissionQuery,
+  PermissionQuery,
+  PermissionQueryError,
+  satisfies,
+} from '../../api-keys/verification/permission-query';
+import { permissionList } from '../../roles/permissions';
+import { UsageCounter } from '../../usage/usage-counter';
+import { USAGE_MEASURES } from '../../usage/usage-measures';
+import { AccessDenial, AccessDenialCode } from '../access-denial';
+import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import type { Principal } from '../principal';
+import { RateLimitStep } from '../steps/rate-limit.step';
+import { RestrictionsStep } from '../steps/restrictions.step';
+
+const DEFAULT_COST = 1;
+
+/** Why a verified key is refused, or what a valid verify left of its balance. */
+type KeyOutcome = { denial: AccessDenial } | { denial: null; creditsRemaining: number | null; spent: number };
+
+/**
+ * POST /v1/keys/verify: a key value another service of the caller's organization was presented, put
+ * through the same rules as the key check, in the same order, with the same code for each refusal
+ * (CONTRACT, "Verifying keys for other services"): the credential (shape, lookup, status), the
+ * restrictions against the address and referrer the service reports, the permission query, one request
+ * of the key's rate-limit windows, then `cost` credits at once. Every outcome is an answer, not an
+ * error; only a malformed query is the caller's mistake.
+ */
+@Injectable()
+export class KeyVerificationService {
+  constructor(
+    private readonly resolver: ApiKeyResolver,
+    private readonly restrictions: RestrictionsStep,
+    private readonly rateLimits: RateLimitStep,
+    private readonly credits: CreditsService,
+    private readonly keys: KeyLookup,
+    private readonly usage: UsageCounter,
+  ) {}
+
+  async verify(caller: Principal, body: VerifyKeyDto): Promise<VerifyKeyResponse> {
+    // The query first: a malformed one is answered 400 whatever the key, and spends nothing.
+    const query = body.permissions === undefined ? null : parseQuery(body.permissions);
+    const { principal, denial } = await this.resolver.resolveForOrganization(
+      caller.organizationId,
+      body.key,
+      body.ip ?? null,
+    );
+    if (!principal) return unnamedAnswer(denial ? (denial.code as VerifyKeyCode) : 'invalid_credentials');
+
+    const outcome: KeyOutcome = denial
+      ? { denial }
+      : await this.check(principal, query, body.cost ?? DEFAULT_COST, body);
+    const key = principal.key!;
+    // Counted in the verified key's usage as a request of it would be: its outcome, and what it spent.
+    this.usage.count(principal.organizationId, key.id, outcome.denial ? outcome.denial.code : 'allowed');
+    if (!outcome.denial && outcome.spent)
+      this.usage.count(principal.organizationId, key.id, USAGE_MEASURES.creditsSpent, outcome.spent);
+
+    const creditsRemaining =
+      outcome.denial === null && outcome.creditsRemaining !== null
+        ? outcome.creditsRemaining
+        : await this.balanceOf(principal);
+    return {
+      valid: outcome.denial === null,
+      code: outcome.denial ? (outcome.denial.code as VerifyKeyCode) : 'valid',
+      key_id: key.id,
+      name: key.name,
+      identity: key.identity,
+      permissions: permissionList(principal.permissions),
+      meta: { ...key.meta },
+      credits_remaining: creditsRemaining,
+      expires_at: key.expiresAt?.toISOString() ?? null,
+    };
+  }
+
+  /** The key check's later steps for a key that resolved: restrictions, permission, rate limit, credits. */
+  private async check(
+    principal: Principal,
+    query: PermissionQuery | null,
+    cost: number,
+    body: VerifyKeyDto,
+  ): Promise<KeyOutcome> {
+    const key = principal.key!;
+    const restricted = this.restrictions.refusalOf(key, body.ip, body.referrer);
+    if (restricted) return { denial: restricted };
+    if (query && !satisfies(query, principal.permissions)) {
+      return {
+        denial: new AccessDenial(
+          AccessDenialCode.Forbidden,
+          'The key does not satisfy the permission query.',
+        ),
+      };
+    }
+    const limited = await this.rateLimits.countFor(principal);
+    if (limited) return { denial: limited };
+    if (!key.credits || cost === 0) return { denial: null, creditsRemaining: null, spent: 0 };
+    const spent = await this.credits.spendAtOnce(key.credits, cost);
+    if (!spent) {
+      return {
+        denial: new AccessDenial(
+          AccessDenialCode.CreditsExhausted,
+          `The key has fewer than ${cost} credits left.`,
+        ),
+      };
+    }
+    return { denial: null, creditsRemaining: spent.remaining, spent: cost };
+  }
+
+  /**
+   * The live balance of a key with credits; null for an unlimited one. The cached record's balance is
+   * the one it was loaded with, so the row is read again (only when no spend just answered it).
+   */
+  private async balanceOf(principal: Principal): Promise<number | null> {
+    if (!principal.key!.credits) return null;
+    const row = (await this.keys.byId(principal.organizationId, principal.key!.id))?.key;
+    if (!row || row.creditsRemaining === null) return null;
+    return (await this.credits.balances([row])).get(row.id) ?? null;
+  }
+}
+
+function parseQuery(text: string): PermissionQuery {
+  try {
+    return parsePermissionQuery(text);
+  } catch (error) {
+    if (!(error instanceof PermissionQueryError)) throw error;
+    throw new ApiKeyError(
+      ApiKeyErrorCode.InvalidPermissionQuery,
+      `Invalid permission query: ${error.message}.`,
+      {
+        errors: [{ field: 'permissions', message: error.message }],
+      },
+    );
+  }
+}
+
+/** An answer that names no key: a malformed value, an unknown one, a deleted key, another organization's. */
+function unnamedAnswer(code: VerifyKeyCode): VerifyKeyResponse {
+  return {
+    valid: false,
+    code,
+    key_id: null,
+    name: null,
+    identity: null,
+    permissions: [],
+    meta: null,
+    credits_remaining: null,
+    expires_at: null,
+  };
+}
