@@ -39,9 +39,10 @@ export default tseslint.config(
     rules: { 'no-console': ['error', {}] },
   },
   {
-    // The README's agent (examples/agent): plain JavaScript for Node 20, run as printed, outside the
-    // TypeScript project, so linted without type information and with Node's globals.
-    files: ['examples/agent/**/*.mjs'],
+    // The README's agent (examples/agent) and service (examples/verify-service): plain JavaScript for
+    // Node 20, run as printed, outside the TypeScript project, so linted without type information and
+    // with Node's globals.
+    files: ['examples/agent/**/*.mjs', 'examples/verify-service/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { project: false },

@@ -41,8 +41,9 @@ async function waitUntilLive(child: Child, base: string, ms: number): Promise<vo
 
 /**
  * The ```bash blocks of "## Using the API" (up to "## Configuration"), in order, but those of "### Writing an
- * agent": they need an agent running beside a server that allows loopback targets, and
- * test/writing-an-agent.e2e-spec.ts runs them so.
+ * agent" and "#### A service that checks its callers": they need an agent running beside a server that allows
+ * loopback targets, or the example service running beside the server, and test/writing-an-agent.e2e-spec.ts
+ * and test/verify-service-example.e2e-spec.ts run them so.
  */
 function walkthroughBlocks(readme: string): string[] {
   const start = readme.search(/^## Using the API$/m);
@@ -51,7 +52,11 @@ function walkthroughBlocks(readme: string): string[] {
   // Up to its next heading: fenced blocks are skipped whole, so their `# comment` lines end nothing.
   const section = readme
     .slice(start, end)
-    .replace(/^### Writing an agent$(?:^```[^\n]*\n[\s\S]*?^```$|[\s\S])*?(?=^#{1,3} )/m, '');
+    .replace(/^### Writing an agent$(?:^```[^\n]*\n[\s\S]*?^```$|[\s\S])*?(?=^#{1,3} )/m, '')
+    .replace(
+      /^#### A service that checks its callers$(?:^```[^\n]*\n[\s\S]*?^```$|[\s\S])*?(?=^#{1,4} )/m,
+      '',
+    );
   return [...section.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
@@ -130,6 +135,9 @@ describe('the README walkthrough', () => {
     const script = walkthroughScript(readFileSync(README, 'utf8'), 1234);
     expect(script).toContain('README_EXPECT_STATUS=401 curl');
     expect(script).not.toContain('localhost:3000');
+    // The sections other tests run are left out.
+    expect(script).not.toContain('summarize-agent.mjs');
+    expect(script).not.toContain('orders-service.mjs');
   });
 
   it('runs as written against the real process, offline', async () => {
