@@ -1503,15 +1503,10 @@ export interface components {
       /** @description null: no identity-level limit */
       requests_per_hour: number | null;
     };
-    IdentityCreditRefillResponse: {
-      /** @enum {string} */
-      interval: 'daily' | 'monthly';
-      amount: number;
-    };
     IdentityCreditsResponse: {
       /** @description Credits left to the identity's keys together. */
       remaining: number;
-      refill: components['schemas']['IdentityCreditRefillResponse'] | null;
+      refill: components['schemas']['CreditRefillResponse'] | null;
       /**
        * Format: date-time
        * @description The last refill (00:00 UTC of its day); null before the first.

@@ -27,6 +27,12 @@ export const IsMetaObject = (): PropertyDecorator =>
     },
   });
 
+/** A balance's refill as key and identity objects show it. */
+export class CreditRefillResponse {
+  @ApiProperty({ enum: REFILL_INTERVALS }) interval: string;
+  @ApiProperty() amount: number;
+}
+
 export class CreditRefillDto {
   @ApiProperty({
     enum: REFILL_INTERVALS,

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IdentitySummaryResponse } from '../../identities/dto/identity.dto';
 import { permissionList, Permission } from '../../roles/permissions';
-import { ApiKey, KEY_STATUSES, KEY_TYPES, keyStatus, REFILL_INTERVALS } from '../api-key.entity';
+import { ApiKey, KEY_STATUSES, KEY_TYPES, keyStatus } from '../api-key.entity';
+import { CreditRefillResponse } from '../../common/usage-controls.dto';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
@@ -17,11 +18,6 @@ export class RateLimitResponse {
   requests_per_minute: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'null: the service default applies' })
   requests_per_hour: number | null;
-}
-
-export class CreditRefillResponse {
-  @ApiProperty({ enum: REFILL_INTERVALS }) interval: string;
-  @ApiProperty() amount: number;
 }
 
 export class CreditsResponse {

@@ -1,7 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
-import { CreditsDto, IsMetaObject, RateLimitDto, REFILL_INTERVALS } from '../../common/usage-controls.dto';
+import {
+  CreditRefillResponse,
+  CreditsDto,
+  IsMetaObject,
+  RateLimitDto,
+} from '../../common/usage-controls.dto';
 import { NestedObject, Omittable } from '../../common/validators';
 import type { Identity } from '../identity.entity';
 
@@ -78,15 +83,10 @@ export class IdentityRateLimitResponse {
   requests_per_hour: number | null;
 }
 
-export class IdentityCreditRefillResponse {
-  @ApiProperty({ enum: REFILL_INTERVALS }) interval: string;
-  @ApiProperty() amount: number;
-}
-
 export class IdentityCreditsResponse {
   @ApiProperty({ description: "Credits left to the identity's keys together." }) remaining: number;
-  @ApiProperty({ type: IdentityCreditRefillResponse, nullable: true })
-  refill: IdentityCreditRefillResponse | null;
+  @ApiProperty({ type: CreditRefillResponse, nullable: true })
+  refill: CreditRefillResponse | null;
   @ApiProperty({
     type: String,
     format: 'date-time',
