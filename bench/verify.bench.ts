@@ -9,8 +9,10 @@
  * Gatehouse route
  * (GET /health/live: middleware and the global guards, no credential), GET /v1/auth/verify with
  * a valid service key (the whole key check), and the same with a key that has credits (one credit
- * spent per request: in Redis with REDIS_URL, else an UPDATE in PostgreSQL). Then again, bare and
- * verify only, with BENCH_KEYS more keys in the table.
+ * spent per request: in Redis with REDIS_URL, else an UPDATE in PostgreSQL). A third phase compares,
+ * in the same rounds, a key under an identity with shared limits and credits against a key with its own,
+ * and a service's POST /v1/keys/verify (a permission query, cost 1) against GET /v1/auth/verify. Then
+ * again, bare and verify only, with BENCH_KEYS more keys in the table.
  *
  * Throughput on a shared 2-core machine drifts from second to second, so no scenario is measured in
  * one block: the scenarios run in interleaved rounds (the order rotates each round, so none always
@@ -197,7 +199,7 @@ async function main(): Promise<void> {
       bare.next<{ url: string }>('ready'),
       stable.next<{ url: string }>('ready'),
     ]);
-    const { key, creditedKey } = await createKeys(appUrl);
+    const { key, creditedKey, identityKey, serviceKey } = await createKeys(appUrl);
     const scenarios = {
       bare: { url: `${bareUrl}/bare`, headers: {}, server: bare },
       stable: { url: `${stableUrl}/bare`, headers: {}, server: stable },
@@ -208,15 +210,39 @@ async function main(): Promise<void> {
         headers: { authorization: `Bearer ${creditedKey}` },
         server: app,
       },
+      // A key with no limits or credits of its own under an identity that has both (shared windows and
+      // balance): the identity's steps of the key check.
+      identity: {
+        url: `${appUrl}/v1/auth/verify`,
+        headers: { authorization: `Bearer ${identityKey}` },
+        server: app,
+      },
+      // A service checking its caller's key (the credited one) with a permission query and a cost of 1.
+      keysVerify: {
+        url: `${appUrl}/v1/keys/verify`,
+        method: 'POST' as const,
+        headers: { authorization: `Bearer ${serviceKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          key: creditedKey,
+          permissions: 'agents:read AND (tasks:create OR tasks:read)',
+          cost: 1,
+        }),
+        server: app,
+      },
     };
     type Name = keyof typeof scenarios;
-    const load = (name: Name, duration: number): Promise<autocannon.Result> =>
-      autocannon({
-        url: scenarios[name].url,
-        headers: scenarios[name].headers,
+    const load = (name: Name, duration: number): Promise<autocannon.Result> => {
+      const scenario: { url: string; headers: Record<string, string>; method?: 'POST'; body?: string } =
+        scenarios[name];
+      return autocannon({
+        url: scenario.url,
+        headers: scenario.headers,
+        method: scenario.method ?? 'GET',
+        body: scenario.body,
         connections: CONNECTIONS,
         duration,
       });
+    };
 
     const measure = async (name: Name, round: number): Promise<Sample> => {
       const server = scenarios[name].server;
@@ -250,6 +276,8 @@ async function main(): Promise<void> {
     // Credits in a phase of their own: without Redis each spend is an UPDATE, whose write load would
     // otherwise spill into the rounds of the scenarios measured after it.
     const credited = await phase(['bare', 'stable', 'verify', 'credits']);
+    // Identities and POST /v1/keys/verify against the GET verify of a plain key and of a credited one.
+    const shared = await phase(['verify', 'credits', 'identity', 'keysVerify']);
     // BENCH_KEYS=0 skips the second phase (a quicker comparison while working on the key check).
     let many: Record<Name, Sample[]> | undefined;
     let keys = 0;
@@ -260,7 +288,7 @@ async function main(): Promise<void> {
       many = await phase(['bare', 'verify']);
     }
 
-    report(few, credited, many, keys, Boolean(process.env.REDIS_URL));
+    report(few, credited, shared, many, keys, Boolean(process.env.REDIS_URL));
   } catch (error) {
     failed = true;
     throw error;
@@ -272,6 +300,7 @@ async function main(): Promise<void> {
 function report(
   few: Record<'bare' | 'stable' | 'public' | 'verify', Sample[]>,
   credited: Record<'bare' | 'stable' | 'verify' | 'credits', Sample[]>,
+  shared: Record<'verify' | 'credits' | 'identity' | 'keysVerify', Sample[]>,
   many: Record<'bare' | 'verify', Sample[]> | undefined,
   keys: number,
   redis: boolean,
@@ -310,6 +339,10 @@ function report(
   row('bare NestJS, GET /bare (credits phase)', credited.bare);
   row(`verify (credits phase)`, credited.verify);
   row(`verify, key with credits`, credited.credits);
+  row('verify (identities phase)', shared.verify);
+  row('verify, key with credits (again)', shared.credits);
+  row('verify, key under an identity', shared.identity);
+  row('POST /v1/keys/verify, query, cost 1', shared.keysVerify);
   if (many) {
     row(`bare NestJS, GET /bare (again)`, many.bare);
     row(`verify, ${keys} keys`, many.verify);
@@ -341,6 +374,13 @@ function report(
       `a credit spent per request, in ${redis ? 'Redis' : 'PostgreSQL'}; target >= 95.0%: ` +
       `${median(credits) >= 0.95 ? 'met' : 'NOT met'}`,
   );
+  // Issue 24: an identity's shared limits and credits against a key's own (same rounds), and a service's
+  // POST /v1/keys/verify against GET /v1/auth/verify.
+  console.log(`\nidentities and verification for other services, same rounds:`);
+  ratio('identity key / credited key:', shared.identity, shared.credits, 0.95);
+  ratio('identity key / plain key:', shared.identity, shared.verify, 0);
+  ratio('keys/verify / auth/verify:', shared.keysVerify, shared.verify, 0.9);
+  ratio('keys/verify / credited verify:', shared.keysVerify, shared.credits, 0.9);
   // The key check's own CPU on a cache hit: verify minus a public route, per request, medians.
   const cpu = (samples: Sample[]): number => median(samples.map((s) => s.cpu));
   console.log(
@@ -354,7 +394,9 @@ function report(
  * An administrator, then KEYS_CREATED keys with limits no run can reach (the last one is measured),
  * and one more with credits no run can spend.
  */
-async function createKeys(appUrl: string): Promise<{ key: string; creditedKey: string }> {
+async function createKeys(
+  appUrl: string,
+): Promise<{ key: string; creditedKey: string; identityKey: string; serviceKey: string }> {
   const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
     const response = await fetch(`${appUrl}${path}`, {
       method: 'POST',
@@ -396,7 +438,37 @@ async function createKeys(appUrl: string): Promise<{ key: string; creditedKey: s
     },
     token,
   );
-  return { key, creditedKey };
+  const identity = await post<{ id: string }>(
+    '/v1/identities',
+    {
+      external_id: 'bench-customer',
+      rate_limit: { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 },
+      credits: { remaining: 1_000_000_000_000 },
+    },
+    token,
+  );
+  const { key: identityKey } = await post<{ key: string }>(
+    '/v1/api-keys',
+    {
+      name: 'bench identity',
+      role: 'developer',
+      type: 'service',
+      rate_limit: { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 },
+      identity_id: identity.id,
+    },
+    token,
+  );
+  const { key: serviceKey } = await post<{ key: string }>(
+    '/v1/api-keys',
+    {
+      name: 'bench verifier',
+      role: 'api_manager',
+      type: 'service',
+      rate_limit: { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 },
+    },
+    token,
+  );
+  return { key, creditedKey, identityKey, serviceKey };
 }
 
 main().catch((error: unknown) => {

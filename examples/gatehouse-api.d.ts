@@ -1022,6 +1022,23 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'identity.credits_low': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.credits_low event */
+    post: operations['webhook_identity_credits_low'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'task.succeeded': {
     parameters: {
       query?: never;
@@ -1457,6 +1474,7 @@ export interface components {
         | 'identity.created'
         | 'identity.updated'
         | 'identity.deleted'
+        | 'identity.credits_low'
         | 'webhook.created'
         | 'webhook.updated'
         | 'webhook.secret_rotated'
@@ -2102,6 +2120,7 @@ export interface components {
         | 'identity.created'
         | 'identity.updated'
         | 'identity.deleted'
+        | 'identity.credits_low'
         | 'task.succeeded'
         | 'task.failed'
         | 'task.cancelled'
@@ -2165,6 +2184,7 @@ export interface components {
         | 'identity.created'
         | 'identity.updated'
         | 'identity.deleted'
+        | 'identity.credits_low'
         | 'task.succeeded'
         | 'task.failed'
         | 'task.cancelled'
@@ -2277,6 +2297,11 @@ export interface components {
       /** @example req_6f1c… */
       request_id: string;
       errors?: components['schemas']['FieldErrorSchema'][];
+      /**
+       * @description On 429 rate_limited and credits_exhausted: whose limit or balance refused the request, the key's own or its identity's (shared by all the identity's keys).
+       * @enum {string}
+       */
+      scope?: 'key' | 'identity';
     };
     EventActor: {
       /**
@@ -2373,6 +2398,15 @@ export interface components {
       actor: components['schemas']['EventActor'];
     };
     IdentityDeletedData: {
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
+    IdentityCreditsLowData: {
+      /** @description Credits left when the mark was crossed. */
+      remaining: number;
+      /** @description The amount last set or refilled. */
+      amount: number;
       identity_id: string;
       external_id: string;
       actor: components['schemas']['EventActor'];
@@ -5630,6 +5664,7 @@ export interface operations {
           | 'identity.created'
           | 'identity.updated'
           | 'identity.deleted'
+          | 'identity.credits_low'
           | 'webhook.created'
           | 'webhook.updated'
           | 'webhook.secret_rotated'
@@ -8934,6 +8969,51 @@ export interface operations {
            */
           timestamp: string;
           data: components['schemas']['IdentityDeletedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_credits_low: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.credits_low';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityCreditsLowData'];
         };
       };
     };

@@ -113,6 +113,66 @@ describeWithPostgres('key-controls multi-instance e2e')(
       }
     });
 
+    it("an identity's balance of N accepts exactly N requests of its keys spread over both instances", async () => {
+      const N = 20;
+      const identity = await a.http
+        .post('/v1/identities')
+        .set(org.auth)
+        .send({ external_id: `cus_two_credits_${Date.now()}`, credits: { remaining: N } })
+        .expect(201);
+      const keys = await Promise.all(
+        [0, 1, 2].map(() =>
+          createKey(a.http, org.auth, {
+            role: 'viewer',
+            identity_id: identity.body.id,
+            rate_limit: { requests_per_minute: 10_000 },
+          }),
+        ),
+      );
+      const responses = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => verify(i % 2 ? b.http : a.http, keys[i % 3].auth)),
+      );
+      const accepted = responses.filter((res) => res.status === 200);
+      expect(accepted).toHaveLength(N);
+      for (const res of responses.filter((r) => r.status !== 200))
+        expect(expectProblem(res, 429, 'credits_exhausted')).toMatchObject({ scope: 'identity' });
+      expect(accepted.map((res) => res.body.credits_remaining).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: N }, (_, i) => i),
+      );
+      for (const http of [a.http, b.http]) {
+        const read = await http.get(`/v1/identities/${identity.body.id}`).set(org.auth).expect(200);
+        expect(read.body.credits.remaining).toBe(0);
+      }
+    });
+
+    // Rate-limit windows are shared through Redis; without it each instance counts its own.
+    (process.env.REDIS_URL ? it : it.skip)(
+      "an identity's shared limit of N accepts exactly N requests of its keys over both instances",
+      async () => {
+        const N = 12;
+        const identity = await a.http
+          .post('/v1/identities')
+          .set(org.auth)
+          .send({ external_id: `cus_two_limit_${Date.now()}`, rate_limit: { requests_per_minute: N } })
+          .expect(201);
+        const keys = await Promise.all(
+          [0, 1, 2].map(() =>
+            createKey(a.http, org.auth, {
+              role: 'viewer',
+              identity_id: identity.body.id,
+              rate_limit: { requests_per_minute: 10_000 },
+            }),
+          ),
+        );
+        const responses = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => verify(i % 2 ? b.http : a.http, keys[i % 3].auth)),
+        );
+        expect(responses.filter((res) => res.status === 200)).toHaveLength(N);
+        for (const res of responses.filter((r) => r.status !== 200))
+          expect(expectProblem(res, 429, 'rate_limited')).toMatchObject({ scope: 'identity' });
+      },
+    );
+
     it('a top-up on A takes effect on B within a second', async () => {
       const key = await createKey(a.http, org.auth, { role: 'viewer', credits: { remaining: 1 } });
       await verify(b.http, key.auth).expect(200);

@@ -134,6 +134,33 @@ describe('task costs', () => {
     expect(await settledBalance(key, 95)).toBe(95);
   });
 
+  it("reserves from the key's and its identity's balances alike and settles both", async () => {
+    const identity = await t.http
+      .post('/v1/identities')
+      .set(org.auth)
+      .send({ external_id: `cus_costs_${Date.now().toString(36)}`, credits: { remaining: 200 } })
+      .expect(201);
+    const key = await createKey(t.http, org.auth, {
+      role: 'developer',
+      credits: { remaining: 100 },
+      identity_id: identity.body.id,
+    });
+    const identityBalance = async (): Promise<number> =>
+      (await t.http.get(`/v1/identities/${identity.body.id}`).set(org.auth).expect(200)).body.credits
+        .remaining;
+    const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 20 });
+    // Each balance pays the request's credit and holds the whole reservation.
+    expect(await balanceOf(key)).toBe(79);
+    expect(await identityBalance()).toBe(179);
+    await report(run, { type: 'usage', data: { input_tokens: 3000, output_tokens: 500 } }).expect(202);
+    run.release();
+    expect(await waitUntilEnded(run.taskId)).toMatchObject({ status: 'succeeded', usage: { credits: 4 } });
+    // Cost 4 kept by both; 16 given back to each, once.
+    expect(await settledBalance(key, 95)).toBe(95);
+    const { value } = await pollUntil(identityBalance, (balance) => balance === 195, { timeoutMs: 5000 });
+    expect(value).toBe(195);
+  });
+
   it("rounds a run's cost up to a whole credit", async () => {
     const key = await creditedKey(50);
     const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 5 });

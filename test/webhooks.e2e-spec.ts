@@ -45,6 +45,7 @@ const ALL_EVENTS = [
   'identity.created',
   'identity.updated',
   'identity.deleted',
+  'identity.credits_low',
   'task.succeeded',
   'task.failed',
   'task.cancelled',
@@ -504,6 +505,39 @@ describe('webhooks', () => {
         });
         await t.http.get('/v1/auth/verify').set('Authorization', `Bearer ${key.key}`).expect(429);
         expect(receiver.at(path).filter((r) => keyEvent('key.credits_low', key.id)(r.json))).toHaveLength(1);
+      });
+
+      it("sends identity.credits_low once, when the identity's shared balance falls below 10% of its amount", async () => {
+        const identity = await t.http
+          .post('/v1/identities')
+          .set(org.auth)
+          .send({ external_id: 'cus_webhooks_low', credits: { remaining: 10 } })
+          .expect(201);
+        const id: string = identity.body.id;
+        const keys = [
+          await createKey(org.auth, { identity_id: id }),
+          await createKey(org.auth, { identity_id: id }),
+        ];
+        issued.push(...keys.map((key) => key.key));
+        // Two keys spend the one balance: the tenth request leaves 0 and crosses 10% of 10.
+        for (let i = 0; i < 10; i++) {
+          await t.http
+            .get('/v1/auth/verify')
+            .set('Authorization', `Bearer ${keys[i % 2].key}`)
+            .expect(200);
+        }
+        const lowEvent = (b: any) => b.type === 'identity.credits_low' && b.data?.identity_id === id;
+        const request = await received(path, lowEvent);
+        expectWellFormed(request, secret, { forbidden: issued });
+        expect(request.json.data).toEqual({
+          identity_id: id,
+          external_id: 'cus_webhooks_low',
+          remaining: 0,
+          amount: 10,
+          actor: { type: 'system', id: null },
+        });
+        await t.http.get('/v1/auth/verify').set('Authorization', `Bearer ${keys[0].key}`).expect(429);
+        expect(receiver.at(path).filter((r) => lowEvent(r.json))).toHaveLength(1);
       });
 
       it("sends key.revoked when a personal key's owner is deactivated", async () => {

@@ -40,6 +40,8 @@ export class AccessDenial {
     readonly headers: Readonly<Record<string, string>> = {},
     /** Extra audit details of a `key.denied` entry (public data only). */
     readonly auditDetails: Readonly<Record<string, unknown>> = {},
+    /** Members the problem adds beside `code` and `detail` (a limit's `scope`: `key` or `identity`). */
+    readonly problemFields: Readonly<Record<string, unknown>> = {},
   ) {}
 
   /**
@@ -121,7 +123,7 @@ export function denialException(denial: AccessDenial): ProblemException {
     status,
     denial.code,
     denial.detail,
-    {},
+    { ...denial.problemFields },
     { ...HEADERS_BY_STATUS[status], ...denial.headers },
   );
 }

@@ -1,7 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import type { CreditedKey } from '../api-keys/credits/credits.service';
-import type { KeyIdentity } from '../api-keys/key-lookup';
+import type { IdentityControls, KeyIdentity } from '../api-keys/key-lookup';
 import type { Permission } from '../roles/permissions';
 
 /**
@@ -49,6 +49,11 @@ export interface KeyContext {
   identity: KeyIdentity | null;
   /** The key's balance as loaded (null: unlimited); the credits step spends the live one. */
   credits: CreditedKey | null;
+  /**
+   * The identity's windows and shared balance (null: no identity), which every request of the key
+   * must fit beside the key's own (the rate-limit and credits steps).
+   */
+  identityControls: IdentityControls | null;
 }
 
 /** Handler parameter decorator: `list(@Principal() principal: Principal)`. */

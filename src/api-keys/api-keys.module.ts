@@ -19,6 +19,7 @@ import { RedisConnection } from '../redis/redis.connection';
 import { CreditLedger } from './credits/credit-ledger';
 import { CreditRefillJob } from './credits/credit-refill.job';
 import { CreditsService } from './credits/credits.service';
+import { CreditTables } from './credits/credit-tables';
 import { PostgresCreditLedger } from './credits/postgres-credit-ledger';
 import { RedisCreditLedger } from './credits/redis-credit-ledger';
 
@@ -39,10 +40,11 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     {
       // Credits are spent in Redis when every instance shares one, else in the database.
       provide: CreditLedger,
-      inject: [RedisConnection, ApiKeysRepository],
-      useFactory: (redis: RedisConnection, keys: ApiKeysRepository) =>
-        redis.client ? new RedisCreditLedger(redis.client, keys) : new PostgresCreditLedger(keys),
+      inject: [RedisConnection, CreditTables],
+      useFactory: (redis: RedisConnection, tables: CreditTables) =>
+        redis.client ? new RedisCreditLedger(redis.client, tables) : new PostgresCreditLedger(tables),
     },
+    CreditTables,
     CreditsService,
     CreditRefillJob,
   ],

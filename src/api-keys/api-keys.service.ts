@@ -200,7 +200,7 @@ export class ApiKeysService {
       const row = await this.keys.save(manager, key);
       if (dto.credits !== undefined) {
         Object.assign(row, creditColumns(dto.credits, now), {
-          creditsGeneration: await this.keys.setCredits(manager, row.id, dto.credits, now),
+          creditsGeneration: await this.keys.credits.set(manager, row.id, dto.credits, now),
         });
       }
       const records: KeyChange[] = [];

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { IdentitySummaryResponse } from '../identities/dto/identity.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { ApiKey } from './api-key.entity';
 import { ApiKeysRepository } from './api-keys.repository';
+import type { Identity } from '../identities/identity.entity';
 
 /** What a key's record shows of its identity (the key object's and verify's `identity`). */
 export interface KeyIdentity {
@@ -10,10 +12,21 @@ export interface KeyIdentity {
   meta: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * What the key check enforces of a key's identity, beside the key's own: its windows (null: none) and
+ * its shared balance (null: unlimited).
+ */
+export interface IdentityControls {
+  rateLimit: { perMinute: number | null; perHour: number | null };
+  /** The identity's row when it has credits (what spending and showing its live balance need). */
+  credits: Identity | null;
+}
+
 export interface FoundKey {
   key: ApiKey;
   matchedPrevious: boolean;
   identity: KeyIdentity | null;
+  identityControls: IdentityControls | null;
 }
 
 /**
@@ -33,21 +46,26 @@ export class KeyLookup {
   async byValueHash(hash: string): Promise<FoundKey | null> {
     const found = await this.keys.findByValueHash(hash);
     if (!found) return null;
-    return { ...found, identity: await this.identityOf(found.key) };
+    return { ...found, ...(await this.identityOf(found.key)) };
   }
 
   /** A key of the organization by id, unless deleted (a task token stands for the key that made its task). */
   async byId(organizationId: string, id: string): Promise<FoundKey | null> {
     const key = await this.keys.findInOrganization(organizationId, id);
     if (!key) return null;
-    return { key, matchedPrevious: false, identity: await this.identityOf(key) };
+    return { key, matchedPrevious: false, ...(await this.identityOf(key)) };
   }
 
-  private async identityOf(key: ApiKey): Promise<KeyIdentity | null> {
-    if (!key.identityId) return null;
-    const identity = (await this.identities.summaries(key.organizationId, [key.identityId])).get(
-      key.identityId,
-    );
-    return identity ? Object.freeze({ ...identity, meta: Object.freeze(identity.meta) }) : null;
+  private async identityOf(key: ApiKey): Promise<Pick<FoundKey, 'identity' | 'identityControls'>> {
+    const row = key.identityId ? await this.identities.row(key.organizationId, key.identityId) : null;
+    if (!row) return { identity: null, identityControls: null };
+    const shown = IdentitySummaryResponse.of(row);
+    return {
+      identity: Object.freeze({ ...shown, meta: Object.freeze(shown.meta) }),
+      identityControls: Object.freeze({
+        rateLimit: Object.freeze({ perMinute: row.rateLimitPerMinute, perHour: row.rateLimitPerHour }),
+        credits: row.creditsRemaining === null ? null : row,
+      }),
+    };
   }
 }

@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   'identity.created',
   'identity.updated',
   'identity.deleted',
+  'identity.credits_low',
   'webhook.created',
   'webhook.updated',
   'webhook.secret_rotated',

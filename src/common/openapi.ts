@@ -17,6 +17,13 @@ export class ProblemSchema {
   code: string;
   @ApiProperty({ example: 'req_6f1c…' }) request_id: string;
   @ApiPropertyOptional({ type: [FieldErrorSchema] }) errors?: FieldErrorSchema[];
+  @ApiPropertyOptional({
+    enum: ['key', 'identity'],
+    description:
+      'On 429 rate_limited and credits_exhausted: whose limit or balance refused the request, the ' +
+      "key's own or its identity's (shared by all the identity's keys).",
+  })
+  scope?: 'key' | 'identity';
 }
 
 /** Documents the problem+json answers a route can give, e.g. `@ApiProblems(400, 401, 403)`. */

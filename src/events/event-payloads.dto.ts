@@ -82,6 +82,17 @@ export class IdentityUpdatedData extends IdentityEventData {
 /** `external_id` is the one the identity had when it was deleted. */
 export class IdentityDeletedData extends IdentityEventData {}
 
+/**
+ * `identity.credits_low`: the shared balance fell below 10% of the amount last set or refilled (sent
+ * once per amount; the actor is the service).
+ */
+export class IdentityCreditsLowData extends IdentityEventData {
+  /** Credits left when the mark was crossed. */
+  remaining: number;
+  /** The amount last set or refilled. */
+  amount: number;
+}
+
 export class TaskEventData {
   task_id: string;
   agent_type: string;
@@ -126,4 +137,5 @@ export interface IdentityEventDetails {
   'identity.created': Record<string, never>;
   'identity.updated': Omit<IdentityUpdatedData, keyof IdentityEventData>;
   'identity.deleted': Record<string, never>;
+  'identity.credits_low': Omit<IdentityCreditsLowData, keyof IdentityEventData>;
 }

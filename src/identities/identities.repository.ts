@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import type { RefillInterval } from '../common/usage-controls.dto';
+import { CreditBalanceTable, CreditSetting } from '../common/credit-balance-table';
 import { Identity } from './identity.entity';
 
 /** The identities table: every query on it, each scoped to one organization. */
@@ -55,28 +55,25 @@ export class IdentitiesRepository {
     await manager.delete(Identity, { id, organizationId });
   }
 
+  /** The credit balances of identities, spent by the same ledgers as keys' (src/api-keys/credits). */
+  readonly credits = new CreditBalanceTable(() => this.identities.manager, 'identities');
+
   /** Sets (or with null removes) the balance and its refill, as a new generation (as a key's). */
-  async setCredits(
-    manager: EntityManager,
-    id: string,
-    credits: { remaining: number; refill?: { interval: RefillInterval; amount: number } | null } | null,
-    at: Date,
-  ): Promise<Identity> {
-    await manager.query(
-      `UPDATE identities
-          SET credits_remaining = $2::bigint, credits_baseline = $2::bigint, credits_refill_interval = $3,
-              credits_refill_amount = $4, credits_set_at = $5,
-              credits_refilled_at = CASE WHEN $2::bigint IS NULL THEN NULL ELSE credits_refilled_at END,
-              credits_generation = credits_generation + 1
-        WHERE id = $1`,
-      [
-        id,
-        credits?.remaining ?? null,
-        credits?.refill?.interval ?? null,
-        credits?.refill?.amount ?? null,
-        credits ? at : null,
-      ],
-    );
+  async setCredits(manager: EntityManager, id: string, credits: CreditSetting, at: Date): Promise<Identity> {
+    await this.credits.set(manager, id, credits, at);
     return manager.findOneByOrFail(Identity, { id });
+  }
+
+  /** Identities with a refill whose balance stands from before `before` (the refill scan's candidates). */
+  withRefillBefore(before: Date, limit: number): Promise<Identity[]> {
+    return this.identities
+      .createQueryBuilder('identity')
+      .where('identity.credits_refill_interval IS NOT NULL AND identity.credits_remaining IS NOT NULL')
+      .andWhere(
+        'GREATEST(identity.credits_refilled_at, identity.credits_set_at, identity.created_at) < :before',
+        { before },
+      )
+      .limit(limit)
+      .getMany();
   }
 }

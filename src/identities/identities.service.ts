@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import { actorOf, AuditActor, AuditService, RequestOrigin, SYSTEM_ACTOR } from '../audit/audit.service';
+import type { CreditBalanceTable } from '../common/credit-balance-table';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { Clock } from '../common/clock';
@@ -20,6 +21,7 @@ import {
 import { IDENTITY_ID } from './identities.declarations';
 import { IdentityError, IdentityErrorCode } from './identities.errors';
 import { IdentitiesRepository } from './identities.repository';
+import { IdentityBalances } from './identity-balances';
 import { IdentityKeys } from './identity-keys';
 import { Identity } from './identity.entity';
 
@@ -43,6 +45,7 @@ export class IdentitiesService {
   constructor(
     private readonly identities: IdentitiesRepository,
     private readonly keys: IdentityKeys,
+    private readonly balances: IdentityBalances,
     private readonly audit: AuditService,
     private readonly events: EventsService,
     private readonly invalidations: InvalidationBus,
@@ -69,9 +72,10 @@ export class IdentitiesService {
       const saved = await this.identities.transaction(async (manager) => {
         // A new row is inserted whole, credit columns included (they are left alone only on update).
         const row = await this.identities.save(manager, identity);
-        await this.record(manager, row, 'identity.created', {}, principal, origin);
+        await this.record(manager, row, 'identity.created', {}, actorOf(principal), origin);
         return row;
       });
+      await this.balances.published(saved);
       return IdentityResponse.of(saved, 0);
     } catch (error) {
       if (isUniqueViolation(error, EXTERNAL_ID_KEY)) throw identityExists();
@@ -119,10 +123,12 @@ export class IdentitiesService {
         let row = await this.identities.save(manager, identity);
         if (dto.credits !== undefined)
           row = await this.identities.setCredits(manager, row.id, dto.credits, now);
-        await this.record(manager, row, 'identity.updated', { fields }, principal, origin);
+        await this.record(manager, row, 'identity.updated', { fields }, actorOf(principal), origin);
         return row;
       });
-      // After commit: the key records that show this identity are reloaded everywhere.
+      // After commit: a new balance is the live one everywhere, then the key records that carry this
+      // identity (its windows, its balance, what they show of it) are reloaded everywhere.
+      if (dto.credits) await this.balances.published(saved);
       this.invalidations.publish({ kind: 'identity', identityId: saved.id });
       const [response] = await this.present(principal.organizationId, [saved]);
       return response;
@@ -153,7 +159,7 @@ export class IdentitiesService {
         );
       }
       await this.identities.delete(manager, principal.organizationId, identity.id);
-      await this.record(manager, identity, 'identity.deleted', {}, principal, origin);
+      await this.record(manager, identity, 'identity.deleted', {}, actorOf(principal), origin);
     });
     this.invalidations.publish({ kind: 'identity', identityId: existing.id });
   }
@@ -179,6 +185,36 @@ export class IdentitiesService {
     return IdentitySummaryResponse.of(identity);
   }
 
+  /** The identities' credit balances, which the credit ledgers spend beside keys' (src/api-keys/credits). */
+  get creditBalances(): CreditBalanceTable {
+    return this.identities.credits;
+  }
+
+  /** Identities whose balance may be due a refill (the scheduled refill scan). */
+  withRefillBefore(before: Date, limit: number): Promise<Identity[]> {
+    return this.identities.withRefillBefore(before, limit);
+  }
+
+  /**
+   * `identity.credits_low`, once per generation of the balance: `claim` marks it sent on the row in the
+   * same transaction as the audit entry and the event, so whichever instance crossed the mark records it.
+   */
+  async recordCreditsLow(
+    identity: Pick<Identity, 'id' | 'organizationId' | 'externalId'>,
+    details: IdentityEventDetails['identity.credits_low'],
+    claim: (manager: EntityManager) => Promise<boolean>,
+  ): Promise<void> {
+    await this.identities.transaction(async (manager) => {
+      if (!(await claim(manager))) return;
+      await this.record(manager, identity, 'identity.credits_low', details, SYSTEM_ACTOR);
+    });
+  }
+
+  /** The identity's row, for the key check's record of a key that names it (null: not in the organization). */
+  row(organizationId: string, id: string): Promise<Identity | null> {
+    return this.identities.findInOrganization(organizationId, id);
+  }
+
   /** What key objects show of their identities, by id (the organization's only). */
   async summaries(organizationId: string, ids: string[]): Promise<Map<string, IdentitySummaryResponse>> {
     const unique = [...new Set(ids)];
@@ -187,23 +223,27 @@ export class IdentitiesService {
   }
 
   private async present(organizationId: string, identities: Identity[]): Promise<IdentityResponse[]> {
-    const counts = await this.keys.counts(
-      organizationId,
-      identities.map((identity) => identity.id),
+    const [counts, balances] = await Promise.all([
+      this.keys.counts(
+        organizationId,
+        identities.map((identity) => identity.id),
+      ),
+      this.balances.live(identities),
+    ]);
+    return identities.map((identity) =>
+      IdentityResponse.of(identity, counts.get(identity.id) ?? 0, balances.get(identity.id)),
     );
-    return identities.map((identity) => IdentityResponse.of(identity, counts.get(identity.id) ?? 0));
   }
 
   /** The audit entry and the outbox event of a change, in its transaction. */
   private async record<Action extends keyof IdentityEventDetails>(
     manager: EntityManager,
-    identity: Identity,
+    identity: Pick<Identity, 'id' | 'organizationId' | 'externalId'>,
     action: Action,
     details: IdentityEventDetails[Action],
-    principal: Principal,
-    origin: RequestOrigin,
+    actor: AuditActor,
+    origin?: RequestOrigin,
   ): Promise<void> {
-    const actor = actorOf(principal);
     await this.audit.append(manager, [
       {
         organizationId: identity.organizationId,

@@ -75,6 +75,14 @@ export class Identity {
   @Column({ name: 'credits_generation', update: false, type: 'integer', default: 0 })
   creditsGeneration: number;
 
+  /** The generation whose `identity.credits_low` was sent (claimed once across instances). */
+  @Column({ name: 'credits_low_generation', update: false, type: 'integer', nullable: true })
+  creditsLowGeneration: number | null;
+
+  /** Which copy of the balance is live with Redis (redis-credit-ledger.ts); the other lease columns stay in SQL. */
+  @Column({ name: 'credits_epoch', update: false, type: 'integer', default: 0 })
+  creditsEpoch: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

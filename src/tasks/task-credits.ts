@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Request } from 'express';
+import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 import { CreditsService } from '../api-keys/credits/credits.service';
+import { balancesOf } from '../access/steps/credits.step';
 import { RedisConnection } from '../redis/redis.connection';
 import { TaskQueueRepository } from './task-queue.repository';
 import { UsageCounter } from '../usage/usage-counter';
@@ -19,30 +21,52 @@ export class TaskCredits {
     private readonly usage: UsageCounter,
   ) {}
 
-  /** The reserver for a create request; undefined when its key has no balance (or it has no key). */
+  /**
+   * The reserver for a create request; undefined when neither its key nor the key's identity has a
+   * balance (or it has no key). Each balance that has one reserves all of max_credits, all or none.
+   */
   forRequest(request: Request): TaskCreditReserver | undefined {
-    const key = request.principal?.key?.credits;
-    if (!key) return undefined;
+    const key = request.principal?.key;
+    if (!key || (!key.credits && !key.identityControls?.credits)) return undefined;
+    const balances = balancesOf(key);
     return {
       reserve: async (count) => {
-        const account = await this.credits.reserve(key, count);
-        if (account) return account;
-        // No task, and nothing spent: not even the request's own credit.
-        const own = request.creditSpent;
-        delete request.creditSpent;
-        delete request.creditsRemaining;
-        if (own) {
-          await this.credits.refund(own);
-          // The key check counted it in credits_spent; it was not spent after all.
-          this.usage.count(key.organizationId, key.id, USAGE_MEASURES.creditsSpent, -1);
+        const reserved: CreditAccount[] = [];
+        for (const { scope, holder } of balances) {
+          const account = await this.credits.reserve(holder, count);
+          if (account) {
+            reserved.push(account);
+            continue;
+          }
+          await this.release(reserved, count);
+          await this.giveBackRequestCredit(request);
+          throw new TaskError(
+            TaskErrorCode.CreditsExhausted,
+            `The ${scope === 'key' ? 'key' : "key's identity"} has fewer than the ${count} credits ` +
+              'this task reserves (max_credits) left.',
+            { extensions: { scope } },
+          );
         }
-        throw new TaskError(
-          TaskErrorCode.CreditsExhausted,
-          `The key has fewer than the ${count} credits this task reserves (max_credits) left.`,
-        );
+        return reserved;
       },
-      release: (account, count) => this.credits.releaseReserved(account, count),
+      release: (accounts, count) => this.release(accounts, count),
     };
+  }
+
+  private async release(accounts: CreditAccount[], count: number): Promise<void> {
+    await Promise.all(accounts.map((account) => this.credits.releaseReserved(account, count)));
+  }
+
+  /** No task, and nothing spent: not even the create request's own credit. */
+  private async giveBackRequestCredit(request: Request): Promise<void> {
+    const own = request.creditSpent;
+    delete request.creditSpent;
+    delete request.creditsRemaining;
+    if (!own?.length) return;
+    await Promise.all(own.map((account) => this.credits.refund(account)));
+    // The key check counted it in credits_spent; it was not spent after all.
+    const key = request.principal!.key!;
+    this.usage.count(request.principal!.organizationId, key.id, USAGE_MEASURES.creditsSpent, -1);
   }
 }
 
@@ -87,9 +111,13 @@ export class TaskCreditSettlements implements OnApplicationBootstrap, OnApplicat
   async settlePending(): Promise<number> {
     let settled = 0;
     try {
-      for (const refund of await this.queue.pendingRefunds(SETTLEMENT_BATCH)) {
-        await this.credits.giveBackReserved(refund.account, refund.count, refund.id);
-        await this.queue.refundDone(refund.id);
+      // One row per balance Redis owes; a task is done once all of its balances got theirs back.
+      const refunds = await this.queue.pendingRefunds(SETTLEMENT_BATCH);
+      const byTask = new Map<string, typeof refunds>();
+      for (const refund of refunds) byTask.set(refund.id, [...(byTask.get(refund.id) ?? []), refund]);
+      for (const [taskId, owed] of byTask) {
+        for (const refund of owed) await this.credits.giveBackReserved(refund.account, refund.count, taskId);
+        await this.queue.refundDone(taskId);
         settled++;
       }
     } catch (error) {

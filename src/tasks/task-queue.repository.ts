@@ -73,6 +73,14 @@ export type AlongWithChange = (manager: EntityManager) => Promise<void>;
  * A worker's changes hold only while it owns the lease (`lease_owner`, status running), so a worker
  * that lost its lease (it stalled, the task was cancelled or taken over) changes nothing.
  */
+
+/**
+ * A task's reserved accounts as a JSON array: rows written before identities hold one account as an
+ * object, later ones an array (the key's balance, its identity's, or both).
+ */
+const RESERVED_ACCOUNTS = `CASE jsonb_typeof(credit_reservation) WHEN 'array' THEN credit_reservation
+                                ELSE jsonb_build_array(credit_reservation) END`;
+
 @Injectable()
 export class TaskQueueRepository {
   constructor(
@@ -444,28 +452,32 @@ export class TaskQueueRepository {
    * balance the database holds now; one Redis holds is left `pending` for TaskCreditSettlements.
    */
   private async settle(manager: EntityManager, taskIds: string[]): Promise<void> {
-    const [rows] = await manager.query<
-      [{ credit_reservation: CreditAccount; credits_refund: number }[], number]
-    >(
+    const [rows] = await manager.query<[{ accounts: CreditAccount[]; credits_refund: number }[], number]>(
       `UPDATE tasks SET credits_refund = max_credits - credits_charged,
-              credits_refund_state = CASE WHEN credit_reservation->'takenFrom'->>'store' = 'redis'
+              credits_refund_state = CASE WHEN EXISTS (
+                                            SELECT 1 FROM jsonb_array_elements(${RESERVED_ACCOUNTS}) AS a(account)
+                                             WHERE a.account->'takenFrom'->>'store' = 'redis')
                                            AND max_credits > credits_charged THEN 'pending' ELSE 'done' END
         WHERE id = ANY($1::text[]) AND credit_reservation IS NOT NULL AND credits_charged IS NOT NULL
           AND credits_refund_state IS NULL
-        RETURNING credit_reservation, credits_refund`,
+        RETURNING ${RESERVED_ACCOUNTS} AS accounts, credits_refund`,
       [taskIds],
     );
     await this.settlement.giveBackInDatabase(
       manager,
-      rows.map((row) => ({ account: row.credit_reservation, count: row.credits_refund })),
+      rows.flatMap((row) => row.accounts.map((account) => ({ account, count: row.credits_refund }))),
     );
   }
 
-  /** Settled tasks whose refund Redis still owes, oldest first. */
+  /** Per balance Redis still owes a settled task its refund, oldest task first. */
   pendingRefunds(limit: number): Promise<{ id: string; account: CreditAccount; count: number }[]> {
     return this.dataSource.query(
-      `SELECT id, credit_reservation AS account, credits_refund AS count FROM tasks
-        WHERE credits_refund_state = 'pending' ORDER BY completed_at LIMIT $1`,
+      `SELECT t.id, a.account, t.credits_refund AS count
+         FROM (SELECT id, ${RESERVED_ACCOUNTS} AS accounts, credits_refund, completed_at FROM tasks
+                WHERE credits_refund_state = 'pending' ORDER BY completed_at LIMIT $1) AS t,
+              jsonb_array_elements(t.accounts) AS a(account)
+        WHERE a.account->'takenFrom'->>'store' = 'redis'
+        ORDER BY t.completed_at, t.id`,
       [limit],
     );
   }

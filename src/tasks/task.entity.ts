@@ -105,11 +105,13 @@ export class Task {
   creditsPer1kOutputTokens: number;
 
   /**
-   * Where `maxCredits` were reserved (the creating key's balance), when they were; null when the key has
-   * no credits (unlimited), the task was made with an access token, or it reserved nothing.
+   * Where `maxCredits` were reserved (the creating key's balance, its identity's, or both: each holds
+   * the whole reservation), when they were; null when neither has credits (unlimited), the task was
+   * made with an access token, or it reserved nothing. Rows written before identities hold one account
+   * as an object: the settlement's SQL reads both shapes (RESERVED_ACCOUNTS in task-queue.repository.ts).
    */
   @Column({ name: 'credit_reservation', type: 'jsonb', nullable: true })
-  creditReservation: CreditAccount | null;
+  creditReservation: CreditAccount[] | null;
 
   /** What the settlement gave back (max_credits - credits_charged); null until settled. */
   @Column({ name: 'credits_refund', type: 'integer', nullable: true })

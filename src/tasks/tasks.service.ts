@@ -45,8 +45,9 @@ export function eventCursor(cursor: string | undefined): number {
  * reserved.
  */
 export interface TaskCreditReserver {
-  reserve(count: number): Promise<CreditAccount>;
-  release(account: CreditAccount, count: number): Promise<void>;
+  /** `count` credits of every balance the creator spends (its key's, its identity's), all or none. */
+  reserve(count: number): Promise<CreditAccount[]>;
+  release(accounts: CreditAccount[], count: number): Promise<void>;
 }
 
 @Injectable()

@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import {
   IdentityCreatedData,
+  IdentityCreditsLowData,
   IdentityDeletedData,
   IdentityUpdatedData,
   KeyCreatedData,
@@ -35,6 +36,7 @@ export const WEBHOOK_EVENT_PAYLOADS = {
   'identity.created': IdentityCreatedData,
   'identity.updated': IdentityUpdatedData,
   'identity.deleted': IdentityDeletedData,
+  'identity.credits_low': IdentityCreditsLowData,
   'task.succeeded': TaskEndedData,
   'task.failed': TaskFailedData,
   'task.cancelled': TaskEventData,

@@ -13,6 +13,7 @@ export const WEBHOOK_EVENTS = [
   'identity.created',
   'identity.updated',
   'identity.deleted',
+  'identity.credits_low',
   'task.succeeded',
   'task.failed',
   'task.cancelled',

@@ -10,8 +10,8 @@ import { hasRedisServer, OwnRedis } from '../support/own-redis';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
- * Credits are exact across instances whatever Redis does (the contract). Two instances spend one
- * balance of N in a paced burst, and in the middle of it Redis goes away while the burst goes on:
+ * Credits are exact across instances whatever Redis does (the contract), a key's own and an identity's
+ * shared one alike. Two instances spend one balance of N in a paced burst, and in the middle of it Redis goes away while the burst goes on:
  * - killed and started again (empty), 20 times: never more than N accepted in all; once Redis is back
  *   it is spent in again, both instances and the row show N minus what was accepted, and exactly the
  *   rest is accepted after;
@@ -81,9 +81,39 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     await redis?.close();
   });
 
-  const rowBalance = async (keyId: string): Promise<number> =>
+  /**
+   * A balance of N to spend: a key's own, or (the same ledger, another table) an identity's shared by
+   * the key it names; `auth` is the key's either way.
+   */
+  interface Balance {
+    id: string;
+    auth: Auth;
+    table: 'api_keys' | 'identities';
+    path: string;
+  }
+  async function newBalance(holder: 'key' | 'identity'): Promise<Balance> {
+    const limits = { role: 'viewer', rate_limit: { requests_per_minute: 10_000 } };
+    if (holder === 'key') {
+      const key = await createKey(a!.http, org.auth, { ...limits, credits: { remaining: N } });
+      return { id: key.id, auth: key.auth, table: 'api_keys', path: `/v1/api-keys/${key.id}` };
+    }
+    const identity = await a!.http
+      .post('/v1/identities')
+      .set(org.auth)
+      .send({ external_id: `cus_outage_${Date.now()}_${Math.random()}`, credits: { remaining: N } })
+      .expect(201);
+    const key = await createKey(a!.http, org.auth, { ...limits, identity_id: identity.body.id });
+    return {
+      id: identity.body.id,
+      auth: key.auth,
+      table: 'identities',
+      path: `/v1/identities/${identity.body.id}`,
+    };
+  }
+
+  const rowBalance = async ({ table, id }: Pick<Balance, 'table' | 'id'>): Promise<number> =>
     Number(
-      (await database!.query('SELECT credits_remaining FROM api_keys WHERE id = $1', [keyId])).rows[0]
+      (await database!.query(`SELECT credits_remaining FROM ${table} WHERE id = $1`, [id])).rows[0]
         .credits_remaining,
     );
   const redisBalance = (keyId: string): string =>
@@ -94,16 +124,12 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
         encoding: 'utf8',
       },
     ).stdout.trim();
-  const shownBalance = async (http: TestAgent, keyId: string): Promise<number> =>
-    (await http.get(`/v1/api-keys/${keyId}`).set(org.auth).expect(200)).body.credits.remaining;
+  const shownBalance = async (http: TestAgent, { path }: Pick<Balance, 'path'>): Promise<number> =>
+    (await http.get(path).set(org.auth).expect(200)).body.credits.remaining;
 
   /** One trial: the burst through `fault`, then the rest of the balance spent. */
-  async function trial(fault: () => Promise<void>): Promise<Trial> {
-    const key = await createKey(a!.http, org.auth, {
-      role: 'viewer',
-      credits: { remaining: N },
-      rate_limit: { requests_per_minute: 10_000 },
-    });
+  async function trial(fault: () => Promise<void>, holder: 'key' | 'identity'): Promise<Trial> {
+    const key = await newBalance(holder);
     // Both instances hold the key and have spent in Redis before it goes.
     await verify(a!.http, key.auth).expect(200);
     await verify(b!.http, key.auth).expect(200);
@@ -145,19 +171,19 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     const expectedLeft = N - accepted;
     // Both instances and the row agree once the last write-back has landed (polled: a loaded machine
     // may take a moment; a disagreement that lasts is what fails).
-    const a1 = await shownBalance(a!.http, key.id);
+    const a1 = await shownBalance(a!.http, key);
     const shown = {
       a: a1,
       b: (
         await pollUntil(
-          () => shownBalance(b!.http, key.id),
+          () => shownBalance(b!.http, key),
           (n) => n === a1,
           { timeoutMs: 3_000 },
         )
       ).value,
       row: (
         await pollUntil(
-          () => rowBalance(key.id),
+          () => rowBalance(key),
           (n) => n === a1,
           { timeoutMs: 3_000 },
         )
@@ -169,14 +195,19 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     return { accepted, onRedisAgain, expectedLeft, shown };
   }
 
-  async function trials(count: number, fault: () => Promise<void>, name: string): Promise<Trial[]> {
+  async function trials(
+    count: number,
+    fault: () => Promise<void>,
+    name: string,
+    holder: 'key' | 'identity' = 'key',
+  ): Promise<Trial[]> {
     const started = Date.now();
     const seen: Trial[] = [];
-    for (let i = 0; i < count; i++) seen.push(await trial(fault));
+    for (let i = 0; i < count; i++) seen.push(await trial(fault, holder));
     // The figures the issue asks for, whatever the outcome.
     const exact = seen.filter((t) => [t.shown.a, t.shown.b, t.shown.row].every((n) => n === t.expectedLeft));
     console.log(
-      `credits through a Redis ${name}: ${count} trials of N=${N} in ${Math.round((Date.now() - started) / 1000)} s; ` +
+      `${holder} credits through a Redis ${name}: ${count} trials of N=${N} in ${Math.round((Date.now() - started) / 1000)} s; ` +
         `accepted ${JSON.stringify(seen.map((t) => t.accepted))}; overspent in ${seen.filter((t) => t.accepted > N).length}; ` +
         `balance N - accepted on A, B and the row in ${exact.length}`,
     );
@@ -213,6 +244,27 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     }
   });
 
+  // An identity's balance is spent by the same ledger as a key's (another table): the same guarantees,
+  // in fewer trials.
+  it("never overspends an identity's shared balance in 6 trials killing Redis and 4 hanging it", async () => {
+    const hang = async () => {
+      redis!.pause();
+      await sleep(HANG_MS);
+      redis!.resume();
+    };
+    const seen = [
+      ...(await trials(6, () => redis!.stop().then(() => redis!.start()), 'stop', 'identity')),
+      ...(await trials(4, hang, 'hang', 'identity')),
+    ];
+    expect(seen.filter((t) => t.accepted > N)).toEqual([]);
+    expect(seen.filter((t) => !t.onRedisAgain)).toEqual([]);
+    for (const t of seen) {
+      expect(t.shown).toEqual({ a: t.shown.a, b: t.shown.a, row: t.shown.a });
+      expect(t.shown.a).toBeLessThanOrEqual(t.expectedLeft);
+      expect(t.expectedLeft - t.shown.a).toBeLessThanOrEqual(IN_FLIGHT);
+    }
+  });
+
   it('accepts exactly N when one instance is cut off from Redis and the other is not', async () => {
     // B reaches Redis through a proxy that the test closes: a partition between B and Redis only.
     const proxy = await RedisProxy.start(redis!.port);
@@ -243,12 +295,13 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
       );
       console.log(`credits with one instance cut off from Redis: ${accepted} of N=${N} accepted`);
       expect(accepted).toBe(N);
-      expect(await shownBalance(a!.http, key.id)).toBe(0);
-      expect(await shownBalance(partitioned.http, key.id)).toBe(0);
+      const balance = { path: `/v1/api-keys/${key.id}`, table: 'api_keys' as const, id: key.id };
+      expect(await shownBalance(a!.http, balance)).toBe(0);
+      expect(await shownBalance(partitioned.http, balance)).toBe(0);
       expect(
         (
           await pollUntil(
-            () => rowBalance(key.id),
+            () => rowBalance(balance),
             (n) => n === 0,
             { timeoutMs: 3_000 },
           )

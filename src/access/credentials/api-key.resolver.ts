@@ -40,6 +40,7 @@ function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): P
       meta: Object.freeze(key.meta ?? {}),
       identity: resolved.identity,
       credits: key.creditsRemaining === null ? null : key,
+      identityControls: resolved.identityControls,
     }),
   });
   byChannel[via] = principal;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { ApiKey } from '../../api-keys/api-key.entity';
 import { Invalidation, InvalidationBus } from '../../cache-invalidation/invalidation-bus';
-import type { KeyIdentity } from '../../api-keys/key-lookup';
+import type { IdentityControls, KeyIdentity } from '../../api-keys/key-lookup';
 import type { Permission } from '../../roles/permissions';
 
 /** A key as the key check needs it: the row, whether the old (rotated) value matched, and its permissions. */
@@ -15,6 +15,8 @@ export interface ResolvedKey {
   ownerActive: boolean | null;
   /** What the key's identity shows (id, external_id, meta), loaded with the key; null: none. */
   identity: KeyIdentity | null;
+  /** The identity's windows and shared balance, loaded (and invalidated) with the key; null: none. */
+  identityControls: IdentityControls | null;
 }
 
 /** lru-cache holds no null: an unknown hash is remembered as an entry without a key. */

@@ -68,7 +68,13 @@ export class TaskTokenResolver {
         hideCredentials: true,
         allowedIps: [],
         allowedReferrers: [],
+        // Neither the key's balance nor its identity's: the task's reservation pays for the run. The
+        // identity's windows still count the token's requests, as the key's do.
         credits: null,
+        identityControls: creator.key.identityControls && {
+          ...creator.key.identityControls,
+          credits: null,
+        },
       },
       task: { taskId: run.taskId, fileIds: new Set(run.fileIds) },
     };

@@ -17,6 +17,7 @@ import { ApiKeyResolver } from '../credentials/api-key.resolver';
 import type { Principal } from '../principal';
 import { RateLimitStep } from '../steps/rate-limit.step';
 import { RestrictionsStep } from '../steps/restrictions.step';
+import { balancesOf, creditsExhausted } from '../steps/credits.step';
 
 const DEFAULT_COST = 1;
 
@@ -98,26 +99,31 @@ export class KeyVerificationService {
     }
     const limited = await this.rateLimits.countFor(principal);
     if (limited) return { denial: limited };
-    if (!key.credits || cost === 0) return { denial: null, creditsRemaining: null, spent: 0 };
-    const spent = await this.credits.spendAtOnce(key.credits, cost);
-    if (!spent) {
-      return {
-        denial: new AccessDenial(
-          AccessDenialCode.CreditsExhausted,
-          `The key has fewer than ${cost} credits left.`,
-        ),
-      };
+    const balances = balancesOf(key);
+    if (!balances.length || cost === 0) return { denial: null, creditsRemaining: null, spent: 0 };
+    // The key's balance and its identity's at once (one round trip), all of `cost` from each or none.
+    const spent = await Promise.all(balances.map(({ holder }) => this.credits.spendAtOnce(holder, cost)));
+    const short = spent.findIndex((outcome) => outcome === null);
+    if (short >= 0) {
+      await Promise.all(
+        spent.map((outcome) => outcome && this.credits.releaseReserved(outcome.account, cost)),
+      );
+      const denial = creditsExhausted(balances[short].scope, { retryAfterSeconds: null });
+      return { denial };
     }
-    return { denial: null, creditsRemaining: spent.remaining, spent: cost };
+    return { denial: null, creditsRemaining: spent[0]!.remaining, spent: cost };
   }
 
   /**
-   * The live balance of a key with credits; null for an unlimited one. The cached record's balance is
-   * the one it was loaded with, so the row is read again (only when no spend just answered it).
+   * The live balance the answer shows: the key's when it has credits, else its identity's, else null.
+   * The cached record's balance is the one it was loaded with, so the row is read again (only when no
+   * spend just answered it).
    */
   private async balanceOf(principal: Principal): Promise<number | null> {
-    if (!principal.key!.credits) return null;
-    const row = (await this.keys.byId(principal.organizationId, principal.key!.id))?.key;
+    const [first] = balancesOf(principal.key!);
+    if (!first) return null;
+    const found = await this.keys.byId(principal.organizationId, principal.key!.id);
+    const row = first.scope === 'key' ? found?.key : found?.identityControls?.credits;
     if (!row || row.creditsRemaining === null) return null;
     return (await this.credits.balances([row])).get(row.id) ?? null;
   }

@@ -1,60 +1,110 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { CreditAccount } from '../../api-keys/credits/credit-ledger';
-import { CreditedKey, CreditsService } from '../../api-keys/credits/credits.service';
+import { CreditHolder, CreditsService, SpendOutcome } from '../../api-keys/credits/credits.service';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
+import type { KeyContext } from '../principal';
 
 declare module 'http' {
   interface IncomingMessage {
-    /** Set by the credits step: the key's balance after this request's credit (verify shows it). */
+    /**
+     * Set by the credits step: the balance after this request's credit (verify shows it), the key's when
+     * it has credits, else its identity's.
+     */
     creditsRemaining?: number;
     /**
-     * Set by the credits step: where this request's credit came from, so that a refusal after the key
-     * check (a task whose max_credits the balance cannot cover) can give it back.
+     * Set by the credits step: where this request's credits came from (the key's balance, the identity's
+     * or both), so that a refusal after the key check (a task whose max_credits a balance cannot cover)
+     * can give them back.
      */
-    creditSpent?: CreditAccount;
+    creditSpent?: CreditAccount[];
   }
 }
 
+/** Which balance refused a request: the problem's `scope` (CONTRACT, "Identities"). */
+export type CreditScope = 'key' | 'identity';
+
+/** A holder's balance that a request spends, and whose it is. */
+export interface ScopedBalance {
+  scope: CreditScope;
+  holder: CreditHolder;
+}
+
+/** The balances a key's requests spend: its own when it has credits, its identity's when that has some. */
+export function balancesOf(key: KeyContext): ScopedBalance[] {
+  const balances: ScopedBalance[] = [];
+  if (key.credits) balances.push({ scope: 'key', holder: key.credits });
+  const shared = key.identityControls?.credits;
+  if (shared) balances.push({ scope: 'identity', holder: shared });
+  return balances;
+}
+
 /**
- * Step 5, credits: a key with a balance spends one credit per request that passed credential,
- * restrictions, permission, policies and rate limit; with none left it is refused (429
- * `credits_exhausted`, Retry-After up to the next refill). Keys without credits (the default) pass
- * without a lookup or a turn of the event loop. A later step's refusal gives the credit back (`undo`).
+ * Step 5, credits: a request that passed credential, restrictions, permission, policies and rate limit
+ * spends one credit of the key's balance and one of its identity's (each when it has one); when either
+ * is short it is refused (429 `credits_exhausted`, `scope` naming which, Retry-After up to its next
+ * refill) and spends from neither. Both are spent at once (one turn of the event loop, so one round
+ * trip to Redis for both), and a balance that granted while the other refused gets its credit back.
+ * Keys with neither (the default) pass without a lookup or a turn of the event loop. A later step's
+ * refusal gives the credits back (`undo`).
  */
 @Injectable()
 export class CreditsStep implements AccessStep {
   constructor(private readonly credits: CreditsService) {}
 
   check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
-    const key = request.principal?.key?.credits;
-    if (!key) return undefined;
-    return this.spend(request, key);
+    const key = request.principal?.key;
+    if (!key || (!key.credits && !key.identityControls?.credits)) return undefined;
+    return this.spend(request, balancesOf(key));
   }
 
-  private async spend(request: Request, key: CreditedKey): Promise<StepOutcome> {
-    const outcome = await this.credits.spend(key);
-    if (outcome.spent) {
-      request.creditsRemaining = outcome.remaining;
-      request.creditSpent = outcome.account;
-      return undefined;
+  private async spend(request: Request, balances: ScopedBalance[]): Promise<StepOutcome> {
+    const outcomes = await Promise.all(balances.map(({ holder }) => this.credits.spend(holder)));
+    const refused = outcomes.findIndex((outcome) => !outcome.spent);
+    if (refused >= 0) {
+      await this.giveBack(outcomes);
+      return creditsExhausted(
+        balances[refused].scope,
+        outcomes[refused] as { retryAfterSeconds: number | null },
+      );
     }
-    return new AccessDenial(
-      AccessDenialCode.CreditsExhausted,
-      outcome.retryAfterSeconds === null
-        ? 'The key has no credits left.'
-        : 'The key has no credits left until its next refill.',
-      outcome.retryAfterSeconds === null ? {} : { 'Retry-After': String(outcome.retryAfterSeconds) },
-    );
+    const spent = outcomes as Extract<SpendOutcome, { spent: true }>[];
+    request.creditsRemaining = spent[0].remaining;
+    request.creditSpent = spent.map((outcome) => outcome.account);
+    return undefined;
   }
 
-  /** A later step refused the request (or failed): it spends nothing, so its credit goes back. */
+  /** A later step refused the request (or failed): it spends nothing, so its credits go back. */
   async undo({ request }: AccessAttempt): Promise<void> {
-    const account = request.creditSpent;
-    if (!account) return;
+    const accounts = request.creditSpent;
+    if (!accounts) return;
     delete request.creditSpent;
     delete request.creditsRemaining;
-    await this.credits.refund(account);
+    await Promise.all(accounts.map((account) => this.credits.refund(account)));
   }
+
+  private async giveBack(outcomes: SpendOutcome[]): Promise<void> {
+    await Promise.all(
+      outcomes.map((outcome) => (outcome.spent ? this.credits.refund(outcome.account) : undefined)),
+    );
+  }
+}
+
+/** The refusal of a request (or a verified key's cost) that a balance cannot cover. */
+export function creditsExhausted(
+  scope: CreditScope,
+  outcome: { retryAfterSeconds: number | null },
+): AccessDenial {
+  const whose = scope === 'key' ? 'The key has' : "The key's identity has";
+  return new AccessDenial(
+    AccessDenialCode.CreditsExhausted,
+    outcome.retryAfterSeconds === null
+      ? `${whose} no credits left.`
+      : `${whose} no credits left until its next refill.`,
+    outcome.retryAfterSeconds === null ? {} : { 'Retry-After': String(outcome.retryAfterSeconds) },
+    // A key's own refusal is audited as it was before identities; an identity's says so.
+    scope === 'identity' ? { scope } : {},
+    { scope },
+  );
 }

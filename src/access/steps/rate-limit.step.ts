@@ -8,7 +8,7 @@ import {
   type WindowToCount,
 } from '../../rate-limits/fixed-window.storage';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
-import type { Principal } from '../principal';
+import type { KeyContext, Principal } from '../principal';
 
 /**
  * Step 4, rate limit: the key's windows, for requests made with an API key (access tokens pass).
@@ -40,9 +40,11 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     const key = request.principal?.key;
     if (!key) return undefined;
     const storage: object = this.storageService;
-    if (!countsWindowsTogether(storage)) return this.countWindows(context);
+    if (!countsWindowsTogether(storage)) return this.countWindows(context, key);
     const windows = this.windowsNow(context, key.id);
-    if (!windows) return this.countWindows(context);
+    if (!windows) return this.countWindows(context, key);
+    // The identity's shared windows go in the same call as the key's: one round trip for all of them.
+    addIdentityWindows(windows, key);
     const counts = storage.countWindows(windows);
     return Array.isArray(counts)
       ? this.answer(context, windows, counts)
@@ -88,6 +90,11 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     for (let i = 0; i < counts.length; i++) {
       const { throttler, name, key, tracker, limit, ttl } = windows[i];
       const count = counts[i];
+      if (!throttler) {
+        // An identity's window: no budget headers (they describe the key's), its refusal says whose.
+        if (count.isBlocked) return identityRateLimitDenial(limit, ttl, count);
+        continue;
+      }
       const headers = this.headerNamesOf(name);
       const setHeaders = throttler.setHeaders ?? this.commonOptions.setHeaders ?? true;
       if (count.isBlocked) {
@@ -120,12 +127,18 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     return names;
   }
 
-  private async countWindows(context: ExecutionContext): Promise<StepOutcome> {
+  private async countWindows(context: ExecutionContext, key: KeyContext): Promise<StepOutcome> {
     try {
       for (const throttler of this.throttlers) await this.countWindow(context, throttler);
     } catch (error) {
       if (error instanceof SpentWindow) return error.denial;
       throw error;
+    }
+    const shared: ResolvedWindow[] = [];
+    addIdentityWindows(shared, key);
+    for (const { key: storageKey, ttl, limit, name } of shared) {
+      const count = await this.storageService.increment(storageKey, ttl, limit, ttl, name);
+      if (count.isBlocked) return identityRateLimitDenial(limit, ttl, count);
     }
     return undefined;
   }
@@ -171,10 +184,47 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
   }
 }
 
-/** A window of the request's key with its limit and ttl resolved: what a WindowBatchCounter counts. */
+/**
+ * A window of the request with its limit and ttl resolved: what a WindowBatchCounter counts. The key's
+ * windows are the named throttlers'; an identity's window has no throttler (its limit is the identity's).
+ */
 interface ResolvedWindow extends WindowToCount {
-  throttler: ThrottlerOptions;
+  throttler?: ThrottlerOptions;
   tracker: string;
+}
+
+/** An identity's shared windows: named apart from the throttlers', so no key's window is ever theirs. */
+const IDENTITY_WINDOWS = [
+  { name: 'identity_minute', ttl: 60_000, limitOf: (limits: IdentityRateLimit) => limits.perMinute },
+  { name: 'identity_hour', ttl: 3_600_000, limitOf: (limits: IdentityRateLimit) => limits.perHour },
+] as const;
+
+type IdentityRateLimit = NonNullable<KeyContext['identityControls']>['rateLimit'];
+
+/**
+ * Appends the windows the key's identity shares with its other keys (those it sets a limit for), after
+ * the key's own: a request must fit both (CONTRACT, "Identities").
+ */
+function addIdentityWindows(windows: ResolvedWindow[], key: KeyContext): void {
+  const limits = key.identityControls?.rateLimit;
+  if (!limits || !key.identity) return;
+  const tracker = key.identity.id;
+  for (const { name, ttl, limitOf } of IDENTITY_WINDOWS) {
+    const limit = limitOf(limits);
+    if (limit !== null) windows.push({ key: `${name}:${tracker}`, tracker, name, limit, ttl });
+  }
+}
+
+/** A spent identity window: 429 rate_limited with `scope: "identity"` and Retry-After. */
+function identityRateLimitDenial(limit: number, ttl: number, count: WindowCount): AccessDenial {
+  const windowSeconds = Math.round(ttl / 1000);
+  return new AccessDenial(
+    AccessDenialCode.RateLimited,
+    `The identity's shared rate limit of ${limit} requests per ${windowSeconds} s exceeded; retry later.`,
+    { 'Retry-After': String(count.timeToBlockExpire) },
+    { limit, window_seconds: windowSeconds, scope: 'identity' },
+    { scope: 'identity' },
+  );
 }
 
 interface WindowHeaderNames {
@@ -232,6 +282,8 @@ function rateLimitDenial(detail: ThrottlerLimitDetail): AccessDenial {
       [`X-RateLimit-Remaining${suffix}`]: '0',
       [`X-RateLimit-Reset${suffix}`]: String(detail.timeToExpire),
     },
+    // The audit details stay as they were before identities (reason, limit, window); the problem says whose.
     { limit: detail.limit, window_seconds: windowSeconds },
+    { scope: 'key' },
   );
 }

@@ -1,7 +1,12 @@
-import type { CreditState } from '../api-keys.repository';
+import type { CreditState } from '../../common/credit-balance-table';
 
-/** Which balance a request spends from: the key, and the generation of its settings it was loaded with. */
+/**
+ * Which balance a request spends from, and the generation of its settings it was loaded with. The
+ * holder is a key or an identity (credit-tables.ts tells them apart by the id's prefix); the field keeps
+ * its first name because reservations stored with tasks carry it.
+ */
 export interface CreditAccount {
+  /** The holder's id: a key's (`key_…`) or an identity's (`idt_…`). */
   keyId: string;
   generation: number;
   /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock';
 import { PeriodicJob } from '../../scheduling/periodic-job';
+import { IdentitiesService } from '../../identities/identities.service';
 import { ApiKeysRepository } from '../api-keys.repository';
 import { CreditsService } from './credits.service';
 import { refillBoundaryAtOrBefore } from './refill-schedule';
@@ -9,7 +10,7 @@ const SCAN_INTERVAL_MS = 60_000;
 const SCAN_BATCH = 500;
 
 /**
- * Refills balances at their boundary even when the key is not used, so the key object and the
+ * Refills balances (keys' and identities') at their boundary even when nobody spends them, so the key object and the
  * webhooks show the refill on time. A key in use is refilled by its first request after the boundary
  * (CreditsService.spend); both go through one conditional UPDATE, so a boundary refills once.
  */
@@ -19,6 +20,7 @@ export class CreditRefillJob extends PeriodicJob {
 
   constructor(
     private readonly keys: ApiKeysRepository,
+    private readonly identities: IdentitiesService,
     private readonly credits: CreditsService,
     private readonly clock: Clock,
   ) {
@@ -34,9 +36,11 @@ export class CreditRefillJob extends PeriodicJob {
     // dueRefill); the others are skipped by the query.
     const today = refillBoundaryAtOrBefore('daily', this.clock.date());
     let refilled = 0;
-    for (const key of await this.keys.keysWithRefillBefore(today, SCAN_BATCH)) {
-      if (await this.credits.refillIfDueNow(key)) refilled += 1;
-    }
+    const due = [
+      ...(await this.keys.keysWithRefillBefore(today, SCAN_BATCH)),
+      ...(await this.identities.withRefillBefore(today, SCAN_BATCH)),
+    ];
+    for (const holder of due) if (await this.credits.refillIfDueNow(holder)) refilled += 1;
     return refilled;
   }
 }

@@ -2,27 +2,39 @@ import { Injectable, Logger } from '@nestjs/common';
 import { SYSTEM_ACTOR } from '../../audit/audit.service';
 import { InvalidationBus } from '../../cache-invalidation/invalidation-bus';
 import { Clock } from '../../common/clock';
+import type { CreditState } from '../../common/credit-balance-table';
+import type { Identity } from '../../identities/identity.entity';
+import { IdentitiesService } from '../../identities/identities.service';
+import { IdentityBalances } from '../../identities/identity-balances';
 import type { ApiKey } from '../api-key.entity';
-import { ApiKeysRepository, CreditState } from '../api-keys.repository';
+import { ApiKeysRepository } from '../api-keys.repository';
 import { KeyChangeRecorder } from '../key-change-recorder';
 import { CreditAccount, CreditLedger } from './credit-ledger';
+import { creditTableOf, CreditTables } from './credit-tables';
 import { dueRefill, refillBoundaryAfter } from './refill-schedule';
 
-/** What spending needs of a key: the record the key check resolved (a cached row). */
-export type CreditedKey = Pick<
-  ApiKey,
+/** What spending needs of any balance's holder, as the key check loaded it (a cached row). */
+type CreditHolderFields =
   | 'id'
-  | 'organizationId'
-  | 'name'
-  | 'type'
-  | 'role'
   | 'createdAt'
+  | 'organizationId'
   | 'creditsRemaining'
   | 'creditsGeneration'
   | 'creditsRefillInterval'
   | 'creditsRefilledAt'
-  | 'creditsSetAt'
->;
+  | 'creditsSetAt';
+
+/** A key's balance: with what `key.credits_low` names of the key. */
+export type CreditedKey = Pick<ApiKey, CreditHolderFields | 'name' | 'type' | 'role'>;
+
+/** An identity's balance, shared by its keys: with what `identity.credits_low` names of it. */
+export type CreditedIdentity = Pick<Identity, CreditHolderFields | 'externalId'>;
+
+/** Whose balance is spent: a key's or an identity's (told apart by the id, creditTableOf). */
+export type CreditHolder = CreditedKey | CreditedIdentity;
+
+/** A holder's row as read for its object (the key's or identity's `credits`), to show the live balance. */
+type BalanceRow = (ApiKey | Identity) & { creditsRemaining: number };
 
 export type SpendOutcome =
   | { spent: true; account: CreditAccount; remaining: number }
@@ -34,9 +46,10 @@ const MAX_REFILL_MEMOS = 100_000;
 const LOW_SHARE = 0.1;
 
 /**
- * Credits: a balance per key, spent one per request that passed everything before it, refilled at
- * 00:00 UTC daily or on the 1st monthly. The ledger (database, or Redis backed by the database) keeps
- * it exact across instances; this service adds the calendar and the low-balance event.
+ * Credits: a balance per key or identity, spent one per request that passed everything before it,
+ * refilled at 00:00 UTC daily or on the 1st monthly. The ledger (database, or Redis backed by the
+ * database) keeps it exact across instances; this service adds the calendar and the low-balance event
+ * (`key.credits_low` or `identity.credits_low`).
  */
 @Injectable()
 export class CreditsService {
@@ -46,14 +59,22 @@ export class CreditsService {
 
   constructor(
     private readonly ledger: CreditLedger,
+    private readonly tables: CreditTables,
     private readonly keys: ApiKeysRepository,
     private readonly changes: KeyChangeRecorder,
+    private readonly identities: IdentitiesService,
     private readonly invalidations: InvalidationBus,
     private readonly clock: Clock,
-  ) {}
+    identityBalances: IdentityBalances,
+  ) {
+    identityBalances.register({
+      live: (identities) => this.balances(identities),
+      published: (identityId, state) => this.published(identityId, state),
+    });
+  }
 
-  /** One credit of the key, refilling first if a refill is due; with none left, when to retry. */
-  async spend(key: CreditedKey): Promise<SpendOutcome> {
+  /** One credit of the holder, refilling first if a refill is due; with none left, when to retry. */
+  async spend(key: CreditHolder): Promise<SpendOutcome> {
     const now = this.clock.date();
     const generation = await this.refillIfDue(key, now);
     const account = { keyId: key.id, generation };
@@ -79,7 +100,7 @@ export class CreditsService {
    * Reserves `count` credits of the key at once, all or none, refilling first if a refill is due (a
    * task's max_credits, CONTRACT "Costs"): the account they came from, or null when fewer are left.
    */
-  async reserve(key: CreditedKey, count: number): Promise<CreditAccount | null> {
+  async reserve(key: CreditHolder, count: number): Promise<CreditAccount | null> {
     return (await this.spendAtOnce(key, count))?.account ?? null;
   }
 
@@ -89,7 +110,7 @@ export class CreditsService {
    * fewer were left.
    */
   async spendAtOnce(
-    key: CreditedKey,
+    key: CreditHolder,
     count: number,
   ): Promise<{ account: CreditAccount; remaining: number } | null> {
     const generation = await this.refillIfDue(key, this.clock.date());
@@ -110,11 +131,11 @@ export class CreditsService {
   }
 
   /**
-   * The live balance of each key with credits (refilling those due), for the key object; keys
+   * The live balance of each key or identity with credits (refilling those due), for its object; those
    * without credits are absent.
    */
-  async balances(keys: readonly ApiKey[]): Promise<Map<string, number>> {
-    const credited = keys.filter((key) => key.creditsRemaining !== null);
+  async balances(holders: readonly (ApiKey | Identity)[]): Promise<Map<string, number>> {
+    const credited = holders.filter((holder): holder is BalanceRow => holder.creditsRemaining !== null);
     const now = this.clock.date();
     for (const key of credited) {
       const boundary = dueRefill(key, now);
@@ -140,14 +161,14 @@ export class CreditsService {
     await this.ledger.publish(keyId, state);
   }
 
-  /** The scheduled refill (credit-refill.job.ts), for keys nobody used since their boundary. */
-  async refillIfDueNow(key: ApiKey): Promise<boolean> {
+  /** The scheduled refill (credit-refill.job.ts), for balances nobody spent since their boundary. */
+  async refillIfDueNow(key: ApiKey | Identity): Promise<boolean> {
     const boundary = dueRefill(key, this.clock.date());
     return boundary ? (await this.refill(key, boundary)) !== null : false;
   }
 
   /** The generation to spend from: the key's, or the new one if a refill was due and made here. */
-  private async refillIfDue(key: CreditedKey, now: Date): Promise<number> {
+  private async refillIfDue(key: CreditHolder, now: Date): Promise<number> {
     const boundary = dueRefill(key, now);
     if (!boundary) return key.creditsGeneration;
     const known = this.refilledFor.get(key.id);
@@ -156,45 +177,54 @@ export class CreditsService {
     const state = await this.refill(key, boundary);
     // Another instance refilled first: spend from the generation its refill made.
     const generation =
-      state?.generation ?? (await this.keys.readCredits(key.id))?.generation ?? key.creditsGeneration;
+      state?.generation ?? (await this.tables.of(key.id).read(key.id))?.generation ?? key.creditsGeneration;
     // A memo, not a record: forgetting it costs one conditional UPDATE that changes nothing.
     if (this.refilledFor.size >= MAX_REFILL_MEMOS) this.refilledFor.clear();
     this.refilledFor.set(key.id, { boundary: boundary.getTime(), generation });
     return generation;
   }
 
-  private async refill(key: Pick<ApiKey, 'id'>, boundary: Date): Promise<CreditState | null> {
-    const state = await this.keys.refillCredits(key.id, boundary);
+  private async refill(holder: Pick<ApiKey, 'id'>, boundary: Date): Promise<CreditState | null> {
+    const state = await this.tables.of(holder.id).refill(holder.id, boundary);
     if (!state) return null;
-    await this.ledger.publish(key.id, state);
-    // Other instances' cached records still carry the old schedule; they reload within a second.
-    this.invalidations.publish({ kind: 'key', keyId: key.id });
+    await this.ledger.publish(holder.id, state);
+    // Other instances' cached key records still carry the old schedule; they reload within a second.
+    this.invalidations.publish(
+      isIdentity(holder) ? { kind: 'identity', identityId: holder.id } : { kind: 'key', keyId: holder.id },
+    );
     return state;
   }
 
   /** Once per generation, whichever instance's spend crossed the mark (claimed on the row). */
-  private async recordLow(key: CreditedKey, state: CreditState): Promise<void> {
+  private async recordLow(holder: CreditHolder, state: CreditState): Promise<void> {
+    const table = this.tables.of(holder.id);
+    const details = { remaining: state.remaining, amount: state.baseline };
     try {
+      if (isIdentity(holder)) {
+        await this.identities.recordCreditsLow(holder, details, (manager) =>
+          table.claimLow(manager, holder.id, state.generation),
+        );
+        return;
+      }
       await this.keys.transaction(async (manager) => {
-        if (!(await this.keys.claimCreditsLow(manager, key.id, state.generation))) return;
+        if (!(await table.claimLow(manager, holder.id, state.generation))) return;
         await this.changes.record(manager, [
-          {
-            key,
-            action: 'key.credits_low',
-            actor: SYSTEM_ACTOR,
-            details: { remaining: state.remaining, amount: state.baseline },
-          },
+          { key: holder, action: 'key.credits_low', actor: SYSTEM_ACTOR, details },
         ]);
       });
     } catch (error) {
-      this.logger.warn(`could not record key.credits_low for ${key.id}: ${(error as Error).message}`);
+      this.logger.warn(`could not record the low balance of ${holder.id}: ${(error as Error).message}`);
     }
   }
 }
 
-/** A key row's balance as the ledger takes it (the row of a key that has credits). */
+function isIdentity(holder: Pick<CreditHolder, 'id'>): holder is CreditedIdentity {
+  return creditTableOf(holder.id) === 'identities';
+}
+
+/** A key's or identity's row balance as the ledger takes it (the row of one that has credits). */
 export function creditStateOf(
-  key: Pick<ApiKey, 'creditsRemaining' | 'creditsBaseline' | 'creditsGeneration'>,
+  key: Pick<ApiKey | Identity, 'creditsRemaining' | 'creditsBaseline' | 'creditsGeneration'>,
 ): CreditState {
   return {
     remaining: key.creditsRemaining!,

@@ -1,4 +1,3 @@
-import { ApiKeysRepository } from '../api-keys.repository';
 import { TickBatch } from '../../common/tick-batch';
 import {
   CreditAccount,
@@ -8,21 +7,22 @@ import {
   grantedBalances,
   spendGroupedByKey,
 } from './credit-ledger';
+import { CreditTables } from './credit-tables';
 
 /**
- * Without Redis the row is the balance: a conditional UPDATE (never below zero) on the locked row, so
+ * Without Redis the row (a key's or an identity's) is the balance: a conditional UPDATE (never below zero) on the locked row, so
  * instances on one database are exact. The spends of one turn of the event loop share one UPDATE per
  * key; keys without credits never reach a ledger.
  */
 export class PostgresCreditLedger extends CreditLedger {
   private readonly spends = new TickBatch<CreditAccount, GrantedCredit | null>((accounts) =>
     spendGroupedByKey(accounts, async ({ keyId }, count) => {
-      const spent = await this.keys.spendCredits(keyId, count);
+      const spent = await this.tables.of(keyId).spend(keyId, count);
       return spent ? grantedBalances(keyId, spent.granted, spent.left) : [];
     }),
   );
 
-  constructor(private readonly keys: ApiKeysRepository) {
+  constructor(private readonly tables: CreditTables) {
     super();
   }
 
@@ -31,11 +31,11 @@ export class PostgresCreditLedger extends CreditLedger {
   }
 
   refund({ keyId, generation }: CreditAccount): Promise<void> {
-    return this.keys.refundCredit(keyId, generation);
+    return this.tables.of(keyId).refund(keyId, generation);
   }
 
   async reserve({ keyId }: CreditAccount, count: number): Promise<GrantedCredit | null> {
-    const left = await this.keys.spendExactCredits(keyId, count);
+    const left = await this.tables.of(keyId).spendExact(keyId, count);
     return left && { ...left, account: { keyId, generation: left.generation } };
   }
 
@@ -44,7 +44,7 @@ export class PostgresCreditLedger extends CreditLedger {
   }
 
   releaseReserved({ keyId, generation }: CreditAccount, count: number): Promise<void> {
-    return this.keys.refundCredit(keyId, generation, count);
+    return this.tables.of(keyId).refund(keyId, generation, count);
   }
 
   async publish(): Promise<void> {

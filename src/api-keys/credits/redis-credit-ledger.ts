@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import { ApiKeysRepository, CreditState } from '../api-keys.repository';
+import type { CreditState } from '../../common/credit-balance-table';
 import { TickBatch } from '../../common/tick-batch';
 import {
   CreditAccount,
@@ -11,6 +11,7 @@ import {
   grantedBalances,
   spendGroupedByKey,
 } from './credit-ledger';
+import { CreditTables } from './credit-tables';
 
 // One hash per key: e (epoch), u (run id of the Redis server it was seeded on), g (generation of the
 // settings), r (remaining), b (baseline for credits_low).
@@ -207,7 +208,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
 
   constructor(
     private readonly redis: Redis,
-    private readonly keys: ApiKeysRepository,
+    private readonly tables: CreditTables,
   ) {
     super();
     redis.defineCommand('gatehouseSpendCredits', { numberOfKeys: 1, lua: SPEND_SCRIPT });
@@ -252,7 +253,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
 
   async releaseReserved({ keyId, generation, takenFrom }: CreditAccount, count: number): Promise<void> {
     if (takenFrom?.store === 'row')
-      await this.keys.refundClaimedCredit(keyId, generation, takenFrom.epoch, count);
+      await this.tables.of(keyId).refundClaimed(keyId, generation, takenFrom.epoch, count);
     else if (takenFrom) await this.giveBack(keyId, takenFrom.epoch, this.currentRun(), generation, count);
   }
 
@@ -285,7 +286,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       // Redis answers but never shows the live epoch (this instance reaches another server than the
       // lease holder's, say): counted as unreachable, so the lease is not renewed and runs out.
       const stuck = waitingSince !== undefined && sentAt - waitingSince > LEASE_MS;
-      const claim = await this.keys.claimCredits(keyId, {
+      const claim = await this.tables.of(keyId).claim(keyId, {
         count,
         redisFailed: view.failed || stuck,
         redisEpoch: view.failed ? -1 : view.epoch,
@@ -422,7 +423,8 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
   }
 
   async refund({ keyId, generation, takenFrom }: CreditAccount): Promise<void> {
-    if (takenFrom?.store === 'row') await this.keys.refundClaimedCredit(keyId, generation, takenFrom.epoch);
+    if (takenFrom?.store === 'row')
+      await this.tables.of(keyId).refundClaimed(keyId, generation, takenFrom.epoch);
     else if (takenFrom) await this.giveBack(keyId, takenFrom.epoch, this.currentRun(), generation, 1);
   }
 
@@ -543,7 +545,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     this.pendingWriteBack = new Map();
     const sentAt = performance.now();
     try {
-      const renewed = await this.keys.writeBackCredits([...batch.values()], LEASE_MS);
+      const renewed = await this.tables.writeBack([...batch.values()], LEASE_MS);
       const tookMs = performance.now() - sentAt;
       if (tookMs > LEASE_MARGIN_MS - WRITE_BACK_DELAY_MS)
         this.logger.warn(

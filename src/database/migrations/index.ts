@@ -12,6 +12,7 @@ import { CreditLeases1795730000000 } from './1795730000000-CreditLeases';
 import { TaskEvents1795740000000 } from './1795740000000-TaskEvents';
 import { AgentRuns1795750000000 } from './1795750000000-AgentRuns';
 import { Identities1795760000000 } from './1795760000000-Identities';
+import { IdentityCredits1795770000000 } from './1795770000000-IdentityCredits';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   TaskEvents1795740000000,
   AgentRuns1795750000000,
   Identities1795760000000,
+  IdentityCredits1795770000000,
 ];

@@ -117,7 +117,8 @@ export class IdentityResponse {
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 
-  static of(identity: Identity, keyCount: number): IdentityResponse {
+  /** `liveBalance`: the balance as the credit ledger holds it now (the row's when absent). */
+  static of(identity: Identity, keyCount: number, liveBalance?: number): IdentityResponse {
     return {
       id: identity.id,
       external_id: identity.externalId,
@@ -130,7 +131,7 @@ export class IdentityResponse {
         identity.creditsRemaining === null
           ? null
           : {
-              remaining: identity.creditsRemaining,
+              remaining: liveBalance ?? identity.creditsRemaining,
               refill:
                 identity.creditsRefillInterval && identity.creditsRefillAmount
                   ? { interval: identity.creditsRefillInterval, amount: identity.creditsRefillAmount }
