@@ -346,6 +346,33 @@ describe('usage', () => {
   });
 });
 
+describe('audit', () => {
+  it("records a refusal in the verified key's audit log as key.denied, from the caller's address", async () => {
+    const key = await createKey(t.http, org.auth, { role: 'viewer', allowed_ips: ['203.0.113.0/24'] });
+    expect(await answer({ key: key.key, ip: '198.51.100.7' })).toMatchObject({ code: 'ip_not_allowed' });
+    expect(await answer({ key: key.key, ip: '203.0.113.9', permissions: 'users:delete' })).toMatchObject({
+      code: 'forbidden',
+    });
+    // A valid verify is no refusal: nothing more is recorded.
+    expect(await answer({ key: key.key, ip: '203.0.113.9' })).toMatchObject({ valid: true });
+    const { value } = await pollUntil(
+      async () =>
+        (
+          (await t.http.get(`/v1/api-keys/${key.id}/audit-log`).set(org.auth).expect(200)).body.data as Json[]
+        ).filter((entry) => entry.action === 'key.denied'),
+      (entries) => entries.length >= 2,
+      { timeoutMs: 5_000 },
+    );
+    expect(value.map((entry) => entry.details.reason).sort()).toEqual(['forbidden', 'ip_not_allowed']);
+    const refused = value.find((entry) => entry.details.reason === 'ip_not_allowed')!;
+    expect(refused).toMatchObject({
+      actor: { type: 'api_key', id: key.id },
+      ip: '198.51.100.7',
+      details: { reason: 'ip_not_allowed', verified_by: service.id },
+    });
+  });
+});
+
 describe('the calling credential', () => {
   it('needs api_keys:verify: a developer key or a viewer is refused with 403', async () => {
     const target = await createKey(t.http, org.auth, { role: 'viewer' });

@@ -1,5 +1,5 @@
 import { HttpException, Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service';
+import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { originOf } from '../audit/request-origin.decorator';
 import { translateError } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
@@ -61,6 +61,29 @@ export class DenialRecorder {
       });
     }
     return denialException(denial);
+  }
+
+  /**
+   * A key another service verified (POST /v1/keys/verify) and the key check's rules refused: counted in
+   * the key's usage under its code, and audited as `key.denied` as a request of it refused here would
+   * be, from the caller's address the service reported; `verifiedBy` names the service's credential.
+   */
+  refusedVerification(
+    key: { organizationId: string; id: string },
+    denial: AccessDenial,
+    origin: RequestOrigin,
+    verifiedBy: string | null,
+  ): void {
+    this.usage.count(key.organizationId, key.id, denial.code);
+    if (!denialResponseOf(denial.code).audited) return;
+    this.audit.recordDenial({
+      organizationId: key.organizationId,
+      keyId: key.id,
+      reason: denial.code,
+      actor: { type: 'api_key', id: key.id },
+      origin,
+      details: { ...denial.auditDetails, verified_by: verifiedBy },
+    });
   }
 
   allow({ request }: AccessAttempt): void {

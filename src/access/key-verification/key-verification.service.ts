@@ -14,6 +14,7 @@ import { UsageCounter } from '../../usage/usage-counter';
 import { USAGE_MEASURES } from '../../usage/usage-measures';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import { DenialRecorder } from '../denial-recorder';
 import type { Principal } from '../principal';
 import { RateLimitStep } from '../steps/rate-limit.step';
 import { RestrictionsStep } from '../steps/restrictions.step';
@@ -41,6 +42,7 @@ export class KeyVerificationService {
     private readonly credits: CreditsService,
     private readonly keys: KeyLookup,
     private readonly usage: UsageCounter,
+    private readonly denials: DenialRecorder,
   ) {}
 
   async verify(caller: Principal, body: VerifyKeyDto): Promise<VerifyKeyResponse> {
@@ -57,10 +59,20 @@ export class KeyVerificationService {
       ? { denial }
       : await this.check(principal, query, body.cost ?? DEFAULT_COST, body);
     const key = principal.key!;
-    // Counted in the verified key's usage as a request of it would be: its outcome, and what it spent.
-    this.usage.count(principal.organizationId, key.id, outcome.denial ? outcome.denial.code : 'allowed');
-    if (!outcome.denial && outcome.spent)
-      this.usage.count(principal.organizationId, key.id, USAGE_MEASURES.creditsSpent, outcome.spent);
+    // Counted in the verified key's usage as a request of it would be: its outcome, and what it spent;
+    // a refusal is audited as the key check audits one (key.denied, coalesced per key and reason).
+    if (outcome.denial) {
+      this.denials.refusedVerification(
+        { organizationId: principal.organizationId, id: key.id },
+        outcome.denial,
+        { ip: body.ip ?? null, userAgent: null },
+        caller.apiKeyId ?? caller.userId,
+      );
+    } else {
+      this.usage.count(principal.organizationId, key.id, 'allowed');
+      if (outcome.spent)
+        this.usage.count(principal.organizationId, key.id, USAGE_MEASURES.creditsSpent, outcome.spent);
+    }
 
     const creditsRemaining =
       outcome.denial === null && outcome.creditsRemaining !== null
