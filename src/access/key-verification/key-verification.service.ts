@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ApiKeyError, ApiKeyErrorCode } from '../../api-keys/api-keys.errors';
 import { CreditsService } from '../../api-keys/credits/credits.service';
 import { KeyLookup } from '../../api-keys/key-lookup';
@@ -141,9 +142,19 @@ export class KeyVerificationService {
   }
 }
 
+/**
+ * Parsed queries by text: a service sends the same few queries thousands of times a second, and a parse
+ * is a tokenizer and a parser's allocations each time. Bounded; a malformed query is not kept.
+ */
+const parsedQueries = new LRUCache<string, PermissionQuery>({ max: 1000 });
+
 function parseQuery(text: string): PermissionQuery {
+  const known = parsedQueries.get(text);
+  if (known) return known;
   try {
-    return parsePermissionQuery(text);
+    const query = parsePermissionQuery(text);
+    parsedQueries.set(text, query);
+    return query;
   } catch (error) {
     if (!(error instanceof PermissionQueryError)) throw error;
     throw new ApiKeyError(
