@@ -31,10 +31,19 @@ describe('validateEnvironment', () => {
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
     [{ ALLOW_SIGNUP: 'maybe' }, 'ALLOW_SIGNUP'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ RATE_LIMIT_WINDOW: 'rolling' }, 'RATE_LIMIT_WINDOW'],
     [{ TOKEN_SIGNING_SECRET: 'short' }, 'TOKEN_SIGNING_SECRET'],
     [{ BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com' }, 'BOOTSTRAP_ADMIN_PASSWORD'],
   ])('names the variable when %j is invalid', (env, name) => {
     expect(problemsOf(env).join('\n')).toContain(name);
+  });
+
+  it('counts rate limits in sliding windows unless told fixed', () => {
+    expect(validateEnvironment({}).RATE_LIMIT_WINDOW).toBe('sliding');
+    expect(validateEnvironment({ RATE_LIMIT_WINDOW: 'fixed' }).RATE_LIMIT_WINDOW).toBe('fixed');
+    expect(problemsOf({ RATE_LIMIT_WINDOW: 'Sliding' })).toEqual([
+      'RATE_LIMIT_WINDOW must be one of the following values: sliding, fixed',
+    ]);
   });
 
   it('says one thing per bad variable, the kind of value before its range', () => {

@@ -209,6 +209,13 @@ export class EnvironmentVariables {
   @IsIn(['open', 'closed'])
   RATE_LIMIT_FAILURE_MODE: 'open' | 'closed' = 'open';
 
+  /**
+   * How the per-minute and per-hour limits count: `sliding` (a sliding-window counter: no twice-the-limit
+   * burst across a window's edge) or `fixed` (counts that reset when each window ends).
+   */
+  @IsIn(['sliding', 'fixed'])
+  RATE_LIMIT_WINDOW: 'sliding' | 'fixed' = 'sliding';
+
   /** `key.expiring` is recorded this many days before a key expires. */
   @Transform(toInt)
   @IsInt()

@@ -97,6 +97,7 @@ export const rateLimitsConfig = configNamespace('rateLimits', (env) => ({
   defaultPerMinute: env.DEFAULT_REQUESTS_PER_MINUTE,
   defaultPerHour: env.DEFAULT_REQUESTS_PER_HOUR,
   failureMode: env.RATE_LIMIT_FAILURE_MODE,
+  window: env.RATE_LIMIT_WINDOW,
 }));
 
 export const auditConfig = configNamespace('audit', (env) => ({

@@ -1,38 +1,28 @@
-import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { RateLimitError, RateLimitErrorCode } from './rate-limits.errors';
+import { RedisOutagePolicy } from './redis-outage';
+import {
+  headerSeconds,
+  type TimeSource,
+  type WindowBatchCounter,
+  type WindowCount,
+  type WindowToCount,
+} from './window-counter';
 
-/** What a storage reports for one window after counting a hit. */
-export type WindowCount = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-
-function record(hits: number, limit: number, msLeft: number): WindowCount {
-  const seconds = Math.max(1, Math.ceil(msLeft / 1000));
-  const isBlocked = hits > limit;
-  return { totalHits: hits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
-}
-
-/** One of a key's windows to count: the storage key, the window's length and limit, the throttler's name. */
-export interface WindowToCount {
-  key: string;
-  ttl: number;
-  limit: number;
-  name: string;
-}
+// Where RateLimitStep and its spec have always found them.
+export { countsWindowsTogether } from './window-counter';
+export type { WindowBatchCounter, WindowCount, WindowToCount } from './window-counter';
 
 /**
- * A storage that counts all of a key's windows in one call (RateLimitStep's path): in order, up to and
- * including the first spent one, which is what counting them one by one with the throttler's
- * handleRequest does (a spent window ends the request; the windows after it are not counted). The
- * counts come back at once when they are in this process, else as one promise: one round trip to
- * Redis for every window instead of one per window.
+ * Fixed windows (RATE_LIMIT_WINDOW=fixed): one count per key and window, reset when the window ends.
+ * Refused requests count too (harmless here: the count starts again at the window's end). A client can
+ * get twice its limit through across a window's edge, which sliding-window.storage.ts closes.
  */
-export interface WindowBatchCounter {
-  countWindows(windows: readonly WindowToCount[]): WindowCount[] | Promise<WindowCount[]>;
-}
 
-export function countsWindowsTogether(storage: object): storage is WindowBatchCounter {
-  return typeof (storage as Partial<WindowBatchCounter>).countWindows === 'function';
+function record(hits: number, limit: number, msLeft: number): WindowCount {
+  const seconds = headerSeconds(msLeft);
+  const isBlocked = hits > limit;
+  return { totalHits: hits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
 }
 
 /**
@@ -43,7 +33,7 @@ export class MemoryFixedWindowStorage implements ThrottlerStorage, WindowBatchCo
   private readonly windows = new Map<string, { hits: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor() {
+  constructor(private readonly clock: TimeSource = Date) {
     this.sweeper = setInterval(() => this.sweep(), 30_000);
     this.sweeper.unref();
   }
@@ -70,7 +60,7 @@ export class MemoryFixedWindowStorage implements ThrottlerStorage, WindowBatchCo
 
   /** `increment` without the promise: the counters are in this process. */
   incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
-    const now = Date.now();
+    const now = this.clock.now();
     const id = `${name}:${key}`;
     let window = this.windows.get(id);
     if (!window || window.resetAt <= now) {
@@ -82,7 +72,7 @@ export class MemoryFixedWindowStorage implements ThrottlerStorage, WindowBatchCo
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const [id, window] of this.windows) if (window.resetAt <= now) this.windows.delete(id);
   }
 }
@@ -112,13 +102,13 @@ interface WindowScript {
 
 /** The same fixed windows in Redis, shared by every instance. */
 export class RedisFixedWindowStorage implements ThrottlerStorage, WindowBatchCounter {
-  private readonly logger = new Logger('RateLimit');
-  private lastWarning = 0;
+  private readonly outage: RedisOutagePolicy;
 
   constructor(
     private readonly redis: Redis,
-    private readonly failureMode: 'open' | 'closed',
+    failureMode: 'open' | 'closed',
   ) {
+    this.outage = new RedisOutagePolicy(failureMode);
     // The number of keys varies (numberOfKeys omitted): it is the first argument of every call.
     redis.defineCommand('gatehouseIncrementWindows', { lua: INCREMENT_SCRIPT });
   }
@@ -148,23 +138,7 @@ export class RedisFixedWindowStorage implements ThrottlerStorage, WindowBatchCou
         counts.push(record(answer[i], windows[i / 2].limit, answer[i + 1]));
       return counts;
     } catch (error) {
-      return windows.map(({ limit }) => this.onFailure(error as Error, limit));
+      return this.outage.countsOf(windows, error as Error);
     }
-  }
-
-  /** Redis unreachable: fail open (let the request through, warn at most every 10 s) or closed (503). */
-  private onFailure(error: Error, limit: number): WindowCount {
-    if (this.failureMode === 'closed') {
-      throw new RateLimitError(
-        RateLimitErrorCode.RateLimiterUnavailable,
-        'Rate limits cannot be checked right now; retry shortly.',
-        { cause: error },
-      );
-    }
-    if (Date.now() - this.lastWarning > 10_000) {
-      this.lastWarning = Date.now();
-      this.logger.warn(`rate limits not enforced, Redis unavailable: ${error.message}`);
-    }
-    return record(0, limit, 1000);
   }
 }

@@ -1,18 +1,37 @@
 import { ConfigOf } from '../config/config-namespace';
 import { rateLimitsConfig } from '../config/namespaces';
 import { ExecutionContext, Module } from '@nestjs/common';
-import { ThrottlerModule } from '@nestjs/throttler';
+import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Request } from 'express';
+import type Redis from 'ioredis';
+import { Clock } from '../common/clock';
 import { RedisConnection } from '../redis/redis.connection';
 import { MemoryFixedWindowStorage, RedisFixedWindowStorage } from './fixed-window.storage';
+import { MemorySlidingWindowStorage, RedisSlidingWindowStorage } from './sliding-window.storage';
 
 const keyOf = (context: ExecutionContext) => context.switchToHttp().getRequest<Request>().principal?.key;
+
+/**
+ * RATE_LIMIT_WINDOW picks how windows count, REDIS_URL where: in Redis, shared by every instance, or in
+ * this process, on the app's Clock (so a test can carry a key across a window's edge).
+ */
+function storageOf(
+  config: ConfigOf<typeof rateLimitsConfig>,
+  redis: Redis | undefined,
+  clock: Clock,
+): ThrottlerStorage {
+  if (config.window === 'sliding')
+    return redis
+      ? new RedisSlidingWindowStorage(redis, config.failureMode)
+      : new MemorySlidingWindowStorage(clock);
+  return redis ? new RedisFixedWindowStorage(redis, config.failureMode) : new MemoryFixedWindowStorage(clock);
+}
 
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      inject: [rateLimitsConfig.KEY, RedisConnection],
-      useFactory: (config: ConfigOf<typeof rateLimitsConfig>, redis: RedisConnection) => ({
+      inject: [rateLimitsConfig.KEY, RedisConnection, Clock],
+      useFactory: (config: ConfigOf<typeof rateLimitsConfig>, redis: RedisConnection, clock: Clock) => ({
         throttlers: [
           {
             name: 'default',
@@ -26,9 +45,7 @@ const keyOf = (context: ExecutionContext) => context.switchToHttp().getRequest<R
             limit: (context: ExecutionContext) => keyOf(context)?.rateLimit.perHour ?? config.defaultPerHour,
           },
         ],
-        storage: redis.client
-          ? new RedisFixedWindowStorage(redis.client, config.failureMode)
-          : new MemoryFixedWindowStorage(),
+        storage: storageOf(config, redis.client, clock),
       }),
     }),
   ],

@@ -3,7 +3,7 @@ import { Clock } from '../../src/common/clock';
 /**
  * A clock that moves only when told: `startTestApp({ clock })` puts it in place of the app's Clock,
  * so a test can cross an hour or a midnight without waiting. Only what reads the Clock sees it (usage
- * buckets, credit refills); everything else keeps the real time.
+ * buckets, credit refills, rate-limit windows counted in memory); everything else keeps the real time.
  */
 export class ManualClock extends Clock {
   private current: number;

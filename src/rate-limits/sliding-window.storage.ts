@@ -1,0 +1,283 @@
+import type { ThrottlerStorage } from '@nestjs/throttler';
+import type Redis from 'ioredis';
+import { RedisOutagePolicy } from './redis-outage';
+import {
+  headerSeconds,
+  type TimeSource,
+  type WindowBatchCounter,
+  type WindowCount,
+  type WindowToCount,
+} from './window-counter';
+
+/**
+ * Sliding windows (RATE_LIMIT_WINDOW=sliding, the default): a sliding-window counter, as Unkey and
+ * Kong's advanced rate limiting count. Time is cut into windows of the throttler's ttl (window
+ * `floor(now / ttl)`), each with a count; a request is weighed against the current window's count plus
+ * the previous window's, weighted by the share of the previous window still inside the span of one ttl
+ * that ends now. So a client that spent its limit at the end of one window has almost all of it still
+ * counted at the start of the next: the edge burst of fixed windows (the limit in the last second of
+ * one minute, again in the first second of the next) is refused. Two counts per key and window, O(1)
+ * per request whatever the limit.
+ *
+ * It assumes the previous window's requests were spread over it, so it is an estimate: the limit in the
+ * last moment of one window followed by requests spread over the next can still pass up to 2N-1 in
+ * one span of ttl; no burst at an edge passes more than N plus the share of the window elapsed.
+ *
+ * Refused requests are not counted. A client that keeps retrying faster than its limit would otherwise
+ * carry more than its limit into every next window and, weighted, never fall back under it: locked out
+ * for as long as it retries. Not counting them, each window holds at most what was let through, and the
+ * wait a refusal announces is exact (Retry-After: the seconds until one more request fits, if no other
+ * is let through meanwhile). A request refused by a later window of the same call (the hour, after the
+ * minute passed it) is still counted in the earlier ones, as with fixed windows and the throttler's
+ * handleRequest.
+ *
+ * What a window answers: `totalHits`, the weighted count rounded up (the refused request included when
+ * refused), so X-RateLimit-Remaining is `limit - totalHits`; `timeToExpire`, the seconds until the
+ * current window ends (X-RateLimit-Reset, as documented in the OpenAPI document); `timeToBlockExpire`,
+ * for a refusal, the seconds until one more request fits (Retry-After), which after a whole limit spent
+ * in one window is up to one window and a share of the next (ttl + ttl / limit).
+ *
+ * Counts use whole milliseconds and integer arithmetic throughout (a count weighted by milliseconds
+ * stays far below 2^53), so the memory and Redis versions decide the same way to the millisecond.
+ */
+
+/** floor(a / b) for non-negative integers, exact even where the division rounds to a whole number. */
+function floorDiv(a: number, b: number): number {
+  let q = Math.floor(a / b);
+  if (q * b > a) q -= 1;
+  else if ((q + 1) * b <= a) q += 1;
+  return q;
+}
+
+function ceilDiv(a: number, b: number): number {
+  const q = floorDiv(a, b);
+  return q * b < a ? q + 1 : q;
+}
+
+/**
+ * Milliseconds until one more request fits, for a refused one: `current` and `previous` are the window's
+ * counts, `elapsed` how far into the window `now` is. The same formula is in SLIDING_SCRIPT.
+ */
+export function msUntilOneMoreFits(
+  current: number,
+  previous: number,
+  elapsed: number,
+  ttl: number,
+  limit: number,
+): number {
+  // Nothing ever fits under a limit below one; say when this window ends, as a fixed window would.
+  if (limit < 1) return ttl - elapsed;
+  const room = limit - current - 1;
+  // In this window, once enough of the previous one has slid out: previous * (ttl - at) <= room * ttl.
+  if (room >= 0 && previous > 0) return ttl - floorDiv(room * ttl, previous) - elapsed;
+  // In the next window, where this one's count is the previous: current * (ttl - at) <= (limit - 1) * ttl.
+  return ttl - elapsed + Math.max(0, ttl - floorDiv((limit - 1) * ttl, current));
+}
+
+interface SlidingCounter {
+  /** The window the counts belong to, floor(now / ttl). */
+  index: number;
+  current: number;
+  previous: number;
+  ttl: number;
+}
+
+/** Sliding windows in this process (no REDIS_URL). */
+export class MemorySlidingWindowStorage implements ThrottlerStorage, WindowBatchCounter {
+  private readonly counters = new Map<string, SlidingCounter>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly clock: TimeSource = Date) {
+    this.sweeper = setInterval(() => this.sweep(), 30_000);
+    this.sweeper.unref();
+  }
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _block: number,
+    name: string,
+  ): Promise<WindowCount> {
+    return this.incrementNow(key, ttl, limit, name);
+  }
+
+  countWindows(windows: readonly WindowToCount[]): WindowCount[] {
+    const counts: WindowCount[] = [];
+    for (const { key, ttl, limit, name } of windows) {
+      const count = this.incrementNow(key, ttl, limit, name);
+      counts.push(count);
+      if (count.isBlocked) break;
+    }
+    return counts;
+  }
+
+  /** `increment` without the promise: the counters are in this process. */
+  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
+    const now = this.clock.now();
+    const id = `${name}:${key}`;
+    let index = Math.floor(now / ttl);
+    let counter = this.counters.get(id);
+    if (!counter) {
+      counter = { index, current: 0, previous: 0, ttl };
+      this.counters.set(id, counter);
+    } else if (index > counter.index) {
+      counter.previous = index === counter.index + 1 ? counter.current : 0;
+      counter.current = 0;
+      counter.index = index;
+      counter.ttl = ttl;
+    } else {
+      // A clock that stepped back counts in the window it last saw, from its start (the most cautious).
+      index = counter.index;
+    }
+    const elapsed = Math.max(0, now - index * ttl);
+    const left = ttl - elapsed;
+    const weightedPrevious = counter.previous * left;
+    if (weightedPrevious + (counter.current + 1) * ttl <= limit * ttl) {
+      counter.current += 1;
+      const hits = counter.current + ceilDiv(weightedPrevious, ttl);
+      return { totalHits: hits, timeToExpire: headerSeconds(left), isBlocked: false, timeToBlockExpire: 0 };
+    }
+    return {
+      totalHits: counter.current + 1 + ceilDiv(weightedPrevious, ttl),
+      timeToExpire: headerSeconds(left),
+      isBlocked: true,
+      timeToBlockExpire: headerSeconds(
+        msUntilOneMoreFits(counter.current, counter.previous, elapsed, ttl, limit),
+      ),
+    };
+  }
+
+  /** Counters whose window and the one after it have ended count nothing any more. */
+  private sweep(): void {
+    const now = this.clock.now();
+    for (const [id, counter] of this.counters)
+      if (now >= (counter.index + 2) * counter.ttl) this.counters.delete(id);
+  }
+}
+
+// One hash per key and window: w (the window index), c (its count), p (the previous window's count).
+// One key rather than one per window, so the script touches only the keys it is given (as Redis Cluster
+// requires) and a window's roll-over is one write. The clock is Redis's own (TIME), so every instance
+// agrees where a window's edge is whatever their clocks say; Redis 5 and later replicate the script's
+// writes rather than the script, which a script reading TIME needs. The arithmetic is
+// MemorySlidingWindowStorage's (its comments say why); each window answers hits, the milliseconds left
+// in the window, and for the refused one the milliseconds until one more request fits. Like the fixed
+// windows' script, it stops after the first refused window.
+const SLIDING_SCRIPT = `
+local function floor_div(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+local function ceil_div(a, b)
+  local q = floor_div(a, b)
+  if q * b < a then q = q + 1 end
+  return q
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local counts = {}
+for i, key in ipairs(KEYS) do
+  local ttl = tonumber(ARGV[2 * i - 1])
+  local limit = tonumber(ARGV[2 * i])
+  local index = floor_div(now, ttl)
+  local state = redis.call('HMGET', key, 'w', 'c', 'p')
+  local seen = tonumber(state[1])
+  local current, previous, rolled = 0, 0, true
+  if seen and seen >= index then
+    index, current, previous, rolled = seen, tonumber(state[2]), tonumber(state[3]), false
+  elseif seen and seen == index - 1 then
+    previous = tonumber(state[2])
+  end
+  local elapsed = math.max(0, now - index * ttl)
+  local left = ttl - elapsed
+  local weighted = previous * left
+  if weighted + (current + 1) * ttl <= limit * ttl then
+    current = current + 1
+    if rolled then
+      redis.call('HSET', key, 'w', index, 'c', current, 'p', previous)
+      -- The counts matter until the next window ends.
+      redis.call('PEXPIRE', key, ttl + left)
+    else
+      redis.call('HINCRBY', key, 'c', 1)
+    end
+    counts[3 * i - 2] = current + ceil_div(weighted, ttl)
+    counts[3 * i - 1] = left
+    counts[3 * i] = 0
+  else
+    local wait
+    if limit < 1 then
+      wait = left
+    elseif limit - current - 1 >= 0 and previous > 0 then
+      wait = ttl - floor_div((limit - current - 1) * ttl, previous) - elapsed
+    else
+      wait = left + math.max(0, ttl - floor_div((limit - 1) * ttl, current))
+    end
+    counts[3 * i - 2] = current + 1 + ceil_div(weighted, ttl)
+    counts[3 * i - 1] = left
+    counts[3 * i] = wait
+    break
+  end
+end
+return counts`;
+
+interface SlidingScript {
+  gatehouseSlideWindows(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+}
+
+/**
+ * The same sliding windows in Redis, shared by every instance: one script counts all of a request's
+ * windows in one round trip, atomically, so instances sharing a Redis let exactly the limit through.
+ * Its keys differ from the fixed windows' (`gatehouse:rls:`), so switching RATE_LIMIT_WINDOW starts
+ * every count afresh rather than misreading the other kind's.
+ */
+export class RedisSlidingWindowStorage implements ThrottlerStorage, WindowBatchCounter {
+  private readonly outage: RedisOutagePolicy;
+
+  constructor(
+    private readonly redis: Redis,
+    failureMode: 'open' | 'closed',
+  ) {
+    this.outage = new RedisOutagePolicy(failureMode);
+    // The number of keys varies (numberOfKeys omitted): it is the first argument of every call.
+    redis.defineCommand('gatehouseSlideWindows', { lua: SLIDING_SCRIPT });
+  }
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _block: number,
+    name: string,
+  ): Promise<WindowCount> {
+    const [count] = await this.countWindows([{ key, ttl, limit, name }]);
+    return count;
+  }
+
+  async countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
+    const keys = windows.map(({ key, name }) => `gatehouse:rls:${name}:${key}`);
+    const args = windows.flatMap(({ ttl, limit }) => [ttl, limit]);
+    try {
+      const answer = await (this.redis as unknown as SlidingScript).gatehouseSlideWindows(
+        windows.length,
+        ...keys,
+        ...args,
+      );
+      const counts: WindowCount[] = [];
+      for (let i = 0; i < answer.length; i += 3) {
+        const hits = answer[i];
+        const isBlocked = hits > windows[i / 3].limit;
+        counts.push({
+          totalHits: hits,
+          timeToExpire: headerSeconds(answer[i + 1]),
+          isBlocked,
+          timeToBlockExpire: isBlocked ? headerSeconds(answer[i + 2]) : 0,
+        });
+      }
+      return counts;
+    } catch (error) {
+      return this.outage.countsOf(windows, error as Error);
+    }
+  }
+}
