@@ -54,7 +54,9 @@ export function AuditLog() {
 
   return (
     <Page title="Audit log">
-      <p class="lead">What happened to your organization's keys, webhooks, users, teams, roles and sign-ins, newest first.</p>
+      <p class="lead">
+        What happened to your organization's keys, webhooks, users, teams, roles and sign-ins, newest first.
+      </p>
       <div class="toolbar">
         <SelectField
           label="Filter by action"
