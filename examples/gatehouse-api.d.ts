@@ -1479,7 +1479,19 @@ export interface components {
         | 'webhook.updated'
         | 'webhook.secret_rotated'
         | 'webhook.deleted'
-        | 'webhook.disabled';
+        | 'webhook.disabled'
+        | 'user.created'
+        | 'user.updated'
+        | 'user.deactivated'
+        | 'user.activated'
+        | 'team.created'
+        | 'team.member_added'
+        | 'team.member_removed'
+        | 'role.created'
+        | 'role.updated'
+        | 'role.deleted'
+        | 'session.signed_in'
+        | 'session.signed_out';
       key_id: string | null;
       actor: components['schemas']['AuditActorResponse'];
       ip: string | null;
@@ -5649,6 +5661,7 @@ export interface operations {
         limit?: number;
         /** @description Opaque cursor from a previous page's `next_cursor`. */
         cursor?: string;
+        /** @description One action, or a group of them: `user.*` matches every `user.` action. */
         action?:
           | 'key.created'
           | 'key.updated'
@@ -5669,7 +5682,29 @@ export interface operations {
           | 'webhook.updated'
           | 'webhook.secret_rotated'
           | 'webhook.deleted'
-          | 'webhook.disabled';
+          | 'webhook.disabled'
+          | 'user.created'
+          | 'user.updated'
+          | 'user.deactivated'
+          | 'user.activated'
+          | 'team.created'
+          | 'team.member_added'
+          | 'team.member_removed'
+          | 'role.created'
+          | 'role.updated'
+          | 'role.deleted'
+          | 'session.signed_in'
+          | 'session.signed_out'
+          | 'key.*'
+          | 'identity.*'
+          | 'webhook.*'
+          | 'user.*'
+          | 'team.*'
+          | 'role.*'
+          | 'session.*';
+        actor_type?: 'user' | 'api_key' | 'system';
+        /** @description The id of the user or API key that acted. */
+        actor_id?: string;
         key_id?: string;
       };
       header?: never;

@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
+import type { RequestOrigin } from '../audit/audit.service';
+import { Origin } from '../audit/request-origin.decorator';
 import { ListQueryDto, mapPage } from '../common/pagination';
 import { Created, NoContent, Operation } from '../access/route-access.decorators';
 import { AddTeamMemberDto, CreateTeamDto, TeamPage, TeamResponse } from './dto/team.dto';
@@ -13,8 +15,12 @@ export class TeamsController {
 
   @Post()
   @Operation('teams:create', 'Create a team', Created(TeamResponse), 400, 409)
-  async create(@Principal() principal: Principal, @Body() dto: CreateTeamDto): Promise<TeamResponse> {
-    return TeamResponse.of(await this.teams.create(principal, dto));
+  async create(
+    @Principal() principal: Principal,
+    @Body() dto: CreateTeamDto,
+    @Origin() origin: RequestOrigin,
+  ): Promise<TeamResponse> {
+    return TeamResponse.of(await this.teams.create(principal, dto, origin));
   }
 
   @Get()
@@ -42,8 +48,9 @@ export class TeamsController {
     @Principal() principal: Principal,
     @Param('id') id: string,
     @Body() dto: AddTeamMemberDto,
+    @Origin() origin: RequestOrigin,
   ): Promise<TeamResponse> {
-    return TeamResponse.of(await this.teams.addMember(principal, id, dto.user_id));
+    return TeamResponse.of(await this.teams.addMember(principal, id, dto.user_id, origin));
   }
 
   @Delete(':id/members/:userId')
@@ -53,7 +60,8 @@ export class TeamsController {
     @Principal() principal: Principal,
     @Param('id') id: string,
     @Param('userId') userId: string,
+    @Origin() origin: RequestOrigin,
   ): Promise<void> {
-    await this.teams.removeMember(principal, id, userId);
+    await this.teams.removeMember(principal, id, userId, origin);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
 import { TeamMember } from './team-member.entity';
 import { Team } from './team.entity';
@@ -13,12 +13,17 @@ export class TeamsRepository {
     @InjectRepository(TeamMember) private readonly members: Repository<TeamMember>,
   ) {}
 
+  /** Runs `work` in one transaction: a change and its audit entry commit together. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.teams.manager.transaction(work);
+  }
+
   exists(organizationId: string, id: string): Promise<boolean> {
     return this.teams.existsBy({ id, organizationId });
   }
 
-  insert(fields: Pick<Team, 'id' | 'organizationId' | 'name'>): Promise<Team> {
-    return this.teams.save(this.teams.create(fields));
+  insert(manager: EntityManager, fields: Pick<Team, 'id' | 'organizationId' | 'name'>): Promise<Team> {
+    return manager.save(Team, this.teams.create(fields));
   }
 
   page(organizationId: string, query: ListQueryDto): Promise<Page<Team>> {
@@ -35,14 +40,21 @@ export class TeamsRepository {
     return this.teams.findOne({ where: { id, organizationId }, relations: { members: true } });
   }
 
-  /** Adds a member; adding an existing one is a no-op. */
-  async addMember(teamId: string, userId: string): Promise<void> {
-    await this.members.createQueryBuilder().insert().values({ teamId, userId }).orIgnore().execute();
+  /**
+   * Adds a member; adding an existing one is a no-op. Whether this call added it: of concurrent adds
+   * of one member exactly one inserts, so the change is recorded once.
+   */
+  async addMember(manager: EntityManager, teamId: string, userId: string): Promise<boolean> {
+    const inserted = await manager.query<unknown[]>(
+      `INSERT INTO team_members (team_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING team_id`,
+      [teamId, userId],
+    );
+    return inserted.length > 0;
   }
 
   /** Whether there was such a member to remove. */
-  async removeMember(teamId: string, userId: string): Promise<boolean> {
-    const result = await this.members.delete({ teamId, userId });
+  async removeMember(manager: EntityManager, teamId: string, userId: string): Promise<boolean> {
+    const result = await manager.delete(TeamMember, { teamId, userId });
     return Boolean(result.affected);
   }
 

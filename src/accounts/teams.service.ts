@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
+import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
 import { isIdOf, newId } from '../common/ids';
 import { TEAM_ID } from './accounts.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
@@ -15,6 +17,7 @@ export class TeamsService {
   constructor(
     private readonly teams: TeamsRepository,
     private readonly users: UsersRepository,
+    private readonly audit: AuditService,
   ) {}
 
   /** Whether the team exists in the organization (team keys name one). */
@@ -22,12 +25,16 @@ export class TeamsService {
     return isIdOf(TEAM_ID, teamId) ? this.teams.exists(organizationId, teamId) : Promise.resolve(false);
   }
 
-  async create(principal: Principal, dto: CreateTeamDto): Promise<Team> {
+  async create(principal: Principal, dto: CreateTeamDto, origin: RequestOrigin): Promise<Team> {
     try {
-      const team = await this.teams.insert({
-        id: newId(TEAM_ID),
-        organizationId: principal.organizationId,
-        name: dto.name,
+      const team = await this.teams.transaction(async (manager) => {
+        const row = await this.teams.insert(manager, {
+          id: newId(TEAM_ID),
+          organizationId: principal.organizationId,
+          name: dto.name,
+        });
+        await this.record(manager, principal, origin, row, 'team.created');
+        return row;
       });
       team.members = [];
       return team;
@@ -51,19 +58,55 @@ export class TeamsService {
     return team;
   }
 
-  async addMember(principal: Principal, teamId: string, userId: string): Promise<Team> {
+  async addMember(
+    principal: Principal,
+    teamId: string,
+    userId: string,
+    origin: RequestOrigin,
+  ): Promise<Team> {
     const team = await this.get(principal, teamId);
     const user = await this.users.findInOrganization(principal.organizationId, userId);
     if (!user) throw new AccountError(AccountErrorCode.NotFound, 'The user was not found.');
-    // Adding an existing member is a no-op, so a retried request is safe.
-    await this.teams.addMember(team.id, userId);
+    // Adding an existing member is a no-op (and records nothing), so a retried request is safe.
+    await this.teams.transaction(async (manager) => {
+      if (await this.teams.addMember(manager, team.id, userId))
+        await this.record(manager, principal, origin, team, 'team.member_added', { user_id: userId });
+    });
     return this.get(principal, teamId);
   }
 
-  async removeMember(principal: Principal, teamId: string, userId: string): Promise<void> {
+  async removeMember(
+    principal: Principal,
+    teamId: string,
+    userId: string,
+    origin: RequestOrigin,
+  ): Promise<void> {
     const team = await this.get(principal, teamId);
-    if (!(await this.teams.removeMember(team.id, userId)))
-      throw new AccountError(AccountErrorCode.NotFound, 'The team member was not found.');
+    await this.teams.transaction(async (manager) => {
+      if (!(await this.teams.removeMember(manager, team.id, userId)))
+        throw new AccountError(AccountErrorCode.NotFound, 'The team member was not found.');
+      await this.record(manager, principal, origin, team, 'team.member_removed', { user_id: userId });
+    });
+  }
+
+  /** The audit entry of a change to `team`, in the change's transaction. */
+  private record(
+    manager: EntityManager,
+    principal: Principal,
+    origin: RequestOrigin,
+    team: Team,
+    action: AuditAction,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    return this.audit.append(manager, [
+      {
+        organizationId: team.organizationId,
+        action,
+        actor: actorOf(principal),
+        origin,
+        details: { team_id: team.id, name: team.name, ...details },
+      },
+    ]);
   }
 
   private async loadMembers(teams: Team[]): Promise<void> {

@@ -1,6 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
+import type { RequestOrigin } from '../audit/audit.service';
+import { Origin } from '../audit/request-origin.decorator';
 import { mapPage } from '../common/pagination';
 import { Created, Operation } from '../access/route-access.decorators';
 import { CreateUserDto, ListUsersQueryDto, UpdateUserDto, UserPage, UserResponse } from './dto/user.dto';
@@ -13,8 +15,12 @@ export class UsersController {
 
   @Post()
   @Operation('users:create', "Create a user in the caller's organization", Created(UserResponse), 400, 409)
-  async create(@Principal() principal: Principal, @Body() dto: CreateUserDto): Promise<UserResponse> {
-    return UserResponse.of(await this.users.create(principal, dto));
+  async create(
+    @Principal() principal: Principal,
+    @Body() dto: CreateUserDto,
+    @Origin() origin: RequestOrigin,
+  ): Promise<UserResponse> {
+    return UserResponse.of(await this.users.create(principal, dto, origin));
   }
 
   @Get()
@@ -35,8 +41,9 @@ export class UsersController {
     @Principal() principal: Principal,
     @Param('id') id: string,
     @Body() dto: UpdateUserDto,
+    @Origin() origin: RequestOrigin,
   ): Promise<UserResponse> {
-    return UserResponse.of(await this.users.update(principal, id, dto));
+    return UserResponse.of(await this.users.update(principal, id, dto, origin));
   }
 
   @Post(':id/deactivate')
@@ -48,14 +55,22 @@ export class UsersController {
     404,
     409,
   )
-  async deactivate(@Principal() principal: Principal, @Param('id') id: string): Promise<UserResponse> {
-    return UserResponse.of(await this.users.deactivate(principal, id));
+  async deactivate(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Origin() origin: RequestOrigin,
+  ): Promise<UserResponse> {
+    return UserResponse.of(await this.users.deactivate(principal, id, origin));
   }
 
   @Post(':id/activate')
   @HttpCode(200)
   @Operation('users:update', 'Reactivate a user (revoked keys stay revoked)', UserResponse, 404)
-  async activate(@Principal() principal: Principal, @Param('id') id: string): Promise<UserResponse> {
-    return UserResponse.of(await this.users.activate(principal, id));
+  async activate(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Origin() origin: RequestOrigin,
+  ): Promise<UserResponse> {
+    return UserResponse.of(await this.users.activate(principal, id, origin));
   }
 }

@@ -22,6 +22,21 @@ export class UsersRepository {
     return manager.save(User, user);
   }
 
+  /**
+   * Turns the user on or off, only if not already so; the row as it now is, or null when another
+   * change did it first (it holds the row until it commits, then this one matches nothing), so that
+   * one change is recorded once.
+   */
+  async setActive(
+    manager: EntityManager,
+    id: string,
+    active: boolean,
+    deactivatedAt: Date | null,
+  ): Promise<User | null> {
+    const { affected } = await manager.update(User, { id, active: !active }, { active, deactivatedAt });
+    return affected ? manager.findOneBy(User, { id }) : null;
+  }
+
   /** The user with this email, in any organization. */
   findByEmail(email: string): Promise<User | null> {
     return this.users.findOneBy({ email });

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
+import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
@@ -24,6 +26,7 @@ export class UsersService {
     private readonly passwords: PasswordHasher,
     private readonly lifecycle: UserLifecycle,
     private readonly invalidations: InvalidationBus,
+    private readonly audit: AuditService,
     holders: RoleHolders,
   ) {
     holders.register((manager, organizationId, role) => this.users.holdsRole(manager, organizationId, role));
@@ -52,7 +55,7 @@ export class UsersService {
     );
   }
 
-  async create(principal: Principal, dto: CreateUserDto): Promise<User> {
+  async create(principal: Principal, dto: CreateUserDto, origin: RequestOrigin): Promise<User> {
     assertWithinPrincipal(
       principal,
       await this.roles.requireRole(principal.organizationId, dto.role),
@@ -69,7 +72,11 @@ export class UsersService {
       deactivatedAt: null,
     });
     try {
-      return await this.users.save(user);
+      return await this.users.transaction(async (manager) => {
+        const saved = await this.users.save(user, manager);
+        await this.record(manager, principal, origin, saved, 'user.created', { role: saved.role });
+        return saved;
+      });
     } catch (error) {
       if (isUniqueViolation(error, 'users_email_key')) throw emailTaken();
       throw error;
@@ -88,8 +95,9 @@ export class UsersService {
     return user;
   }
 
-  async update(principal: Principal, id: string, dto: UpdateUserDto): Promise<User> {
+  async update(principal: Principal, id: string, dto: UpdateUserDto, origin: RequestOrigin): Promise<User> {
     const user = await this.getManageable(principal, id);
+    const previousRole = user.role;
     if (dto.role !== undefined && dto.role !== user.role) {
       assertWithinPrincipal(
         principal,
@@ -100,14 +108,24 @@ export class UsersService {
     }
     if (dto.name !== undefined) user.name = dto.name;
     if (dto.password !== undefined) user.passwordHash = await this.passwords.hash(dto.password);
-    const saved = await this.users.save(user);
+    // Which fields the request set, as identity.updated and key.updated name them: `password` says a
+    // password was set, never what it is.
+    const fields = Object.keys(dto)
+      .filter((field) => (dto as Record<string, unknown>)[field] !== undefined)
+      .sort();
+    const saved = await this.users.transaction(async (manager) => {
+      const row = await this.users.save(user, manager);
+      const roleChange = row.role !== previousRole ? { role: row.role, previous_role: previousRole } : {};
+      await this.record(manager, principal, origin, row, 'user.updated', { fields, ...roleChange });
+      return row;
+    });
     // The user's personal keys are narrowed by the user's role: caches must forget them.
     this.invalidations.publish({ kind: 'user', userId: saved.id });
     return saved;
   }
 
   /** Deactivation and its consequences (personal keys revoked) commit together or not at all. */
-  async deactivate(principal: Principal, id: string): Promise<User> {
+  async deactivate(principal: Principal, id: string, origin: RequestOrigin): Promise<User> {
     const user = await this.getManageable(principal, id);
     if (user.id === principal.userId) {
       throw new AccountError(
@@ -117,25 +135,52 @@ export class UsersService {
     }
     if (!user.active) return user;
     const saved = await this.users.transaction(async (manager) => {
-      user.active = false;
-      user.deactivatedAt = new Date();
-      const row = await this.users.save(user, manager);
+      const row = await this.users.setActive(manager, user.id, false, new Date());
+      // A concurrent deactivation got there first: it records the change and revokes the keys.
+      if (!row) return undefined;
+      // Written before the consequences (personal keys revoked), so the chain reads cause, then effects.
+      await this.record(manager, principal, origin, row, 'user.deactivated');
       await this.lifecycle.userDeactivated(
         { organizationId: user.organizationId, userId: user.id, actor: principal },
         manager,
       );
       return row;
     });
+    if (!saved) return this.get(principal, id);
     this.invalidations.publish({ kind: 'user', userId: saved.id });
     return saved;
   }
 
-  async activate(principal: Principal, id: string): Promise<User> {
+  /** Activating an active user changes nothing and records nothing. */
+  async activate(principal: Principal, id: string, origin: RequestOrigin): Promise<User> {
     const user = await this.getManageable(principal, id);
     if (user.active) return user;
-    user.active = true;
-    user.deactivatedAt = null;
-    return this.users.save(user);
+    const saved = await this.users.transaction(async (manager) => {
+      const row = await this.users.setActive(manager, user.id, true, null);
+      if (row) await this.record(manager, principal, origin, row, 'user.activated');
+      return row;
+    });
+    return saved ?? this.get(principal, id);
+  }
+
+  /** The audit entry of a change to `user`, in the change's transaction; names the user, never a secret. */
+  private record(
+    manager: EntityManager,
+    principal: Principal,
+    origin: RequestOrigin,
+    user: User,
+    action: AuditAction,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    return this.audit.append(manager, [
+      {
+        organizationId: user.organizationId,
+        action,
+        actor: actorOf(principal),
+        origin,
+        details: { user_id: user.id, email: user.email, ...details },
+      },
+    ]);
   }
 
   /** A caller may only change users whose current permissions it holds itself: no acting above one's rank. */

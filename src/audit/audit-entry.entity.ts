@@ -10,6 +10,7 @@ export type ActorType = 'user' | 'api_key' | 'system';
 @Index('audit_entries_organization_created_idx', ['organizationId', 'createdAt'])
 @Index('audit_entries_key_created_idx', ['keyId', 'createdAt'])
 @Index('audit_entries_organization_sequence_idx', ['organizationId', 'sequence'])
+@Index('audit_entries_organization_actor_created_idx', ['organizationId', 'actorId', 'createdAt'])
 export class AuditEntry {
   @PrimaryColumn({ type: 'text' })
   id: string;

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { AuditEntry } from './audit-entry.entity';
+import { ActorType, AuditEntry } from './audit-entry.entity';
 
 /**
  * The audit_entries table: every query on it. Appends run in the caller's transaction, under the
@@ -45,14 +45,25 @@ export class AuditRepository {
 
   page(
     organizationId: string,
-    filters: { keyId?: string; action?: string },
+    filters: {
+      keyId?: string;
+      action?: { exact: string } | { prefix: string };
+      actorType?: ActorType;
+      actorId?: string;
+    },
     query: ListQueryDto,
   ): Promise<Page<AuditEntry>> {
     const builder = this.entries
       .createQueryBuilder('entry')
       .where('entry.organization_id = :organizationId', { organizationId });
     if (filters.keyId) builder.andWhere('entry.key_id = :key', { key: filters.keyId });
-    if (filters.action) builder.andWhere('entry.action = :action', { action: filters.action });
+    if (filters.action && 'exact' in filters.action)
+      builder.andWhere('entry.action = :action', { action: filters.action.exact });
+    if (filters.action && 'prefix' in filters.action)
+      builder.andWhere("entry.action LIKE :prefix || '%'", { prefix: filters.action.prefix });
+    if (filters.actorType)
+      builder.andWhere('entry.actor_type = :actorType', { actorType: filters.actorType });
+    if (filters.actorId) builder.andWhere('entry.actor_id = :actorId', { actorId: filters.actorId });
     return paginate(builder, query);
   }
 

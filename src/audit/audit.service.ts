@@ -34,7 +34,10 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
-/** Every action the audit log records; `GET /v1/audit-log?action=` takes one of them. */
+/**
+ * Every action the audit log records; `GET /v1/audit-log?action=` takes one of them, or a group of
+ * them (AUDIT_ACTION_FILTERS).
+ */
 export const AUDIT_ACTIONS = [
   'key.created',
   'key.updated',
@@ -56,9 +59,35 @@ export const AUDIT_ACTIONS = [
   'webhook.secret_rotated',
   'webhook.deleted',
   'webhook.disabled',
+  'user.created',
+  'user.updated',
+  'user.deactivated',
+  'user.activated',
+  'team.created',
+  'team.member_added',
+  'team.member_removed',
+  'role.created',
+  'role.updated',
+  'role.deleted',
+  'session.signed_in',
+  'session.signed_out',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** `user.*` and the like: every group the recorded actions fall in, derived so a new group is never missed. */
+export const AUDIT_ACTION_GROUPS = [...new Set(AUDIT_ACTIONS.map((action) => `${action.split('.')[0]}.*`))];
+
+/**
+ * What `GET /v1/audit-log?action=` accepts: an action, or a group (`user.*`: every `user.` action).
+ * A closed list, so a typo is a 400 rather than an empty page, and the OpenAPI document names them all.
+ */
+export const AUDIT_ACTION_FILTERS: readonly string[] = [...AUDIT_ACTIONS, ...AUDIT_ACTION_GROUPS];
+
+/** The SQL LIKE pattern (or exact value) for an action filter; group names hold no LIKE wildcards. */
+export function actionPattern(filter: string): { exact: string } | { prefix: string } {
+  return filter.endsWith('.*') ? { prefix: filter.slice(0, -1) } : { exact: filter };
+}
 
 export const SYSTEM_ACTOR: AuditActor = { type: 'system', id: null };
 
@@ -289,7 +318,16 @@ export class AuditService implements BeforeApplicationShutdown {
   }
 
   async list(organizationId: string, query: AuditQueryDto, keyId?: string): Promise<Page<AuditEntry>> {
-    return this.entries.page(organizationId, { keyId: keyId ?? query.key_id, action: query.action }, query);
+    return this.entries.page(
+      organizationId,
+      {
+        keyId: keyId ?? query.key_id,
+        action: query.action === undefined ? undefined : actionPattern(query.action),
+        actorType: query.actor_type,
+        actorId: query.actor_id,
+      },
+      query,
+    );
   }
 
   /** Recomputes the organization's chain; the first entry whose hash does not match is reported. */

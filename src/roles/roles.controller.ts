@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
+import type { RequestOrigin } from '../audit/audit.service';
+import { Origin } from '../audit/request-origin.decorator';
 import { ListQueryDto } from '../common/pagination';
 import { CreateRoleDto, RolePage, RoleResponse, UpdateRoleDto } from './dto/role.dto';
 import { Created, NoContent, Operation } from '../access/route-access.decorators';
@@ -19,8 +21,12 @@ export class RolesController {
     400,
     409,
   )
-  create(@Principal() principal: Principal, @Body() dto: CreateRoleDto): Promise<RoleResponse> {
-    return this.roles.create(principal, dto);
+  create(
+    @Principal() principal: Principal,
+    @Body() dto: CreateRoleDto,
+    @Origin() origin: RequestOrigin,
+  ): Promise<RoleResponse> {
+    return this.roles.create(principal, dto, origin);
   }
 
   @Get()
@@ -48,14 +54,19 @@ export class RolesController {
     @Principal() principal: Principal,
     @Param('roleName') roleName: string,
     @Body() dto: UpdateRoleDto,
+    @Origin() origin: RequestOrigin,
   ): Promise<RoleResponse> {
-    return this.roles.update(principal, roleName, dto);
+    return this.roles.update(principal, roleName, dto, origin);
   }
 
   @Delete(':roleName')
   @HttpCode(204)
   @Operation('roles:delete', 'Delete a custom role that nobody holds (409 otherwise)', NoContent, 404, 409)
-  async delete(@Principal() principal: Principal, @Param('roleName') roleName: string): Promise<void> {
-    await this.roles.delete(principal, roleName);
+  async delete(
+    @Principal() principal: Principal,
+    @Param('roleName') roleName: string,
+    @Origin() origin: RequestOrigin,
+  ): Promise<void> {
+    await this.roles.delete(principal, roleName, origin);
   }
 }

@@ -9,7 +9,7 @@ import { CustomRole } from './custom-role.entity';
 export class RolesRepository {
   constructor(@InjectRepository(CustomRole) private readonly customRoles: Repository<CustomRole>) {}
 
-  /** Runs `work` in one transaction: a role's deletion and the check that nothing holds it. */
+  /** Runs `work` in one transaction: a change and its audit entry; a deletion and the check that nothing holds it. */
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.customRoles.manager.transaction(work);
   }
@@ -19,13 +19,14 @@ export class RolesRepository {
   }
 
   insert(
+    manager: EntityManager,
     fields: Pick<CustomRole, 'id' | 'organizationId' | 'roleName' | 'permissions'>,
   ): Promise<CustomRole> {
-    return this.customRoles.save(this.customRoles.create(fields));
+    return manager.save(CustomRole, this.customRoles.create(fields));
   }
 
-  save(role: CustomRole): Promise<CustomRole> {
-    return this.customRoles.save(role);
+  save(manager: EntityManager, role: CustomRole): Promise<CustomRole> {
+    return manager.save(CustomRole, role);
   }
 
   page(organizationId: string, query: ListQueryDto): Promise<Page<CustomRole>> {

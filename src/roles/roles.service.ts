@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
+import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { newId } from '../common/ids';
 import { ROLE_ID } from './roles.declarations';
@@ -36,6 +38,7 @@ export class RolesService {
     private readonly customRoles: RolesRepository,
     private readonly holders: RoleHolders,
     private readonly invalidations: InvalidationBus,
+    private readonly audit: AuditService,
   ) {}
 
   async permissionsOf(
@@ -58,18 +61,22 @@ export class RolesService {
     return permissions;
   }
 
-  async create(principal: Principal, dto: CreateRoleDto): Promise<RoleResponse> {
+  async create(principal: Principal, dto: CreateRoleDto, origin: RequestOrigin): Promise<RoleResponse> {
     if (isBuiltInRole(dto.role_name)) {
       throw new RoleError(RoleErrorCode.RoleNameTaken, `"${dto.role_name}" is a built-in role.`);
     }
     const permissions = permissionsFromMap(dto.permissions);
     assertWithinPrincipal(principal, permissions, 'The role');
     try {
-      const role = await this.customRoles.insert({
-        id: newId(ROLE_ID),
-        organizationId: principal.organizationId,
-        roleName: dto.role_name,
-        permissions,
+      const role = await this.customRoles.transaction(async (manager) => {
+        const row = await this.customRoles.insert(manager, {
+          id: newId(ROLE_ID),
+          organizationId: principal.organizationId,
+          roleName: dto.role_name,
+          permissions,
+        });
+        await this.record(manager, principal, origin, row, 'role.created');
+        return row;
       });
       return customRoleResponse(role);
     } catch (error) {
@@ -93,18 +100,28 @@ export class RolesService {
   }
 
   /** Changing a role changes every user and key holding it; caches are told at once. */
-  async update(principal: Principal, roleName: string, dto: UpdateRoleDto): Promise<RoleResponse> {
+  async update(
+    principal: Principal,
+    roleName: string,
+    dto: UpdateRoleDto,
+    origin: RequestOrigin,
+  ): Promise<RoleResponse> {
     const role = await this.getCustom(principal, roleName);
     const permissions = permissionsFromMap(dto.permissions);
     // Neither the old nor the new permission set may exceed the caller's: no editing a stronger role.
     assertWithinPrincipal(principal, [...grantedBy(role), ...permissions], 'The role');
+    const previous = [...grantedBy(role)].sort();
     role.permissions = permissions;
-    const saved = await this.customRoles.save(role);
+    const saved = await this.customRoles.transaction(async (manager) => {
+      const row = await this.customRoles.save(manager, role);
+      await this.record(manager, principal, origin, row, 'role.updated', { previous_permissions: previous });
+      return row;
+    });
     this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
     return customRoleResponse(saved);
   }
 
-  async delete(principal: Principal, roleName: string): Promise<void> {
+  async delete(principal: Principal, roleName: string, origin: RequestOrigin): Promise<void> {
     const role = await this.getCustom(principal, roleName);
     assertWithinPrincipal(principal, grantedBy(role), 'The role');
     await this.customRoles.transaction(async (manager) => {
@@ -117,8 +134,34 @@ export class RolesService {
           `The role "${role.roleName}" is still held by a user or a key.`,
         );
       await this.customRoles.delete(manager, role.id);
+      await this.record(manager, principal, origin, role, 'role.deleted');
     });
     this.invalidations.publish({ kind: 'organization', organizationId: principal.organizationId });
+  }
+
+  /** The audit entry of a change to a custom role, in the change's transaction, with what it grants. */
+  private record(
+    manager: EntityManager,
+    principal: Principal,
+    origin: RequestOrigin,
+    role: CustomRole,
+    action: AuditAction,
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
+    return this.audit.append(manager, [
+      {
+        organizationId: role.organizationId,
+        action,
+        actor: actorOf(principal),
+        origin,
+        details: {
+          role_id: role.id,
+          role_name: role.roleName,
+          permissions: [...grantedBy(role)].sort(),
+          ...details,
+        },
+      },
+    ]);
   }
 
   private async getCustom(principal: Principal, roleName: string): Promise<CustomRole> {

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../access/route-access.decorators';
+import { originOf } from '../audit/request-origin.decorator';
 import { TokenRequestDto } from '../auth/dto/auth.dto';
 import { ApiProblems } from '../common/openapi';
 import { ReturnsSecret } from '../common/returns-secret.decorator';
@@ -64,10 +65,7 @@ export class DashboardSessionsController {
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<DashboardSessionResponse> {
-    const started = await this.sessions.signIn(dto, {
-      ip: request.ip ?? null,
-      userAgent: request.headers['user-agent'] ?? null,
-    });
+    const started = await this.sessions.signIn(dto, originOf(request));
     setSessionCookie(request, response, started.cookie);
     return started.response;
   }
@@ -121,7 +119,7 @@ export class DashboardSessionsController {
   @ApiNoContentResponse({ description: 'Signed out (also when there was no session).', headers: SET_COOKIE })
   @ApiProblems(403)
   async signOut(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
-    await this.sessions.signOut(readSessionCookie(request));
+    await this.sessions.signOut(readSessionCookie(request), originOf(request));
     clearSessionCookie(request, response);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, Repository } from 'typeorm';
+import { EntityManager, IsNull, Repository } from 'typeorm';
 import { DashboardSession } from './dashboard-session.entity';
 import { RetiredRefreshToken } from './retired-refresh-token.entity';
 
@@ -12,8 +12,13 @@ export class DashboardSessionsRepository {
     @InjectRepository(RetiredRefreshToken) private readonly retired: Repository<RetiredRefreshToken>,
   ) {}
 
-  async insert(session: DashboardSession): Promise<void> {
-    await this.rows.insert(session);
+  /** Runs `work` in one transaction: a sign-in or sign-out and its audit entry commit together. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.rows.manager.transaction(work);
+  }
+
+  async insert(session: DashboardSession, manager: EntityManager = this.rows.manager): Promise<void> {
+    await manager.insert(DashboardSession, session);
   }
 
   findById(id: string): Promise<DashboardSession | null> {
@@ -52,9 +57,14 @@ export class DashboardSessionsRepository {
     await this.rows.update({ id }, { lastUsedAt: at });
   }
 
-  /** Ends a session; a second revocation keeps the first time. */
-  async revoke(id: string, at: Date): Promise<void> {
-    await this.rows.update({ id, revokedAt: IsNull() }, { revokedAt: at });
+  /** Ends a session; a second revocation keeps the first time. Whether this call ended it. */
+  async revoke(id: string, at: Date, manager: EntityManager = this.rows.manager): Promise<boolean> {
+    const { affected } = await manager.update(
+      DashboardSession,
+      { id, revokedAt: IsNull() },
+      { revokedAt: at },
+    );
+    return Boolean(affected);
   }
 
   /** Sessions of the user that can never authenticate again: signed out, or past their cap. */

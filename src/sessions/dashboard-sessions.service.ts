@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { User } from '../accounts/user.entity';
 import { UsersService } from '../accounts/users.service';
+import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { AccessTokenService } from '../auth/access-token.service';
 import { AuthService } from '../auth/auth.service';
 import type { TokenRequestDto } from '../auth/dto/auth.dto';
@@ -16,12 +18,6 @@ import { DashboardSessionResponse, SessionUserResponse } from './dto/dashboard-s
 import { RefreshTokens } from './refresh-tokens';
 import { sessionEndAt } from './session-lifetime';
 import { SessionError, SessionErrorCode } from './sessions.errors';
-
-/** Who signs in, as the session row records it. */
-export interface SessionClient {
-  ip: string | null;
-  userAgent: string | null;
-}
 
 /** A refresh token for the cookie only: never in a response body, never stored. */
 export interface SessionCookie {
@@ -74,29 +70,41 @@ export class DashboardSessionsService {
     private readonly sessions: DashboardSessionsRepository,
     private readonly refreshTokens: RefreshTokens,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {
     this.idleMs = config.idleMinutes * 60_000;
     this.absoluteMs = config.absoluteHours * 3_600_000;
   }
 
-  /** Email and password (through the login-attempt limiter, as POST /v1/auth/token) to a new session. */
-  async signIn(credentials: TokenRequestDto, client: SessionClient): Promise<StartedSession> {
+  /**
+   * Email and password (through the login-attempt limiter, as POST /v1/auth/token) to a new session.
+   * Only a successful sign-in is audited (`session.signed_in`, with the session): a failed one writes
+   * nothing, so guessing cannot grow an organization's log, and its answer cannot depend on whether the
+   * email names a user of some organization.
+   */
+  async signIn(credentials: TokenRequestDto, client: RequestOrigin): Promise<StartedSession> {
     const user = await this.auth.authenticate(credentials, client.ip ?? 'unknown');
     const now = this.clock.date();
     await this.sessions.deleteEndedOf(user.id, now);
     const refreshToken = this.refreshTokens.generate();
     const id = newId(DASHBOARD_SESSION_ID);
-    await this.sessions.insert({
-      id,
-      organizationId: user.organizationId,
-      userId: user.id,
-      refreshHash: this.refreshTokens.hash(refreshToken),
-      createdAt: now,
-      lastUsedAt: now,
-      expiresAt: new Date(now.getTime() + this.absoluteMs),
-      revokedAt: null,
-      userAgent: client.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null,
-      ip: client.ip,
+    await this.sessions.transaction(async (manager) => {
+      await this.sessions.insert(
+        {
+          id,
+          organizationId: user.organizationId,
+          userId: user.id,
+          refreshHash: this.refreshTokens.hash(refreshToken),
+          createdAt: now,
+          lastUsedAt: now,
+          expiresAt: new Date(now.getTime() + this.absoluteMs),
+          revokedAt: null,
+          userAgent: client.userAgent?.slice(0, MAX_USER_AGENT_LENGTH) ?? null,
+          ip: client.ip,
+        },
+        manager,
+      );
+      await this.recordSession(manager, 'session.signed_in', user.organizationId, user.id, id, client);
     });
     return {
       cookie: { refreshToken, maxAgeSeconds: this.absoluteMs / 1000 },
@@ -145,12 +153,44 @@ export class DashboardSessionsService {
    * Revokes the session of this refresh token, current or replaced, if any: signing out twice is not an
    * error, and a tab that still sent a replaced value signs the session out too.
    */
-  async signOut(refreshToken: string | undefined): Promise<void> {
+  async signOut(refreshToken: string | undefined, client: RequestOrigin): Promise<void> {
     if (!refreshToken) return;
     const hash = this.refreshTokens.hash(refreshToken);
     const session =
       (await this.sessions.findByRefreshHash(hash)) ?? (await this.sessions.findRetired(hash))?.session;
-    if (session) await this.sessions.revoke(session.id, this.clock.date());
+    if (!session) return;
+    await this.sessions.transaction(async (manager) => {
+      // Recorded by the sign-out that ended the session only: a second one changes nothing.
+      if (await this.sessions.revoke(session.id, this.clock.date(), manager))
+        await this.recordSession(
+          manager,
+          'session.signed_out',
+          session.organizationId,
+          session.userId,
+          session.id,
+          client,
+        );
+    });
+  }
+
+  /** A session's sign-in or sign-out, its user the actor, in the organization's audit log. */
+  private recordSession(
+    manager: EntityManager,
+    action: 'session.signed_in' | 'session.signed_out',
+    organizationId: string,
+    userId: string,
+    sessionId: string,
+    client: RequestOrigin,
+  ): Promise<void> {
+    return this.audit.append(manager, [
+      {
+        organizationId,
+        action,
+        actor: { type: 'user', id: userId },
+        origin: client,
+        details: { session_id: sessionId },
+      },
+    ]);
   }
 
   /** The session's user, if the session lives and the user is active; otherwise the session's end, as 401. */

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { Principal } from '../../src/access/principal';
 import { AccountsModule } from '../../src/accounts/accounts.module';
+import { AuditService } from '../../src/audit/audit.service';
 import { OrganizationsService } from '../../src/accounts/organizations.service';
 import { PasswordHasher } from '../../src/accounts/password-hasher';
 import { TeamsService } from '../../src/accounts/teams.service';
@@ -14,6 +15,7 @@ import { nextMillisecond } from '../support/pagination';
 import { administratorOf, testId } from '../support/principals';
 
 const PASSWORD = 'a-long-enough-password';
+const origin = { ip: '127.0.0.1', userAgent: 'medium-spec' };
 let emails = 0;
 const email = (label: string): string => `${label}-${++emails}-${Date.now()}@example.test`;
 
@@ -36,7 +38,7 @@ describe('accounts (service level)', () => {
   afterAll(() => context?.close());
 
   const newUser = (principal: Principal, role = 'viewer', label = 'member'): Promise<User> =>
-    users.create(principal, { email: email(label), password: PASSWORD, name: label, role });
+    users.create(principal, { email: email(label), password: PASSWORD, name: label, role }, origin);
 
   describe('organizations', () => {
     // First, while the database has no user at all: what a first start of several instances does.
@@ -110,7 +112,11 @@ describe('accounts (service level)', () => {
       const first = await newUser(a, 'viewer', 'dup');
       for (const principal of [a, b]) {
         await expect(
-          users.create(principal, { email: first.email, password: PASSWORD, name: 'Second', role: 'viewer' }),
+          users.create(
+            principal,
+            { email: first.email, password: PASSWORD, name: 'Second', role: 'viewer' },
+            origin,
+          ),
         ).rejects.toMatchObject({ code: 'email_taken' });
       }
       expect((await users.list(b, { limit: 100 })).data.map((u) => u.email)).not.toContain(first.email);
@@ -119,9 +125,13 @@ describe('accounts (service level)', () => {
     it("refuses a role the organization does not have, another organization's custom role too (unknown_role)", async () => {
       await context
         .get(RolesService)
-        .create(b, { role_name: 'team_reader', permissions: { teams: ['read'] } });
+        .create(b, { role_name: 'team_reader', permissions: { teams: ['read'] } }, origin);
       for (const role of ['superuser', 'team_reader']) {
-        const refused = users.create(a, { email: email('role'), password: PASSWORD, name: 'x', role });
+        const refused = users.create(
+          a,
+          { email: email('role'), password: PASSWORD, name: 'x', role },
+          origin,
+        );
         await expect(refused).rejects.toMatchObject({
           code: 'unknown_role',
           errors: [{ field: 'role', message: expect.any(String) }],
@@ -129,7 +139,7 @@ describe('accounts (service level)', () => {
       }
       const member = await newUser(a);
       await expect(
-        users.update(a, member.id, { role: 'team_reader', name: 'changed' }),
+        users.update(a, member.id, { role: 'team_reader', name: 'changed' }, origin),
       ).rejects.toMatchObject({
         code: 'unknown_role',
       });
@@ -140,9 +150,9 @@ describe('accounts (service level)', () => {
       const member = await newUser(a, 'developer');
       const attempts = [
         () => users.get(b, member.id),
-        () => users.update(b, member.id, { name: 'taken over', role: 'viewer' }),
-        () => users.deactivate(b, member.id),
-        () => users.activate(b, member.id),
+        () => users.update(b, member.id, { name: 'taken over', role: 'viewer' }, origin),
+        () => users.deactivate(b, member.id, origin),
+        () => users.activate(b, member.id, origin),
       ];
       for (const attempt of attempts) await expect(attempt()).rejects.toMatchObject({ code: 'not_found' });
       expect((await users.list(b, { limit: 100 })).data.map((u) => u.id)).not.toContain(member.id);
@@ -166,7 +176,9 @@ describe('accounts (service level)', () => {
 
       beforeAll(async () => {
         // A custom role for users and teams only: less than a viewer or a developer holds.
-        await context.get(RolesService).create(a, { role_name: 'reader', permissions: { teams: ['read'] } });
+        await context
+          .get(RolesService)
+          .create(a, { role_name: 'reader', permissions: { teams: ['read'] } }, origin);
         reader = await newUser(a, 'reader', 'reader');
         manager = {
           ...a,
@@ -177,32 +189,40 @@ describe('accounts (service level)', () => {
       });
 
       it('creates and changes users whose permissions it holds', async () => {
-        const created = await users.create(manager, {
-          email: email('ok'),
-          password: PASSWORD,
-          name: 'ok',
-          role: 'reader',
-        });
-        await users.update(manager, created.id, { name: 'renamed' });
-        await users.deactivate(manager, reader.id);
+        const created = await users.create(
+          manager,
+          {
+            email: email('ok'),
+            password: PASSWORD,
+            name: 'ok',
+            role: 'reader',
+          },
+          origin,
+        );
+        await users.update(manager, created.id, { name: 'renamed' }, origin);
+        await users.deactivate(manager, reader.id, origin);
         expect(await users.get(a, created.id)).toMatchObject({ name: 'renamed', role: 'reader' });
-        await users.activate(manager, reader.id);
+        await users.activate(manager, reader.id, origin);
       });
 
       it('refuses a user, a promotion or a change that would reach above it (privilege_escalation)', async () => {
         const admin = await newUser(a, 'administrator', 'target');
         const refusals = [
           () =>
-            users.create(manager, {
-              email: email('above'),
-              password: PASSWORD,
-              name: 'x',
-              role: 'developer',
-            }),
-          () => users.update(manager, reader.id, { role: 'administrator' }),
-          () => users.update(manager, admin.id, { name: 'renamed' }),
-          () => users.update(manager, admin.id, { role: 'reader' }),
-          () => users.deactivate(manager, admin.id),
+            users.create(
+              manager,
+              {
+                email: email('above'),
+                password: PASSWORD,
+                name: 'x',
+                role: 'developer',
+              },
+              origin,
+            ),
+          () => users.update(manager, reader.id, { role: 'administrator' }, origin),
+          () => users.update(manager, admin.id, { name: 'renamed' }, origin),
+          () => users.update(manager, admin.id, { role: 'reader' }, origin),
+          () => users.deactivate(manager, admin.id, origin),
         ];
         for (const refusal of refusals) {
           await expect(refusal()).rejects.toMatchObject({ code: 'privilege_escalation' });
@@ -218,7 +238,7 @@ describe('accounts (service level)', () => {
 
     it('changes a password: the new one verifies, the old one no longer does', async () => {
       const member = await newUser(a);
-      const updated = await users.update(a, member.id, { password: 'a-brand-new-password' });
+      const updated = await users.update(a, member.id, { password: 'a-brand-new-password' }, origin);
       const hasher = context.get(PasswordHasher);
       expect(await hasher.verify('a-brand-new-password', updated.passwordHash)).toBe(true);
       expect(await hasher.verify(PASSWORD, updated.passwordHash)).toBe(false);
@@ -226,7 +246,7 @@ describe('accounts (service level)', () => {
 
     describe('deactivation', () => {
       it('refuses to deactivate oneself (cannot_deactivate_self)', async () => {
-        await expect(users.deactivate(a, a.userId!)).rejects.toMatchObject({
+        await expect(users.deactivate(a, a.userId!, origin)).rejects.toMatchObject({
           code: 'cannot_deactivate_self',
         });
         expect((await users.get(a, a.userId!)).active).toBe(true);
@@ -237,10 +257,10 @@ describe('accounts (service level)', () => {
         const told: string[] = [];
         context.get(UserLifecycle).onDeactivated(async ({ userId }) => void told.push(userId));
 
-        const deactivated = await users.deactivate(a, member.id);
+        const deactivated = await users.deactivate(a, member.id, origin);
         expect(deactivated).toMatchObject({ active: false, deactivatedAt: expect.any(Date) });
         // Again: nothing changes, and nobody is told twice.
-        expect(await users.deactivate(a, member.id)).toEqual(deactivated);
+        expect(await users.deactivate(a, member.id, origin)).toEqual(deactivated);
         expect(told.filter((id) => id === member.id)).toHaveLength(1);
         expect((await users.ownerStates([member.id])).get(member.id)).toEqual({
           active: false,
@@ -253,7 +273,10 @@ describe('accounts (service level)', () => {
           member.id,
         );
 
-        expect(await users.activate(a, member.id)).toMatchObject({ active: true, deactivatedAt: null });
+        expect(await users.activate(a, member.id, origin)).toMatchObject({
+          active: true,
+          deactivatedAt: null,
+        });
         expect((await users.ownerStates([member.id])).get(member.id)?.active).toBe(true);
       });
 
@@ -265,12 +288,19 @@ describe('accounts (service level)', () => {
           await manager.query(`UPDATE users SET name = 'half done' WHERE id = $1`, [userId]);
           throw new Error('revoking the personal keys failed');
         });
-        await expect(users.deactivate(a, member.id)).rejects.toThrow('revoking the personal keys failed');
+        await expect(users.deactivate(a, member.id, origin)).rejects.toThrow(
+          'revoking the personal keys failed',
+        );
         expect(await users.get(a, member.id)).toMatchObject({
           active: true,
           deactivatedAt: null,
           name: 'member',
         });
+        // Its audit entry was in the same transaction: gone with it.
+        const entries = await context
+          .get(AuditService)
+          .list(a.organizationId, { action: 'user.deactivated', limit: 100 });
+        expect(entries.data.filter((entry) => entry.details.user_id === member.id)).toEqual([]);
       });
     });
 
@@ -303,45 +333,49 @@ describe('accounts (service level)', () => {
       ((await teams.get(principal, teamId)).members ?? []).map((member) => member.userId).sort();
 
     it('refuses a name the organization already uses (team_name_taken); another organization may use it', async () => {
-      const team = await teams.create(a, { name: 'Research' });
+      const team = await teams.create(a, { name: 'Research' }, origin);
       expect(team).toMatchObject({ organizationId: a.organizationId, name: 'Research', members: [] });
-      await expect(teams.create(a, { name: 'Research' })).rejects.toMatchObject({ code: 'team_name_taken' });
-      await teams.create(b, { name: 'Research' });
+      await expect(teams.create(a, { name: 'Research' }, origin)).rejects.toMatchObject({
+        code: 'team_name_taken',
+      });
+      await teams.create(b, { name: 'Research' }, origin);
       expect((await teams.list(a, { limit: 100 })).data.filter((t) => t.name === 'Research')).toHaveLength(1);
     });
 
     it('adds members once however often asked, and removes them', async () => {
-      const team = await teams.create(a, { name: 'Members' });
+      const team = await teams.create(a, { name: 'Members' }, origin);
       const [x, y] = [await newUser(a), await newUser(a)];
-      await teams.addMember(a, team.id, x.id);
-      await teams.addMember(a, team.id, x.id);
-      expect((await teams.addMember(a, team.id, y.id)).members?.map((m) => m.userId).sort()).toEqual(
+      await teams.addMember(a, team.id, x.id, origin);
+      await teams.addMember(a, team.id, x.id, origin);
+      expect((await teams.addMember(a, team.id, y.id, origin)).members?.map((m) => m.userId).sort()).toEqual(
         [x.id, y.id].sort(),
       );
-      await teams.removeMember(a, team.id, x.id);
+      await teams.removeMember(a, team.id, x.id, origin);
       expect(await memberIds(a, team.id)).toEqual([y.id]);
       // No longer, or never, a member.
       for (const userId of [x.id, a.userId!]) {
-        await expect(teams.removeMember(a, team.id, userId)).rejects.toMatchObject({ code: 'not_found' });
+        await expect(teams.removeMember(a, team.id, userId, origin)).rejects.toMatchObject({
+          code: 'not_found',
+        });
       }
       const listed = (await teams.list(a, { limit: 100 })).data.find((t) => t.id === team.id);
       expect(listed?.members?.map((m) => m.userId)).toEqual([y.id]);
     });
 
     it("hides an organization's teams, and keeps its users out of other organizations' teams", async () => {
-      const teamA = await teams.create(a, { name: 'Secret' });
+      const teamA = await teams.create(a, { name: 'Secret' }, origin);
       const userA = await newUser(a);
-      await teams.addMember(a, teamA.id, userA.id);
-      const teamB = await teams.create(b, { name: 'Own' });
+      await teams.addMember(a, teamA.id, userA.id, origin);
+      const teamB = await teams.create(b, { name: 'Own' }, origin);
       const userB = await newUser(b);
 
       const attempts = [
         () => teams.get(b, teamA.id),
-        () => teams.addMember(b, teamA.id, userB.id),
-        () => teams.removeMember(b, teamA.id, userA.id),
+        () => teams.addMember(b, teamA.id, userB.id, origin),
+        () => teams.removeMember(b, teamA.id, userA.id, origin),
         // Nor can B put A's user into B's own team, or A put B's user into A's.
-        () => teams.addMember(b, teamB.id, userA.id),
-        () => teams.addMember(a, teamA.id, userB.id),
+        () => teams.addMember(b, teamB.id, userA.id, origin),
+        () => teams.addMember(a, teamA.id, userB.id, origin),
       ];
       for (const attempt of attempts) await expect(attempt()).rejects.toMatchObject({ code: 'not_found' });
       const listedByB = (await teams.list(b, { limit: 100 })).data.map((t) => t.id);

@@ -59,33 +59,41 @@ describe('API keys and roles (service level)', () => {
   it('refuses to delete a role a user or a live key holds, and deletes it once nothing does', async () => {
     const a = await administratorOf('Delta');
     const roles = context.get(RolesService);
-    await roles.create(a, { role_name: 'reader', permissions: { agents: ['read'] } });
+    await roles.create(a, { role_name: 'reader', permissions: { agents: ['read'] } }, origin);
     const key = await keys.create(a, { name: 'reader key', role: 'reader', type: 'service' }, origin);
-    await expect(roles.delete(a, 'reader')).rejects.toMatchObject({ code: 'role_in_use' });
+    await expect(roles.delete(a, 'reader', origin)).rejects.toMatchObject({ code: 'role_in_use' });
     await keys.delete(a, key.id, origin);
 
     const users = context.get(UsersService);
-    const user = await users.create(a, {
-      email: `reader-${Date.now()}@example.test`,
-      password: 'a-long-enough-password',
-      name: 'Reader',
-      role: 'reader',
-    });
-    await expect(roles.delete(a, 'reader')).rejects.toMatchObject({ code: 'role_in_use' });
-    await users.update(a, user.id, { role: 'viewer' });
-    await roles.delete(a, 'reader');
+    const user = await users.create(
+      a,
+      {
+        email: `reader-${Date.now()}@example.test`,
+        password: 'a-long-enough-password',
+        name: 'Reader',
+        role: 'reader',
+      },
+      origin,
+    );
+    await expect(roles.delete(a, 'reader', origin)).rejects.toMatchObject({ code: 'role_in_use' });
+    await users.update(a, user.id, { role: 'viewer' }, origin);
+    await roles.delete(a, 'reader', origin);
     expect(await roles.permissionsOf(a.organizationId, 'reader')).toBeUndefined();
   });
 
   it("narrows a personal key to its owner's permissions, and empties it when the owner is deactivated", async () => {
     const a = await administratorOf('Epsilon');
     const users = context.get(UsersService);
-    const owner = await users.create(a, {
-      email: `owner-${Date.now()}@example.test`,
-      password: 'a-long-enough-password',
-      name: 'Owner',
-      role: 'developer',
-    });
+    const owner = await users.create(
+      a,
+      {
+        email: `owner-${Date.now()}@example.test`,
+        password: 'a-long-enough-password',
+        name: 'Owner',
+        role: 'developer',
+      },
+      origin,
+    );
     const ownerPrincipal: Principal = {
       kind: 'user',
       organizationId: a.organizationId,
@@ -101,12 +109,12 @@ describe('API keys and roles (service level)', () => {
     expect([...(await grants.of([row]))[0].permissions].sort()).toEqual(
       [...builtInRolePermissions('developer')].sort(),
     );
-    await users.update(a, owner.id, { role: 'viewer' });
+    await users.update(a, owner.id, { role: 'viewer' }, origin);
     const narrowed = (await grants.of([row]))[0];
     expect([...narrowed.permissions].sort()).toEqual([...builtInRolePermissions('viewer')].sort());
     expect(narrowed.permissions.has('agents:create' as Permission)).toBe(false);
 
-    await users.deactivate(a, owner.id);
+    await users.deactivate(a, owner.id, origin);
     expect((await grants.of([row]))[0]).toEqual({ permissions: new Set(), ownerActive: false });
   });
 });

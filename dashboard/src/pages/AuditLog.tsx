@@ -26,6 +26,22 @@ const ACTIONS: ActionFilter[] = [
   'webhook.secret_rotated',
   'webhook.deleted',
   'webhook.disabled',
+  'user.*',
+  'user.created',
+  'user.updated',
+  'user.deactivated',
+  'user.activated',
+  'team.*',
+  'team.created',
+  'team.member_added',
+  'team.member_removed',
+  'role.*',
+  'role.created',
+  'role.updated',
+  'role.deleted',
+  'session.*',
+  'session.signed_in',
+  'session.signed_out',
 ];
 
 export function AuditLog() {
@@ -38,7 +54,9 @@ export function AuditLog() {
 
   return (
     <Page title="Audit log">
-      <p class="lead">What happened to your organization's keys and webhooks, newest first.</p>
+      <p class="lead">
+        What happened to your organization's keys, webhooks, users, teams, roles and sign-ins, newest first.
+      </p>
       <div class="toolbar">
         <SelectField
           label="Filter by action"

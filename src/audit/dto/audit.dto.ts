@@ -1,14 +1,35 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
-import type { AuditEntry } from '../audit-entry.entity';
-import { AUDIT_ACTIONS, type AuditAction } from '../audit.service';
+import type { ActorType, AuditEntry } from '../audit-entry.entity';
+import { AUDIT_ACTION_FILTERS, AUDIT_ACTIONS } from '../audit.service';
+
+const ACTOR_TYPES: ActorType[] = ['user', 'api_key', 'system'];
 
 export class AuditQueryDto extends ListQueryDto {
-  @ApiPropertyOptional({ enum: AUDIT_ACTIONS, example: 'key.rotated' })
+  @ApiPropertyOptional({
+    enum: AUDIT_ACTION_FILTERS,
+    example: 'user.*',
+    description: 'One action, or a group of them: `user.*` matches every `user.` action.',
+  })
   @IsOptional()
-  @IsIn(AUDIT_ACTIONS, { message: `action must be one of ${AUDIT_ACTIONS.join(', ')}` })
-  action?: AuditAction;
+  @IsIn(AUDIT_ACTION_FILTERS, { message: `action must be one of ${AUDIT_ACTION_FILTERS.join(', ')}` })
+  action?: string;
+
+  @ApiPropertyOptional({ enum: ACTOR_TYPES, example: 'user' })
+  @IsOptional()
+  @IsIn(ACTOR_TYPES, { message: `actor_type must be one of ${ACTOR_TYPES.join(', ')}` })
+  actor_type?: ActorType;
+
+  @ApiPropertyOptional({
+    example: 'usr_0Fq3Vn7Kc2Hx9Tp4Rm8Wd1',
+    description: 'The id of the user or API key that acted.',
+  })
+  @IsOptional()
+  @IsString()
+  // Ids are a lowercase kind, an underscore and 22 base62 characters (src/common/ids.ts).
+  @Matches(/^[a-z]{2,12}_[0-9A-Za-z]{22}$/, { message: 'actor_id must be a user or API key id' })
+  actor_id?: string;
 
   @ApiPropertyOptional({ example: 'key_2Nq…' })
   @IsOptional()
@@ -18,7 +39,7 @@ export class AuditQueryDto extends ListQueryDto {
 }
 
 export class AuditActorResponse {
-  @ApiProperty({ enum: ['user', 'api_key', 'system'] }) type: string;
+  @ApiProperty({ enum: ACTOR_TYPES }) type: string;
   @ApiProperty({ type: String, nullable: true }) id: string | null;
 }
 
