@@ -189,7 +189,7 @@ describe('shared credits', () => {
       (
         await t.http.get('/v1/audit-log').query({ action: 'identity.credits_low', limit: 100 }).set(org.auth)
       ).body.data.filter((entry: any) => entry.details.identity_id === identity.id);
-    const { value } = await pollUntil(lows, (entries) => entries.length > 0, { timeoutMs: 5_000 });
+    const { value } = await pollUntil(lows, (entries) => entries.length > 0, { timeoutMs: 15_000 });
     expect(value).toHaveLength(1);
     expect(value[0]).toMatchObject({
       action: 'identity.credits_low',
