@@ -190,6 +190,32 @@ describe('GET /v1/identities/{id}/usage', () => {
     });
   });
 
+  it("counts the credits its keys spend from the identity's own balance", async () => {
+    const identity = (
+      await t.http
+        .post('/v1/identities')
+        .set(org.auth)
+        .send({ external_id: `shared_${++sequence}`, credits: { remaining: 100, refill: null } })
+        .expect(201)
+    ).body as Json;
+    const key = await createKey(t.http, org.auth, { name: 'spends shared', identity_id: identity.id });
+    const gateway = await createKey(t.http, org.auth, { name: 'shared gateway', role: 'api_manager' });
+    for (let i = 0; i < 2; i++) await verify(key).expect(200);
+    const verified = await t.http
+      .post('/v1/keys/verify')
+      .set(gateway.auth)
+      .send({ key: key.key, cost: 5 })
+      .expect(200);
+    expect(verified.body).toMatchObject({ valid: true, credits_remaining: 93 });
+
+    expect(
+      await totalsWhen(
+        () => identityUsage(identity.id).expect(200),
+        (sum) => sum.requests >= 3 && sum.credits_spent >= 7,
+      ),
+    ).toMatchObject({ requests: 3, allowed: 3, credits_spent: 7 });
+  });
+
   it('answers zeros for an identity whose keys were not used, and counts a key only from when it joined', async () => {
     const identity = await createIdentity(org.auth, 'late');
     const key = await createKey(t.http, org.auth, { name: 'joins late' });
