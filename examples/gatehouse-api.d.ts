@@ -491,6 +491,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/identities/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An identity's requests per hour or day: its keys' usage summed
+     * @description As a key's usage, summed over the keys that belonged to the identity, each for the time it did: a key attached later counts from then, one detached or moved to another identity keeps what it did before under this one. Counts are readable within 10 seconds.
+     */
+    get: operations['UsageController_ofIdentity'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/usage': {
     parameters: {
       query?: never;
@@ -499,8 +519,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The organization's keys used in a range of hours, most requests first
-     * @description Default: the 24 hours that end with the current one.
+     * The organization's keys (or identities) used in a range of hours, most requests first
+     * @description Default: the 24 hours that end with the current one. `group_by=identity` lists identities instead of keys (OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`.
      */
     get: operations['UsageController_ofOrganization'];
     put?: never;
@@ -1830,13 +1850,13 @@ export interface components {
       denied_by_reason: {
         [key: string]: number;
       };
-      /** @description The key's tasks that ended in the bucket. */
+      /** @description The key's tasks (an identity's: its keys' tasks) that ended in the bucket. */
       tasks: number;
       /** @description Input tokens those tasks reported. */
       input_tokens: number;
       /** @description Output tokens those tasks reported. */
       output_tokens: number;
-      /** @description Credits taken from the key's balance: one per request that spent one, and what its runs cost. */
+      /** @description Credits spent by the key (an identity: by its keys): one per request that spent one, and what its runs cost. */
       credits_spent: number;
     };
     KeyUsageResponse: {
@@ -1855,6 +1875,24 @@ export interface components {
        */
       to: string;
       /** @description Every bucket of the range, oldest first. */
+      data: components['schemas']['UsageBucketResponse'][];
+    };
+    IdentityUsageResponse: {
+      /** @example idt_2Nq… */
+      identity_id: string;
+      /** @enum {string} */
+      granularity: 'hour' | 'day';
+      /**
+       * Format: date-time
+       * @description The start of the first bucket.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last bucket.
+       */
+      to: string;
+      /** @description Every bucket of the range, oldest first: the sums of the identity's keys, each for the time it belonged to the identity. */
       data: components['schemas']['UsageBucketResponse'][];
     };
     KeyUsageTotalResponse: {
@@ -1880,6 +1918,34 @@ export interface components {
       to: string;
       /** @description The keys used in the range, most requests first (then by key_id). */
       data: components['schemas']['KeyUsageTotalResponse'][];
+    };
+    IdentityUsageTotalResponse: {
+      /** @example idt_2Nq… */
+      identity_id: string;
+      /**
+       * @description The identity's external_id as it is now.
+       * @example cus_1042
+       */
+      external_id: string;
+      requests: number;
+      allowed: number;
+      denied: number;
+      /** @description Credits spent by the identity's keys (requests and runs). */
+      credits_spent: number;
+    };
+    OrganizationIdentityUsageResponse: {
+      /**
+       * Format: date-time
+       * @description The start of the first hour.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last hour.
+       */
+      to: string;
+      /** @description The identities whose keys were used under them in the range, most requests first (then by identity_id). */
+      data: components['schemas']['IdentityUsageTotalResponse'][];
     };
     UploadFileForm: {
       /** Format: binary */
@@ -5965,16 +6031,20 @@ export interface operations {
       };
     };
   };
-  UsageController_ofOrganization: {
+  UsageController_ofIdentity: {
     parameters: {
       query?: {
         /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
         from?: string;
         /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
         to?: string;
+        /** @description UTC hours or UTC days. */
+        granularity?: 'hour' | 'day';
       };
       header?: never;
-      path?: never;
+      path: {
+        id: string;
+      };
       cookie?: never;
     };
     requestBody?: never;
@@ -5991,7 +6061,111 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['OrganizationUsageResponse'];
+          'application/json': components['schemas']['IdentityUsageResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  UsageController_ofOrganization: {
+    parameters: {
+      query?: {
+        /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
+        from?: string;
+        /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
+        to?: string;
+        /** @description `key`: the keys used in the range. `identity`: the identities whose keys were used under them (usage of keys without an identity is left out); needs `identities:read` as well. */
+        group_by?: 'key' | 'identity';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Keys (`group_by=key`, the default) or identities (`group_by=identity`). */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json':
+            | components['schemas']['OrganizationUsageResponse']
+            | components['schemas']['OrganizationIdentityUsageResponse'];
         };
       };
       /** @description Bad Request */

@@ -1,12 +1,19 @@
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, NestContainer, Reflector } from '@nestjs/core';
-import { IS_PUBLIC, REQUIRED_PERMISSIONS, TASK_TOKEN_ACCESS } from '../src/access/route-access.decorators';
+import {
+  IS_PUBLIC,
+  QUERY_PERMISSIONS,
+  QueryPermissions,
+  REQUIRED_PERMISSIONS,
+  TASK_TOKEN_ACCESS,
+} from '../src/access/route-access.decorators';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
- * Every route and what it requires, as one reviewed list (with what a task token may do there): a
- * changed permission shows up as a snapshot diff in review. Also asserts that no route is left without a declaration.
+ * Every route and what it requires, as one reviewed list (with what a query value adds, and what a task
+ * token may do there): a changed permission shows up as a snapshot diff in review. Also asserts that no
+ * route is left without a declaration.
  */
 describe('route permission declarations', () => {
   let t: TestApp;
@@ -45,9 +52,13 @@ describe('route permission declarations', () => {
           : required === undefined
             ? 'UNDECLARED'
             : required.join(' + ') || 'any credential';
+        const byQuery = reflector.get<QueryPermissions | undefined>(QUERY_PERMISSIONS, handler);
+        const queryRules = Object.entries(byQuery?.byValue ?? {}).map(
+          ([value, permissions]) => ` (${byQuery!.parameter}=${value}: + ${permissions.join(' + ')})`,
+        );
         const taskToken = reflector.get<string | undefined>(TASK_TOKEN_ACCESS, handler);
         lines.push(
-          `${RequestMethod[method]} ${path} -> ${rule}${taskToken ? ` (task token: ${taskToken})` : ''}`,
+          `${RequestMethod[method]} ${path} -> ${rule}${queryRules.join('')}${taskToken ? ` (task token: ${taskToken})` : ''}`,
         );
       }
     }

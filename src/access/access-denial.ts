@@ -1,5 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import { ProblemException } from '../common/problem';
+import type { CountedKey } from '../usage/usage-counter';
 
 /** Every way the key check can refuse a request. */
 export enum AccessDenialCode {
@@ -46,12 +47,13 @@ export class AccessDenial {
 
   /**
    * The key a credential-step refusal is about (an expired, revoked or disabled key that did resolve),
-   * so its usage counts the refusal; later steps know the key from `request.principal`.
+   * with the identity its record names, so its usage counts the refusal; later steps know the key from
+   * `request.principal`.
    */
-  subject?: { organizationId: string; keyId: string };
+  subject?: { organizationId: string; key: CountedKey };
 
-  about(key: { organizationId: string; id: string }): this {
-    this.subject = { organizationId: key.organizationId, keyId: key.id };
+  about(key: { organizationId: string; id: string }, identity: { id: string } | null): this {
+    this.subject = { organizationId: key.organizationId, key: { id: key.id, identity } };
     return this;
   }
 }

@@ -3,7 +3,7 @@ import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { originOf } from '../audit/request-origin.decorator';
 import { translateError } from '../common/domain-error';
 import { MetricsService } from '../metrics/metrics.service';
-import { UsageCounter } from '../usage/usage-counter';
+import { CountedKey, UsageCounter } from '../usage/usage-counter';
 import { USAGE_MEASURES } from '../usage/usage-measures';
 import { ProblemException } from '../common/problem';
 import type { AccessAttempt } from './access-attempt';
@@ -48,7 +48,7 @@ export class DenialRecorder {
   private record({ request }: AccessAttempt, denial: AccessDenial): ProblemException {
     // A key refused before it resolved (expired, revoked, disabled) still names whose usage it is.
     if (!this.countOutcome(request, denial.code) && denial.subject)
-      this.usage.count(denial.subject.organizationId, denial.subject.keyId, denial.code);
+      this.usage.count(denial.subject.organizationId, denial.subject.key, denial.code);
     const keyId = request.principal?.apiKeyId;
     if (keyId && denialResponseOf(denial.code).audited) {
       this.audit.recordDenial({
@@ -69,12 +69,12 @@ export class DenialRecorder {
    * be, from the caller's address the service reported; `verifiedBy` names the service's credential.
    */
   refusedVerification(
-    key: { organizationId: string; id: string },
+    key: CountedKey & { organizationId: string },
     denial: AccessDenial,
     origin: RequestOrigin,
     verifiedBy: string | null,
   ): void {
-    this.usage.count(key.organizationId, key.id, denial.code);
+    this.usage.count(key.organizationId, key, denial.code);
     if (!denialResponseOf(denial.code).audited) return;
     this.audit.recordDenial({
       organizationId: key.organizationId,
@@ -92,17 +92,20 @@ export class DenialRecorder {
     if (request.creditSpent)
       this.usage.count(
         request.principal!.organizationId,
-        request.principal!.key!.id,
+        request.principal!.key!,
         USAGE_MEASURES.creditsSpent,
       );
   }
 
-  /** The key-check metric and, once the key resolved, its usage; whether it had a key to count. */
+  /**
+   * The key-check metric and, once the key resolved, its usage (under the identity its record names);
+   * whether it had a key to count.
+   */
   private countOutcome(request: AccessAttempt['request'], outcome: string): boolean {
     this.metrics.recordKeyCheck(outcome);
     const principal = request.principal;
     if (!principal?.key) return false;
-    this.usage.count(principal.organizationId, principal.key.id, outcome);
+    this.usage.count(principal.organizationId, principal.key, outcome);
     return true;
   }
 }

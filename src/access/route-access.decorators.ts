@@ -14,6 +14,7 @@ import type { Permission } from '../roles/permissions';
 /** Route metadata the access layer reads. Controllers declare one of the two on every route. */
 export const IS_PUBLIC = 'gatehouse:public';
 export const REQUIRED_PERMISSIONS = 'gatehouse:required-permissions';
+export const QUERY_PERMISSIONS = 'gatehouse:query-permissions';
 
 /**
  * Opts a route out of credential checks. Everything else is denied without a credential. In the
@@ -59,6 +60,35 @@ const KEY_CHECK_PROBLEMS = [401, 403, 429, 503];
  */
 export const RequirePermissions = (...permissions: Permission[]): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(REQUIRED_PERMISSIONS, permissions), ApiProblems(...KEY_CHECK_PROBLEMS));
+
+/** What a route requires beyond its own permissions when a query parameter asks for more. */
+export interface QueryPermissions {
+  parameter: string;
+  /** By value of the parameter: the permissions that value needs as well. */
+  byValue: Readonly<Record<string, readonly Permission[]>>;
+}
+
+/**
+ * Permissions a route requires as well when a query parameter has one of the given values, beside its
+ * `@RequirePermissions`: `@RequirePermissionsForQuery('group_by', { identity: ['identities:read'] })`
+ * on a route whose answer shows more for that value. The permission step checks them with the
+ * route's own, so a refusal is the same 403 `forbidden`, counted and audited as one; a value the route
+ * does not take is left to its validation (400).
+ */
+export const RequirePermissionsForQuery = (
+  parameter: string,
+  byValue: Record<string, Permission[]>,
+): MethodDecorator => SetMetadata(QUERY_PERMISSIONS, { parameter, byValue } satisfies QueryPermissions);
+
+/** The permissions a request's query adds under `@RequirePermissionsForQuery` (none when it adds none). */
+export function permissionsForQuery(
+  declared: QueryPermissions,
+  query: Readonly<Record<string, unknown>> | undefined,
+): readonly Permission[] {
+  const value = query?.[declared.parameter];
+  // Own properties only: `?group_by=constructor` is a value like any other, not Object's.
+  return typeof value === 'string' && Object.hasOwn(declared.byValue, value) ? declared.byValue[value] : [];
+}
 
 /** How a route answers when it succeeds: a type for 200, or `Created(type)`, `Accepted(type)`, `NoContent`. */
 export type RouteAnswer = Type<unknown> | { status: 201 | 202; type: Type<unknown> } | typeof NoContent;

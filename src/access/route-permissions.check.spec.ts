@@ -2,7 +2,7 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import '../agents/agents.declarations';
-import { RequirePermissions } from './route-access.decorators';
+import { RequirePermissions, RequirePermissionsForQuery } from './route-access.decorators';
 import { RoutePermissionsCheck } from './route-permissions.check';
 
 @Controller('v1/agents')
@@ -20,6 +20,16 @@ class TypoController {
   @RequirePermissions('agent:read')
   read(): string {
     return 'unreachable';
+  }
+}
+
+@Controller('v1/agents-by')
+class QueryTypoController {
+  @Get()
+  @RequirePermissions('agents:read')
+  @RequirePermissionsForQuery('view', { full: ['agent:update'] })
+  list(): string[] {
+    return [];
   }
 }
 
@@ -42,5 +52,11 @@ describe('RoutePermissionsCheck', () => {
 
   it('refuses to start an app whose route requires a permission no module declares', async () => {
     await expect(boot(TypoController)).rejects.toThrow('TypoController.read requires "agent:read"');
+  });
+
+  it('refuses one whose route requires, for a query value, a permission no module declares', async () => {
+    await expect(boot(QueryTypoController)).rejects.toThrow(
+      'QueryTypoController.list requires "agent:update"',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { isPermission, type Permission } from '../roles/permissions';
-import { REQUIRED_PERMISSIONS } from './route-access.decorators';
+import { QUERY_PERMISSIONS, QueryPermissions, REQUIRED_PERMISSIONS } from './route-access.decorators';
 
 /**
  * Refuses to start when a route requires a permission no module declares (`definePermissions`): such a
@@ -22,11 +22,14 @@ export class RoutePermissionsCheck implements OnModuleInit {
       if (typeof metatype !== 'function') continue;
       const prototype = metatype.prototype as Record<string, () => unknown>;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const required =
-          this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, [
+        const byQuery = this.reflector.get<QueryPermissions | undefined>(QUERY_PERMISSIONS, prototype[name]);
+        const required = [
+          ...(this.reflector.getAllAndOverride<Permission[] | undefined>(REQUIRED_PERMISSIONS, [
             prototype[name],
             metatype,
-          ]) ?? [];
+          ]) ?? []),
+          ...Object.values(byQuery?.byValue ?? {}).flat(),
+        ];
         for (const permission of required.filter((p) => !isPermission(p))) {
           unknown.push(`${metatype.name}.${name} requires "${permission}"`);
         }

@@ -66,7 +66,7 @@ export class TaskCredits {
     await Promise.all(own.map((account) => this.credits.refund(account)));
     // The key check counted it in credits_spent; it was not spent after all.
     const key = request.principal!.key!;
-    this.usage.count(request.principal!.organizationId, key.id, USAGE_MEASURES.creditsSpent, -1);
+    this.usage.count(request.principal!.organizationId, key, USAGE_MEASURES.creditsSpent, -1);
   }
 }
 

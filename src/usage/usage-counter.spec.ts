@@ -44,6 +44,12 @@ class FakeUsageTable {
   }
 }
 
+/** A key as the key check passes it: with the identity its record names, or none. */
+const keyOf = (id: string, identityId: string | null = null) => ({
+  id,
+  identity: identityId === null ? null : { id: identityId },
+});
+
 describe('UsageCounter', () => {
   const hour10 = Date.parse('2030-05-10T10:00:00Z');
   let clock: FixedClock;
@@ -65,12 +71,12 @@ describe('UsageCounter', () => {
   });
 
   it('writes one row per key, UTC hour and outcome, sorted as the primary key, in one statement', async () => {
-    counter.count('org_b', 'key_b', 'allowed');
-    counter.count('org_a', 'key_a', 'rate_limited');
-    counter.count('org_a', 'key_a', 'allowed');
-    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_b', keyOf('key_b'), 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'rate_limited');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
     clock.ms = hour10 + 60 * 60_000;
-    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
     await counter.flush();
 
     expect(table.writes).toHaveLength(1);
@@ -90,20 +96,38 @@ describe('UsageCounter', () => {
     ]);
   });
 
+  it('keeps the identity a key belonged to with each count: a key moved within an hour has a row under each', async () => {
+    counter.count('org_a', keyOf('key_a', 'idt_b'), 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
+    counter.count('org_a', keyOf('key_a', 'idt_a'), 'allowed');
+    counter.count('org_a', keyOf('key_a', 'idt_a'), 'allowed');
+    counter.count('org_a', keyOf('key_a', 'idt_a'), 'forbidden');
+    await counter.flush();
+
+    expect(table.writes).toHaveLength(1);
+    // Sorted as the primary key (key, hour, outcome, identity), no identity ('') first.
+    expect(table.writes[0].map((r) => [r.keyId, r.outcome, r.identityId, r.count])).toEqual([
+      ['key_a', 'allowed', null, 1],
+      ['key_a', 'allowed', 'idt_a', 2],
+      ['key_a', 'allowed', 'idt_b', 1],
+      ['key_a', 'forbidden', 'idt_a', 1],
+    ]);
+  });
+
   it('writes nothing when nothing was counted, and each count once', async () => {
     await counter.flush();
-    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
     await counter.flush();
     await counter.flush();
     expect(table.writes.map((rows) => rows.length)).toEqual([1]);
   });
 
   it('keeps the counts of a failed flush and adds them to the next one', async () => {
-    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
     table.down = true;
     await counter.flush();
-    counter.count('org_a', 'key_a', 'allowed');
-    counter.count('org_a', 'key_a', 'forbidden');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'forbidden');
     table.down = false;
     await counter.flush();
     expect(table.totals()).toEqual({
@@ -113,12 +137,12 @@ describe('UsageCounter', () => {
   });
 
   it('retries a failed batch as it was, under the same id, so a commit whose reply was lost is not added twice', async () => {
-    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
     table.losesReplies = true;
     await counter.flush();
     expect(counter.backlog.waiting).toBe(1);
     table.losesReplies = false;
-    counter.count('org_a', 'key_a', 'allowed');
+    counter.count('org_a', keyOf('key_a'), 'allowed');
     await counter.flush();
 
     expect(table.attempts).toHaveLength(3);
@@ -129,9 +153,9 @@ describe('UsageCounter', () => {
 
   it('bounds memory while the database is down: new counters are dropped, existing ones still count', async () => {
     table.down = true;
-    for (let i = 0; i < MAX_PENDING_COUNTERS; i++) counter.count('org_a', `key_${i}`, 'allowed');
-    counter.count('org_a', 'key_over_the_cap', 'allowed');
-    counter.count('org_a', 'key_0', 'allowed');
+    for (let i = 0; i < MAX_PENDING_COUNTERS; i++) counter.count('org_a', keyOf(`key_${i}`), 'allowed');
+    counter.count('org_a', keyOf('key_over_the_cap'), 'allowed');
+    counter.count('org_a', keyOf('key_0'), 'allowed');
     await counter.flush();
     expect(counter.backlog.waiting).toBe(MAX_PENDING_COUNTERS);
     expect(counter.backlog.dropped).toBe(1);
@@ -145,7 +169,7 @@ describe('UsageCounter', () => {
   });
 
   it('writes what is pending at shutdown', async () => {
-    counter.count('org_a', 'key_a', 'key_disabled');
+    counter.count('org_a', keyOf('key_a'), 'key_disabled');
     await counter.beforeApplicationShutdown();
     expect(table.totals()).toEqual({ 'key_a 2030-05-10T10:00:00.000Z key_disabled': 1 });
   });

@@ -5,22 +5,33 @@ import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig } from '../config/namespaces';
 import { WriteBacklog } from '../database/write-backlog';
 import { MetricsService } from '../metrics/metrics.service';
+import { NO_IDENTITY } from './key-usage-hourly.entity';
 import { HOUR_MS } from './usage-range';
 import { UsageIncrement, UsageRepository } from './usage.repository';
 
 const FLUSH_INTERVAL_MS = 1_000;
 /**
- * Distinct (key, hour, outcome) counters held in memory, counting and waiting to be written together.
- * Only a long database outage comes near it (a flush normally empties them every second); past it,
+ * Distinct (key, identity, hour, outcome) counters held in memory, counting and waiting to be written
+ * together. Only a long database outage comes near it (a flush normally empties them every second); past it,
  * new counters are dropped (and counted), existing ones still count.
  */
 export const MAX_PENDING_COUNTERS = 100_000;
 /** Bounds one statement's parameters and the rows it locks. */
 const ROWS_PER_STATEMENT = 5_000;
 
+/**
+ * The key a count is for, and the identity it belongs to at that moment (null: none). The key check's
+ * `principal.key` is one: the identity comes with the key's cached record, so counting reads nothing.
+ */
+export interface CountedKey {
+  readonly id: string;
+  readonly identity: { readonly id: string } | null;
+}
+
 interface KeyCounters {
   organizationId: string;
-  byOutcome: Map<string, number>;
+  /** identity id (NO_IDENTITY: none) -> outcome -> count. Nearly always one identity per key and hour. */
+  byIdentity: Map<string, Map<string, number>>;
 }
 
 /** Rows taken out of the counters to be added in one statement; the id makes a retry of it idempotent. */
@@ -31,11 +42,11 @@ interface PendingBatch {
 
 /**
  * Every request of a resolved key, counted on the request path without a database write: counters
- * by key, UTC hour and outcome in memory, added into key_usage_hourly about once a second in one
- * statement per batch. Additions (never overwrites) keep instances exact on one database. A batch the
- * database does not take is kept as it is and retried with backoff (the repository skips a batch id
- * it has already added, so a batch whose commit was not acknowledged is not added twice); counts made
- * meanwhile wait in the counters; shutdown writes what is left.
+ * by key, the identity the key belongs to, UTC hour and outcome in memory, added into key_usage_hourly
+ * about once a second in one statement per batch. Additions (never overwrites) keep instances exact on
+ * one database. A batch the database does not take is kept as it is and retried with backoff (the
+ * repository skips a batch id it has already added, so a batch whose commit was not acknowledged is not
+ * added twice); counts made meanwhile wait in the counters; shutdown writes what is left.
  */
 @Injectable()
 export class UsageCounter implements BeforeApplicationShutdown {
@@ -73,7 +84,7 @@ export class UsageCounter implements BeforeApplicationShutdown {
     metrics?.exportBacklog(this.backlog, {
       waiting: [
         'gatehouse_usage_counters_waiting',
-        'Usage counters (key, hour, outcome) held in memory until the database takes them.',
+        'Usage counters (key, identity, hour, outcome) held in memory until the database takes them.',
       ],
       dropped: [
         'gatehouse_usage_requests_dropped_total',
@@ -82,10 +93,13 @@ export class UsageCounter implements BeforeApplicationShutdown {
     });
   }
 
-  /** Counts `amount` (1: a request) of `outcome` for the key in this hour; a negative amount takes back. */
-  count(organizationId: string, keyId: string, outcome: string, amount = 1): void {
+  /**
+   * Counts `amount` (1: a request) of `outcome` for the key, under its identity, in this hour; a
+   * negative amount takes back.
+   */
+  count(organizationId: string, key: CountedKey, outcome: string, amount = 1): void {
     const now = this.clock.now();
-    this.add(organizationId, keyId, now - (now % HOUR_MS), outcome, amount);
+    this.add(organizationId, key.id, key.identity?.id ?? NO_IDENTITY, now - (now % HOUR_MS), outcome, amount);
     this.backlog.schedule();
   }
 
@@ -102,24 +116,38 @@ export class UsageCounter implements BeforeApplicationShutdown {
     await this.backlog.close(this.lifecycle.shutdownGraceMs / 5);
   }
 
-  private add(organizationId: string, keyId: string, hour: number, outcome: string, amount: number): void {
-    const counters = this.pending.get(hour)?.get(keyId);
-    const current = counters?.byOutcome.get(outcome);
+  private add(
+    organizationId: string,
+    keyId: string,
+    identityId: string,
+    hour: number,
+    outcome: string,
+    amount: number,
+  ): void {
+    const byOutcome = this.pending.get(hour)?.get(keyId)?.byIdentity.get(identityId);
+    const current = byOutcome?.get(outcome);
     if (current !== undefined) {
-      counters!.byOutcome.set(outcome, current + amount);
+      byOutcome!.set(outcome, current + amount);
       return;
     }
     if (!this.backlog.admit(1)) return;
-    this.countersOf(organizationId, keyId, hour).byOutcome.set(outcome, amount);
+    this.countersOf(organizationId, keyId, identityId, hour).set(outcome, amount);
     this.pendingCounters += 1;
   }
 
-  private countersOf(organizationId: string, keyId: string, hour: number): KeyCounters {
+  private countersOf(
+    organizationId: string,
+    keyId: string,
+    identityId: string,
+    hour: number,
+  ): Map<string, number> {
     let keys = this.pending.get(hour);
     if (!keys) this.pending.set(hour, (keys = new Map()));
     let counters = keys.get(keyId);
-    if (!counters) keys.set(keyId, (counters = { organizationId, byOutcome: new Map() }));
-    return counters;
+    if (!counters) keys.set(keyId, (counters = { organizationId, byIdentity: new Map() }));
+    let byOutcome = counters.byIdentity.get(identityId);
+    if (!byOutcome) counters.byIdentity.set(identityId, (byOutcome = new Map()));
+    return byOutcome;
   }
 
   /**
@@ -162,13 +190,21 @@ export class UsageCounter implements BeforeApplicationShutdown {
     this.pendingCounters = 0;
     const increments: UsageIncrement[] = [];
     for (const [hour, keys] of pending) {
-      for (const [keyId, { organizationId, byOutcome }] of keys) {
-        for (const [outcome, count] of byOutcome)
-          increments.push({ organizationId, keyId, hour, outcome, count });
+      for (const [keyId, { organizationId, byIdentity }] of keys) {
+        for (const [identity, byOutcome] of byIdentity) {
+          const identityId = identity === NO_IDENTITY ? null : identity;
+          for (const [outcome, count] of byOutcome)
+            increments.push({ organizationId, keyId, identityId, hour, outcome, count });
+        }
       }
     }
+    // As the primary key (key_id, hour, outcome, identity_id); no identity ('') sorts first, as there.
     return increments.sort(
-      (a, b) => compareText(a.keyId, b.keyId) || a.hour - b.hour || compareText(a.outcome, b.outcome),
+      (a, b) =>
+        compareText(a.keyId, b.keyId) ||
+        a.hour - b.hour ||
+        compareText(a.outcome, b.outcome) ||
+        compareText(a.identityId ?? NO_IDENTITY, b.identityId ?? NO_IDENTITY),
     );
   }
 }

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { IdentitiesModule } from '../identities/identities.module';
 import { UsageController } from './usage.controller';
 import { UsageModule } from './usage.module';
 import { UsageService } from './usage.service';
 
-/** The usage API (/v1/api-keys/{id}/usage, /v1/usage) over UsageModule. */
+/** The usage API (/v1/api-keys/{id}/usage, /v1/identities/{id}/usage, /v1/usage) over UsageModule. */
 @Module({
-  imports: [UsageModule, ApiKeysModule],
+  imports: [UsageModule, ApiKeysModule, IdentitiesModule],
   controllers: [UsageController],
   providers: [UsageService],
 })

@@ -16,7 +16,10 @@ export function isMeasure(outcome: string): boolean {
   return outcome.startsWith('$');
 }
 
-/** What a task that ended adds to its creating key's usage in that hour. */
+/**
+ * What a task that ended adds to its creating key's usage in that hour (under the identity the key has
+ * then, which UsageRepository.addTaskRuns reads as it writes).
+ */
 export interface TaskRunUsage {
   organizationId: string;
   keyId: string;

@@ -1,13 +1,15 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Principal } from '../access/principal';
-import { RequirePermissions } from '../access/route-access.decorators';
+import { RequirePermissions, RequirePermissionsForQuery } from '../access/route-access.decorators';
 import { ApiProblems } from '../common/openapi';
 import {
+  IdentityUsageResponse,
   KeyUsageQueryDto,
   KeyUsageResponse,
+  OrganizationIdentityUsageResponse,
+  OrganizationUsageQueryDto,
   OrganizationUsageResponse,
-  UsageRangeQueryDto,
 } from './dto/usage.dto';
 import { UsageService } from './usage.service';
 
@@ -33,18 +35,49 @@ export class UsageController {
     return this.usage.ofKey(principal, id, query);
   }
 
+  @Get('identities/:id/usage')
+  @RequirePermissions('identities:read')
+  @ApiOperation({
+    summary: "An identity's requests per hour or day: its keys' usage summed",
+    description:
+      "As a key's usage, summed over the keys that belonged to the identity, each for the time it did: a key attached later counts from then, one detached or moved to another identity keeps what it did before under this one. Counts are readable within 10 seconds.",
+  })
+  @ApiOkResponse({ type: IdentityUsageResponse })
+  @ApiProblems(400, 404)
+  ofIdentity(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: KeyUsageQueryDto,
+  ): Promise<IdentityUsageResponse> {
+    return this.usage.ofIdentity(principal, id, query);
+  }
+
   @Get('usage')
   @RequirePermissions('api_keys:read')
+  // Listing identities shows their external_ids, which identities:read guards.
+  @RequirePermissionsForQuery('group_by', { identity: ['identities:read'] })
   @ApiOperation({
-    summary: "The organization's keys used in a range of hours, most requests first",
-    description: 'Default: the 24 hours that end with the current one.',
+    summary: "The organization's keys (or identities) used in a range of hours, most requests first",
+    description:
+      'Default: the 24 hours that end with the current one. `group_by=identity` lists identities instead of keys ' +
+      '(OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`.',
   })
-  @ApiOkResponse({ type: OrganizationUsageResponse })
+  @ApiExtraModels(OrganizationUsageResponse, OrganizationIdentityUsageResponse)
+  @ApiOkResponse({
+    description: 'Keys (`group_by=key`, the default) or identities (`group_by=identity`).',
+    // anyOf, not oneOf: an empty list is both.
+    schema: {
+      anyOf: [
+        { $ref: getSchemaPath(OrganizationUsageResponse) },
+        { $ref: getSchemaPath(OrganizationIdentityUsageResponse) },
+      ],
+    },
+  })
   @ApiProblems(400)
   ofOrganization(
     @Principal() principal: Principal,
-    @Query() query: UsageRangeQueryDto,
-  ): Promise<OrganizationUsageResponse> {
+    @Query() query: OrganizationUsageQueryDto,
+  ): Promise<OrganizationUsageResponse | OrganizationIdentityUsageResponse> {
     return this.usage.ofOrganization(principal, query);
   }
 }

@@ -2,14 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, LessThan, Repository } from 'typeorm';
 import { type TaskRunUsage, USAGE_MEASURES } from './usage-measures';
-import { KeyUsageHourly } from './key-usage-hourly.entity';
+import { KeyUsageHourly, NO_IDENTITY } from './key-usage-hourly.entity';
 import { UsageBatch } from './usage-batch.entity';
 import type { Granularity } from './usage-range';
 
-/** One counter to add: requests of a key in the hour starting at `hour` (epoch ms) with an outcome. */
+/**
+ * One counter to add: requests of a key, made while it belonged to `identityId` (null: none), in the
+ * hour starting at `hour` (epoch ms) with an outcome.
+ */
 export interface UsageIncrement {
   organizationId: string;
   keyId: string;
+  identityId: string | null;
   hour: number;
   outcome: string;
   count: number;
@@ -21,11 +25,18 @@ export interface OutcomeCount {
   count: number;
 }
 
-export interface KeyTotals {
-  keyId: string;
+export interface UsageTotals {
   requests: number;
   allowed: number;
   creditsSpent: number;
+}
+
+export interface KeyTotals extends UsageTotals {
+  keyId: string;
+}
+
+export interface IdentityTotals extends UsageTotals {
+  identityId: string;
 }
 
 const BUCKET_OF_HOUR: Readonly<Record<Granularity, string>> = {
@@ -45,23 +56,25 @@ export class UsageRepository {
    * Adds the counts in one statement, once per `batchId`: the statement also records the batch id in
    * usage_batches and adds nothing if it is there already, so retrying a batch whose commit was not
    * acknowledged (a connection lost after COMMIT) cannot count it twice. Rows must be unique by (key,
-   * hour, outcome): one INSERT cannot update a row twice. Callers sort them, so two instances lock
-   * shared rows in the same order.
+   * hour, outcome, identity): one INSERT cannot update a row twice. Callers sort them as the primary
+   * key, so two instances lock shared rows in the same order.
    */
   async add(increments: readonly UsageIncrement[], batchId: string): Promise<void> {
     await this.rows.query(
       `WITH claimed AS (
-         INSERT INTO usage_batches (id, added_at) VALUES ($6, now()) ON CONFLICT (id) DO NOTHING RETURNING id
+         INSERT INTO usage_batches (id, added_at) VALUES ($7, now()) ON CONFLICT (id) DO NOTHING RETURNING id
        )
-       INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, count)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::bigint[])
+       INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, identity_id, count)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::bigint[])
        WHERE EXISTS (SELECT 1 FROM claimed)
-       ON CONFLICT (key_id, hour, outcome) DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
+       ON CONFLICT (key_id, hour, outcome, identity_id)
+       DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
       [
         increments.map((row) => row.organizationId),
         increments.map((row) => row.keyId),
         increments.map((row) => new Date(row.hour).toISOString()),
         increments.map((row) => row.outcome),
+        increments.map((row) => row.identityId ?? NO_IDENTITY),
         increments.map((row) => row.count),
         batchId,
       ],
@@ -70,7 +83,11 @@ export class UsageRepository {
 
   /**
    * Adds what tasks that just ended used to their creating keys' current hour, in the caller's
-   * transaction (the one that records the outcomes, so each task counts once).
+   * transaction (the one that records the outcomes, so each task counts once), under the identity each
+   * key belongs to now, as a request made now would be. The run knows only its key's id, so the identity
+   * is read from api_keys by the statement that writes the counts: asking the keys module for it would
+   * add a round trip to every transaction that ends runs, and this is the one read of another module's
+   * table here (by primary key, in the same snapshot as the write).
    */
   async addTaskRuns(manager: EntityManager, runs: readonly TaskRunUsage[]): Promise<void> {
     const rows = runs.flatMap((run) =>
@@ -87,13 +104,15 @@ export class UsageRepository {
     );
     if (!rows.length) return;
     await manager.query(
-      `INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, count)
-       SELECT organization_id, key_id, date_trunc('hour', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', measure,
-              sum(count)
+      `INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, identity_id, count)
+       SELECT r.organization_id, r.key_id, date_trunc('hour', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+              r.measure, COALESCE(k.identity_id, ''), sum(r.count)
          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS r(organization_id, key_id, measure, count)
-        GROUP BY organization_id, key_id, measure
-        ORDER BY key_id, measure
-       ON CONFLICT (key_id, hour, outcome) DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
+         LEFT JOIN api_keys k ON k.id = r.key_id
+        GROUP BY r.organization_id, r.key_id, r.measure, k.identity_id
+        ORDER BY r.key_id, r.measure
+       ON CONFLICT (key_id, hour, outcome, identity_id)
+       DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
       [
         rows.map((row) => row.organizationId),
         rows.map((row) => row.keyId),
@@ -103,10 +122,43 @@ export class UsageRepository {
     );
   }
 
-  /** A key's counts per bucket and outcome in [from, end); buckets without requests are absent. */
-  async countsOfKey(
+  /**
+   * A key's counts per bucket and outcome in [from, end), under whichever identity; buckets without
+   * requests are absent.
+   */
+  countsOfKey(
     organizationId: string,
     keyId: string,
+    granularity: Granularity,
+    from: Date,
+    end: Date,
+  ): Promise<OutcomeCount[]> {
+    return this.countsWhere('key_id = $2', organizationId, keyId, granularity, from, end);
+  }
+
+  /** The counts of an identity's keys made under it, per bucket and outcome in [from, end). */
+  countsOfIdentity(
+    organizationId: string,
+    identityId: string,
+    granularity: Granularity,
+    from: Date,
+    end: Date,
+  ): Promise<OutcomeCount[]> {
+    // `<> ''` spelled out lets the planner use the partial index whatever $2 is.
+    return this.countsWhere(
+      `identity_id = $2 AND identity_id <> ''`,
+      organizationId,
+      identityId,
+      granularity,
+      from,
+      end,
+    );
+  }
+
+  private async countsWhere(
+    subject: string,
+    organizationId: string,
+    subjectId: string,
     granularity: Granularity,
     from: Date,
     end: Date,
@@ -114,31 +166,51 @@ export class UsageRepository {
     const rows = await this.rows.query<{ start: Date; outcome: string; count: string }[]>(
       `SELECT ${BUCKET_OF_HOUR[granularity]} AS start, outcome, SUM(count)::text AS count
        FROM key_usage_hourly
-       WHERE organization_id = $1 AND key_id = $2 AND hour >= $3 AND hour < $4
+       WHERE organization_id = $1 AND ${subject} AND hour >= $3 AND hour < $4
        GROUP BY 1, 2`,
-      [organizationId, keyId, from, end],
+      [organizationId, subjectId, from, end],
     );
     return rows.map((row) => ({ start: row.start, outcome: row.outcome, count: Number(row.count) }));
   }
 
   /** The organization's keys used in [from, end), most requests first (ties by key id). */
   async totalsByKey(organizationId: string, from: Date, end: Date): Promise<KeyTotals[]> {
+    const rows = await this.totalsBy('key_id', 'TRUE', organizationId, from, end);
+    return rows.map(({ id, ...totals }) => ({ keyId: id, ...totals }));
+  }
+
+  /**
+   * The identities whose keys were used under them in [from, end), most requests first (ties by
+   * identity id); usage of keys without an identity is not any identity's.
+   */
+  async totalsByIdentity(organizationId: string, from: Date, end: Date): Promise<IdentityTotals[]> {
+    const rows = await this.totalsBy('identity_id', `identity_id <> ''`, organizationId, from, end);
+    return rows.map(({ id, ...totals }) => ({ identityId: id, ...totals }));
+  }
+
+  private async totalsBy(
+    column: 'key_id' | 'identity_id',
+    filter: string,
+    organizationId: string,
+    from: Date,
+    end: Date,
+  ): Promise<(UsageTotals & { id: string })[]> {
     const rows = await this.rows.query<
-      { key_id: string; requests: string; allowed: string; credits_spent: string }[]
+      { id: string; requests: string; allowed: string; credits_spent: string }[]
     >(
-      `SELECT key_id, requests::text, allowed::text, credits_spent::text FROM (
-         SELECT key_id,
+      `SELECT id, requests::text, allowed::text, credits_spent::text FROM (
+         SELECT ${column} AS id,
                 COALESCE(SUM(count) FILTER (WHERE outcome NOT LIKE '$%'), 0) AS requests,
                 COALESCE(SUM(count) FILTER (WHERE outcome = 'allowed'), 0) AS allowed,
                 COALESCE(SUM(count) FILTER (WHERE outcome = $4), 0) AS credits_spent
            FROM key_usage_hourly
-          WHERE organization_id = $1 AND hour >= $2 AND hour < $3
-          GROUP BY key_id) AS totals
-       ORDER BY requests DESC, key_id ASC`,
+          WHERE organization_id = $1 AND hour >= $2 AND hour < $3 AND ${filter}
+          GROUP BY ${column}) AS totals
+       ORDER BY requests DESC, id ASC`,
       [organizationId, from, end, USAGE_MEASURES.creditsSpent],
     );
     return rows.map((row) => ({
-      keyId: row.key_id,
+      id: row.id,
       requests: Number(row.requests),
       allowed: Number(row.allowed),
       creditsSpent: Number(row.credits_spent),

@@ -2,25 +2,33 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { Clock } from '../common/clock';
+import { IdentitiesService } from '../identities/identities.service';
 import type {
+  IdentityUsageResponse,
   KeyUsageQueryDto,
   KeyUsageResponse,
+  OrganizationIdentityUsageResponse,
+  OrganizationUsageQueryDto,
   OrganizationUsageResponse,
   UsageBucketResponse,
   UsageRangeQueryDto,
 } from './dto/usage.dto';
 import { BucketRange, parseTimestamp } from './usage-range';
-import { UsageRepository } from './usage.repository';
+import { OutcomeCount, UsageRepository } from './usage.repository';
 import { isMeasure, USAGE_MEASURES } from './usage-measures';
 
 const ALLOWED = 'allowed';
 
-/** Reads of the hourly rollup: a key's buckets, and the organization's keys by requests. */
+/**
+ * Reads of the hourly rollup: a key's or an identity's buckets, and the organization's keys or
+ * identities by requests.
+ */
 @Injectable()
 export class UsageService {
   constructor(
     private readonly usage: UsageRepository,
     private readonly keys: ApiKeysService,
+    private readonly identities: IdentitiesService,
     private readonly clock: Clock,
   ) {}
 
@@ -36,38 +44,45 @@ export class UsageService {
       new Date(range.from),
       new Date(range.end),
     );
-    const buckets = new Map<number, UsageBucketResponse>(
-      range.starts().map((start) => [start, emptyBucket(start)]),
-    );
-    for (const { start, outcome, count } of counts) {
-      const bucket = buckets.get(start.getTime());
-      if (!bucket) continue;
-      const measure = MEASURE_FIELDS[outcome];
-      if (measure) {
-        bucket[measure] += count;
-        continue;
-      }
-      if (isMeasure(outcome)) continue; // a measure of a later version: not a request
-      bucket.requests += count;
-      if (outcome === ALLOWED) {
-        bucket.allowed += count;
-      } else {
-        bucket.denied += count;
-        bucket.denied_by_reason[outcome] = (bucket.denied_by_reason[outcome] ?? 0) + count;
-      }
-    }
-    return {
-      key_id: key.id,
-      granularity: range.granularity,
-      from: new Date(range.from).toISOString(),
-      to: new Date(range.to).toISOString(),
-      data: [...buckets.values()],
-    };
+    return { key_id: key.id, ...bucketsOf(range, counts) };
   }
 
-  /** The organization's (non-deleted) keys used in the range, by hour, most requests first. */
-  async ofOrganization(principal: Principal, query: UsageRangeQueryDto): Promise<OrganizationUsageResponse> {
-    const range = this.rangeOf({ ...query, granularity: 'hour' });
+  /**
+   * Every bucket of the range, oldest first: what the identity's keys did while they belonged to it
+   * (a key attached later, or moved away, counts only for its time with it).
+   */
+  async ofIdentity(
+    principal: Principal,
+    identityId: string,
+    query: KeyUsageQueryDto,
+  ): Promise<IdentityUsageResponse> {
+    const range = this.rangeOf(query);
+    // 404 for an identity of another organization (or a deleted one), never 403.
+    const identity = await this.identities.find(principal, identityId);
+    const counts = await this.usage.countsOfIdentity(
+      principal.organizationId,
+      identity.id,
+      range.granularity,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    return { identity_id: identity.id, ...bucketsOf(range, counts) };
+  }
+
+  /**
+   * The organization's (non-deleted) keys used in the range, by hour, most requests first; with
+   * `group_by=identity` its (non-deleted) identities instead. The key check has already required
+   * identities:read for that (see the route's RequirePermissionsForQuery).
+   */
+  ofOrganization(
+    principal: Principal,
+    query: OrganizationUsageQueryDto,
+  ): Promise<OrganizationUsageResponse | OrganizationIdentityUsageResponse> {
+    return query.group_by === 'identity' ? this.byIdentity(principal, query) : this.byKey(principal, query);
+  }
+
+  private async byKey(principal: Principal, query: UsageRangeQueryDto): Promise<OrganizationUsageResponse> {
+    const range = this.rangeOf({ from: query.from, to: query.to, granularity: 'hour' });
     const totals = await this.usage.totalsByKey(
       principal.organizationId,
       new Date(range.from),
@@ -79,13 +94,43 @@ export class UsageService {
       totals.map((total) => total.keyId),
     );
     return {
-      from: new Date(range.from).toISOString(),
-      to: new Date(range.to).toISOString(),
+      ...rangeFields(range),
       data: totals
         .filter(({ keyId }) => names.has(keyId))
         .map(({ keyId, requests, allowed, creditsSpent }) => ({
           key_id: keyId,
           name: names.get(keyId)!,
+          requests,
+          allowed,
+          denied: requests - allowed,
+          credits_spent: creditsSpent,
+        })),
+    };
+  }
+
+  private async byIdentity(
+    principal: Principal,
+    query: UsageRangeQueryDto,
+  ): Promise<OrganizationIdentityUsageResponse> {
+    const range = this.rangeOf({ from: query.from, to: query.to, granularity: 'hour' });
+    const totals = await this.usage.totalsByIdentity(
+      principal.organizationId,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    // A deleted identity is left out, as a deleted key is: nothing could be asked about it any more
+    // (GET /v1/identities/{id} and its usage are 404), and its external_id may name a new identity.
+    const identities = await this.identities.summaries(
+      principal.organizationId,
+      totals.map((total) => total.identityId),
+    );
+    return {
+      ...rangeFields(range),
+      data: totals
+        .filter(({ identityId }) => identities.has(identityId))
+        .map(({ identityId, requests, allowed, creditsSpent }) => ({
+          identity_id: identityId,
+          external_id: identities.get(identityId)!.external_id,
           requests,
           allowed,
           denied: requests - allowed,
@@ -105,6 +150,38 @@ export class UsageService {
       this.clock.now(),
     );
   }
+}
+
+function rangeFields(range: BucketRange): { from: string; to: string } {
+  return { from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() };
+}
+
+/** The range's buckets filled from the counts by bucket and outcome, with the range it answers. */
+function bucketsOf(
+  range: BucketRange,
+  counts: readonly OutcomeCount[],
+): Pick<KeyUsageResponse, 'granularity' | 'from' | 'to' | 'data'> {
+  const buckets = new Map<number, UsageBucketResponse>(
+    range.starts().map((start) => [start, emptyBucket(start)]),
+  );
+  for (const { start, outcome, count } of counts) {
+    const bucket = buckets.get(start.getTime());
+    if (!bucket) continue;
+    const measure = MEASURE_FIELDS[outcome];
+    if (measure) {
+      bucket[measure] += count;
+      continue;
+    }
+    if (isMeasure(outcome)) continue; // a measure of a later version: not a request
+    bucket.requests += count;
+    if (outcome === ALLOWED) {
+      bucket.allowed += count;
+    } else {
+      bucket.denied += count;
+      bucket.denied_by_reason[outcome] = (bucket.denied_by_reason[outcome] ?? 0) + count;
+    }
+  }
+  return { granularity: range.granularity, ...rangeFields(range), data: [...buckets.values()] };
 }
 
 function emptyBucket(start: number): UsageBucketResponse {

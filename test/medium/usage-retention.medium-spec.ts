@@ -41,6 +41,7 @@ describe('usage retention (service level)', () => {
     const increment = (at: number, outcome = 'allowed') => ({
       organizationId: 'org_retention',
       keyId: 'key_retention',
+      identityId: null,
       hour: hour(at),
       outcome,
       count: 5,

@@ -126,6 +126,7 @@ describe('writes waiting for the database (service level)', () => {
   it('keeps usage counters while the database is unreachable, exports them, and adds them once when it is back', async () => {
     const usage = context.get(UsageCounter);
     const repository = context.get(UsageRepository);
+    const key = { id: 'key_backlog', identity: null };
     const counts = async (keyId: string) =>
       Object.fromEntries(
         (
@@ -141,10 +142,10 @@ describe('writes waiting for the database (service level)', () => {
 
     await unreachable();
     try {
-      for (let i = 0; i < 7; i++) usage.count('org_backlog_usage', 'key_backlog', 'allowed');
-      usage.count('org_backlog_usage', 'key_backlog', 'rate_limiter_unavailable');
+      for (let i = 0; i < 7; i++) usage.count('org_backlog_usage', key, 'allowed');
+      usage.count('org_backlog_usage', key, 'rate_limiter_unavailable');
       await usage.flush();
-      usage.count('org_backlog_usage', 'key_backlog', 'allowed');
+      usage.count('org_backlog_usage', key, 'allowed');
       await usage.flush();
       expect(await metric('gatehouse_usage_counters_waiting')).toBe(3);
     } finally {
@@ -159,6 +160,7 @@ describe('writes waiting for the database (service level)', () => {
     const row = {
       organizationId: 'org_backlog_usage',
       keyId: 'key_retried',
+      identityId: null,
       hour: Date.UTC(2030, 0, 1),
       outcome: 'allowed',
       count: 4,

@@ -153,7 +153,7 @@ export class ApiKeyResolver {
     const { key } = resolved;
     const denial = refusalOf(resolved, new Date());
     // A refusal of a key that did resolve counts in that key's usage (see DenialRecorder).
-    if (denial) return denial.about(key);
+    if (denial) return denial.about(key, resolved.identity);
     this.usage.markUsed(key.id, resolved.matchedPrevious, clientIp);
     return principalFor(resolved, via);
   }

@@ -64,15 +64,15 @@ export class KeyVerificationService {
     // a refusal is audited as the key check audits one (key.denied, coalesced per key and reason).
     if (outcome.denial) {
       this.denials.refusedVerification(
-        { organizationId: principal.organizationId, id: key.id },
+        { organizationId: principal.organizationId, id: key.id, identity: key.identity },
         outcome.denial,
         { ip: body.ip ?? null, userAgent: null },
         caller.apiKeyId ?? caller.userId,
       );
     } else {
-      this.usage.count(principal.organizationId, key.id, 'allowed');
+      this.usage.count(principal.organizationId, key, 'allowed');
       if (outcome.spent)
-        this.usage.count(principal.organizationId, key.id, USAGE_MEASURES.creditsSpent, outcome.spent);
+        this.usage.count(principal.organizationId, key, USAGE_MEASURES.creditsSpent, outcome.spent);
     }
 
     const creditsRemaining =

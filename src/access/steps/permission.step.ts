@@ -4,23 +4,32 @@ import { missingPermissions, Permission } from '../../roles/permissions';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { RouteMetadataCache } from '../route-metadata';
-import { REQUIRED_PERMISSIONS, TASK_TOKEN_ACCESS, TaskTokenAccessKind } from '../route-access.decorators';
+import {
+  permissionsForQuery,
+  QUERY_PERMISSIONS,
+  QueryPermissions,
+  REQUIRED_PERMISSIONS,
+  TASK_TOKEN_ACCESS,
+  TaskTokenAccessKind,
+} from '../route-access.decorators';
 import { taskTokenRefusal } from '../task-token-scope';
 
 /**
- * Step 3, permission: the route's `@RequirePermissions` against the principal's effective
- * permissions. A route without a declaration is refused, so forgetting one fails closed. A task token
- * is also held to what the route's `@TaskTokenAccess` allows it (task-token-scope.ts): without one,
- * nothing.
+ * Step 3, permission: the route's `@RequirePermissions`, and what its `@RequirePermissionsForQuery`
+ * adds for this request's query, against the principal's effective permissions. A route without a
+ * declaration is refused, so forgetting one fails closed. A task token is also held to what the
+ * route's `@TaskTokenAccess` allows it (task-token-scope.ts): without one, nothing.
  */
 @Injectable()
 export class PermissionStep implements AccessStep {
   private readonly required: RouteMetadataCache<Permission[]>;
   private readonly taskTokenAccess: RouteMetadataCache<TaskTokenAccessKind>;
+  private readonly queryPermissions: RouteMetadataCache<QueryPermissions>;
 
   constructor(reflector: Reflector) {
     this.required = new RouteMetadataCache(reflector, REQUIRED_PERMISSIONS);
     this.taskTokenAccess = new RouteMetadataCache(reflector, TASK_TOKEN_ACCESS);
+    this.queryPermissions = new RouteMetadataCache(reflector, QUERY_PERMISSIONS);
   }
 
   check({ context, request }: AccessAttempt): StepOutcome {
@@ -34,7 +43,11 @@ export class PermissionStep implements AccessStep {
       const refusal = taskTokenRefusal(taskAccess, principal, request);
       if (refusal) return refusal;
     }
-    const missing = missingPermissions(principal.permissions, required);
+    const byQuery = this.queryPermissions.get(context);
+    const missing = missingPermissions(
+      principal.permissions,
+      byQuery ? [...required, ...permissionsForQuery(byQuery, request.query)] : required,
+    );
     if (!missing.length) return undefined;
     return new AccessDenial(
       AccessDenialCode.Forbidden,

@@ -13,6 +13,7 @@ import { TaskEvents1795740000000 } from './1795740000000-TaskEvents';
 import { AgentRuns1795750000000 } from './1795750000000-AgentRuns';
 import { Identities1795760000000 } from './1795760000000-Identities';
 import { IdentityCredits1795770000000 } from './1795770000000-IdentityCredits';
+import { IdentityUsage1795900000000 } from './1795900000000-IdentityUsage';
 import { AuditActorIndex1795920000000 } from './1795920000000-AuditActorIndex';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
@@ -32,5 +33,6 @@ export const MIGRATIONS = [
   AgentRuns1795750000000,
   Identities1795760000000,
   IdentityCredits1795770000000,
+  IdentityUsage1795900000000,
   AuditActorIndex1795920000000,
 ];

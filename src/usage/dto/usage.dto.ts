@@ -40,6 +40,23 @@ export class KeyUsageQueryDto extends UsageRangeQueryDto {
   granularity?: Granularity;
 }
 
+/** What GET /v1/usage lists: keys (the default) or the identities behind them. */
+export const USAGE_GROUPINGS = ['key', 'identity'] as const;
+export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
+
+export class OrganizationUsageQueryDto extends UsageRangeQueryDto {
+  @ApiPropertyOptional({
+    enum: USAGE_GROUPINGS,
+    default: 'key',
+    description:
+      '`key`: the keys used in the range. `identity`: the identities whose keys were used under them ' +
+      '(usage of keys without an identity is left out); needs `identities:read` as well.',
+  })
+  @IsOptional()
+  @IsIn(USAGE_GROUPINGS, { message: `group_by must be one of ${USAGE_GROUPINGS.join(', ')}` })
+  group_by?: UsageGrouping;
+}
+
 export class UsageBucketResponse {
   @ApiProperty({ format: 'date-time', description: 'The start of the UTC hour or day.' }) start: string;
   @ApiProperty({ type: 'integer', description: 'allowed + denied' }) requests: number;
@@ -52,13 +69,17 @@ export class UsageBucketResponse {
     example: { rate_limited: 3, ip_not_allowed: 1 },
   })
   denied_by_reason: Record<string, number>;
-  @ApiProperty({ type: 'integer', description: "The key's tasks that ended in the bucket." }) tasks: number;
+  @ApiProperty({
+    type: 'integer',
+    description: "The key's tasks (an identity's: its keys' tasks) that ended in the bucket.",
+  })
+  tasks: number;
   @ApiProperty({ type: 'integer', description: 'Input tokens those tasks reported.' }) input_tokens: number;
   @ApiProperty({ type: 'integer', description: 'Output tokens those tasks reported.' }) output_tokens: number;
   @ApiProperty({
     type: 'integer',
     description:
-      "Credits taken from the key's balance: one per request that spent one, and what its runs cost.",
+      'Credits spent by the key (an identity: by its keys): one per request that spent one, and what its runs cost.',
   })
   credits_spent: number;
 }
@@ -69,6 +90,19 @@ export class KeyUsageResponse {
   @ApiProperty({ format: 'date-time', description: 'The start of the first bucket.' }) from: string;
   @ApiProperty({ format: 'date-time', description: 'The start of the last bucket.' }) to: string;
   @ApiProperty({ type: [UsageBucketResponse], description: 'Every bucket of the range, oldest first.' })
+  data: UsageBucketResponse[];
+}
+
+export class IdentityUsageResponse {
+  @ApiProperty({ example: 'idt_2Nq…' }) identity_id: string;
+  @ApiProperty({ enum: GRANULARITIES }) granularity: Granularity;
+  @ApiProperty({ format: 'date-time', description: 'The start of the first bucket.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last bucket.' }) to: string;
+  @ApiProperty({
+    type: [UsageBucketResponse],
+    description:
+      "Every bucket of the range, oldest first: the sums of the identity's keys, each for the time it belonged to the identity.",
+  })
   data: UsageBucketResponse[];
 }
 
@@ -90,4 +124,26 @@ export class OrganizationUsageResponse {
     description: 'The keys used in the range, most requests first (then by key_id).',
   })
   data: KeyUsageTotalResponse[];
+}
+
+export class IdentityUsageTotalResponse {
+  @ApiProperty({ example: 'idt_2Nq…' }) identity_id: string;
+  @ApiProperty({ example: 'cus_1042', description: "The identity's external_id as it is now." })
+  external_id: string;
+  @ApiProperty({ type: 'integer' }) requests: number;
+  @ApiProperty({ type: 'integer' }) allowed: number;
+  @ApiProperty({ type: 'integer' }) denied: number;
+  @ApiProperty({ type: 'integer', description: "Credits spent by the identity's keys (requests and runs)." })
+  credits_spent: number;
+}
+
+export class OrganizationIdentityUsageResponse {
+  @ApiProperty({ format: 'date-time', description: 'The start of the first hour.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last hour.' }) to: string;
+  @ApiProperty({
+    type: [IdentityUsageTotalResponse],
+    description:
+      'The identities whose keys were used under them in the range, most requests first (then by identity_id).',
+  })
+  data: IdentityUsageTotalResponse[];
 }
