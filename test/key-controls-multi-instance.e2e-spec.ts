@@ -113,12 +113,12 @@ describeWithPostgres('key-controls multi-instance e2e')(
       }
     });
 
-    it("an identity's balance of N accepts exactly N requests of its keys spread over both instances", async () => {
-      const N = 20;
+    /** An identity (created on A) with `controls`, and three keys of it whose own limits no test reaches. */
+    async function identityWithThreeKeys(controls: Record<string, unknown>) {
       const identity = await a.http
         .post('/v1/identities')
         .set(org.auth)
-        .send({ external_id: `cus_two_credits_${Date.now()}`, credits: { remaining: N } })
+        .send({ external_id: `cus_two_${Date.now()}_${Math.random()}`, ...controls })
         .expect(201);
       const keys = await Promise.all(
         [0, 1, 2].map(() =>
@@ -129,6 +129,12 @@ describeWithPostgres('key-controls multi-instance e2e')(
           }),
         ),
       );
+      return { identity: identity.body as { id: string }, keys };
+    }
+
+    it("an identity's balance of N accepts exactly N requests of its keys spread over both instances", async () => {
+      const N = 20;
+      const { identity, keys } = await identityWithThreeKeys({ credits: { remaining: N } });
       const responses = await Promise.all(
         Array.from({ length: 60 }, (_, i) => verify(i % 2 ? b.http : a.http, keys[i % 3].auth)),
       );
@@ -140,7 +146,7 @@ describeWithPostgres('key-controls multi-instance e2e')(
         Array.from({ length: N }, (_, i) => i),
       );
       for (const http of [a.http, b.http]) {
-        const read = await http.get(`/v1/identities/${identity.body.id}`).set(org.auth).expect(200);
+        const read = await http.get(`/v1/identities/${identity.id}`).set(org.auth).expect(200);
         expect(read.body.credits.remaining).toBe(0);
       }
     });
@@ -150,20 +156,7 @@ describeWithPostgres('key-controls multi-instance e2e')(
       "an identity's shared limit of N accepts exactly N requests of its keys over both instances",
       async () => {
         const N = 12;
-        const identity = await a.http
-          .post('/v1/identities')
-          .set(org.auth)
-          .send({ external_id: `cus_two_limit_${Date.now()}`, rate_limit: { requests_per_minute: N } })
-          .expect(201);
-        const keys = await Promise.all(
-          [0, 1, 2].map(() =>
-            createKey(a.http, org.auth, {
-              role: 'viewer',
-              identity_id: identity.body.id,
-              rate_limit: { requests_per_minute: 10_000 },
-            }),
-          ),
-        );
+        const { keys } = await identityWithThreeKeys({ rate_limit: { requests_per_minute: N } });
         const responses = await Promise.all(
           Array.from({ length: 40 }, (_, i) => verify(i % 2 ? b.http : a.http, keys[i % 3].auth)),
         );

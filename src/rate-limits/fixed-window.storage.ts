@@ -1,6 +1,6 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { RedisOutagePolicy } from './redis-outage';
+import { RedisWindowStorage } from './redis-window-storage';
 import {
   headerSeconds,
   type TimeSource,
@@ -96,49 +96,16 @@ for i, key in ipairs(KEYS) do
 end
 return counts`;
 
-interface WindowScript {
-  gatehouseIncrementWindows(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
-}
-
 /** The same fixed windows in Redis, shared by every instance. */
-export class RedisFixedWindowStorage implements ThrottlerStorage, WindowBatchCounter {
-  private readonly outage: RedisOutagePolicy;
-
-  constructor(
-    private readonly redis: Redis,
-    failureMode: 'open' | 'closed',
-  ) {
-    this.outage = new RedisOutagePolicy(failureMode);
-    // The number of keys varies (numberOfKeys omitted): it is the first argument of every call.
-    redis.defineCommand('gatehouseIncrementWindows', { lua: INCREMENT_SCRIPT });
+export class RedisFixedWindowStorage extends RedisWindowStorage {
+  constructor(redis: Redis, failureMode: 'open' | 'closed') {
+    super(redis, failureMode, 'gatehouseIncrementWindows', INCREMENT_SCRIPT, 'gatehouse:rl:');
   }
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    _block: number,
-    name: string,
-  ): Promise<WindowCount> {
-    const [count] = await this.countWindows([{ key, ttl, limit, name }]);
-    return count;
-  }
-
-  async countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
-    const keys = windows.map(({ key, name }) => `gatehouse:rl:${name}:${key}`);
-    const args = windows.flatMap(({ ttl, limit }) => [ttl, limit]);
-    try {
-      const answer = await (this.redis as unknown as WindowScript).gatehouseIncrementWindows(
-        windows.length,
-        ...keys,
-        ...args,
-      );
-      const counts: WindowCount[] = [];
-      for (let i = 0; i < answer.length; i += 2)
-        counts.push(record(answer[i], windows[i / 2].limit, answer[i + 1]));
-      return counts;
-    } catch (error) {
-      return this.outage.countsOf(windows, error as Error);
-    }
+  protected countsOf(answer: number[], windows: readonly WindowToCount[]): WindowCount[] {
+    const counts: WindowCount[] = [];
+    for (let i = 0; i < answer.length; i += 2)
+      counts.push(record(answer[i], windows[i / 2].limit, answer[i + 1]));
+    return counts;
   }
 }

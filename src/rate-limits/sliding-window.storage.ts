@@ -1,6 +1,6 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { RedisOutagePolicy } from './redis-outage';
+import { RedisWindowStorage } from './redis-window-storage';
 import {
   headerSeconds,
   type TimeSource,
@@ -222,62 +222,29 @@ for i, key in ipairs(KEYS) do
 end
 return counts`;
 
-interface SlidingScript {
-  gatehouseSlideWindows(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
-}
-
 /**
  * The same sliding windows in Redis, shared by every instance: one script counts all of a request's
  * windows in one round trip, atomically, so instances sharing a Redis let exactly the limit through.
  * Its keys differ from the fixed windows' (`gatehouse:rls:`), so switching RATE_LIMIT_WINDOW starts
  * every count afresh rather than misreading the other kind's.
  */
-export class RedisSlidingWindowStorage implements ThrottlerStorage, WindowBatchCounter {
-  private readonly outage: RedisOutagePolicy;
-
-  constructor(
-    private readonly redis: Redis,
-    failureMode: 'open' | 'closed',
-  ) {
-    this.outage = new RedisOutagePolicy(failureMode);
-    // The number of keys varies (numberOfKeys omitted): it is the first argument of every call.
-    redis.defineCommand('gatehouseSlideWindows', { lua: SLIDING_SCRIPT });
+export class RedisSlidingWindowStorage extends RedisWindowStorage {
+  constructor(redis: Redis, failureMode: 'open' | 'closed') {
+    super(redis, failureMode, 'gatehouseSlideWindows', SLIDING_SCRIPT, 'gatehouse:rls:');
   }
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    _block: number,
-    name: string,
-  ): Promise<WindowCount> {
-    const [count] = await this.countWindows([{ key, ttl, limit, name }]);
-    return count;
-  }
-
-  async countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
-    const keys = windows.map(({ key, name }) => `gatehouse:rls:${name}:${key}`);
-    const args = windows.flatMap(({ ttl, limit }) => [ttl, limit]);
-    try {
-      const answer = await (this.redis as unknown as SlidingScript).gatehouseSlideWindows(
-        windows.length,
-        ...keys,
-        ...args,
-      );
-      const counts: WindowCount[] = [];
-      for (let i = 0; i < answer.length; i += 3) {
-        const hits = answer[i];
-        const isBlocked = hits > windows[i / 3].limit;
-        counts.push({
-          totalHits: hits,
-          timeToExpire: headerSeconds(answer[i + 1]),
-          isBlocked,
-          timeToBlockExpire: isBlocked ? headerSeconds(answer[i + 2]) : 0,
-        });
-      }
-      return counts;
-    } catch (error) {
-      return this.outage.countsOf(windows, error as Error);
+  protected countsOf(answer: number[], windows: readonly WindowToCount[]): WindowCount[] {
+    const counts: WindowCount[] = [];
+    for (let i = 0; i < answer.length; i += 3) {
+      const hits = answer[i];
+      const isBlocked = hits > windows[i / 3].limit;
+      counts.push({
+        totalHits: hits,
+        timeToExpire: headerSeconds(answer[i + 1]),
+        isBlocked,
+        timeToBlockExpire: isBlocked ? headerSeconds(answer[i + 2]) : 0,
+      });
     }
+    return counts;
   }
 }
