@@ -47,6 +47,7 @@ export const AUDIT_ACTIONS = [
   'key.enabled',
   'key.credits_low',
   'key.denied',
+  'key.leaked',
   'identity.created',
   'identity.updated',
   'identity.deleted',
@@ -56,6 +57,7 @@ export const AUDIT_ACTIONS = [
   'webhook.secret_rotated',
   'webhook.deleted',
   'webhook.disabled',
+  'organization.policies_updated',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

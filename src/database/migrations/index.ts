@@ -13,6 +13,7 @@ import { TaskEvents1795740000000 } from './1795740000000-TaskEvents';
 import { AgentRuns1795750000000 } from './1795750000000-AgentRuns';
 import { Identities1795760000000 } from './1795760000000-Identities';
 import { IdentityCredits1795770000000 } from './1795770000000-IdentityCredits';
+import { LeakedKeysPolicies1795910000000 } from './1795910000000-LeakedKeysPolicies';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   AgentRuns1795750000000,
   Identities1795760000000,
   IdentityCredits1795770000000,
+  LeakedKeysPolicies1795910000000,
 ];
