@@ -62,7 +62,11 @@ describe('leaked keys', () => {
       status: 200,
       json: {
         public_keys: [
-          ...published.map((key) => ({ key_identifier: key.identifier, key: key.publicPem, is_current: true })),
+          ...published.map((key) => ({
+            key_identifier: key.identifier,
+            key: key.publicPem,
+            is_current: true,
+          })),
           { key_identifier: SAMPLE.keyIdentifier, key: SAMPLE.publicKey, is_current: false },
         ],
       },
@@ -96,11 +100,7 @@ describe('leaked keys', () => {
     );
 
   const postReport = (body: string, headers: Record<string, string>) =>
-    t.http
-      .post('/v1/secret-scanning/github')
-      .set('Content-Type', 'application/json')
-      .set(headers)
-      .send(body);
+    t.http.post('/v1/secret-scanning/github').set('Content-Type', 'application/json').set(headers).send(body);
 
   const report = (tokens: Reported[], key: SigningKey = current) => {
     const body = bodyOf(tokens);
@@ -241,7 +241,9 @@ describe('leaked keys', () => {
       const url = newUrl();
       const res = await report([{ token: key.key, url }]);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual([{ token_hash: sha256(key.key), token_type: TOKEN_TYPE, label: 'true_positive' }]);
+      expect(res.body).toEqual([
+        { token_hash: sha256(key.key), token_type: TOKEN_TYPE, label: 'true_positive' },
+      ]);
 
       const after = await getKey(a.auth, key.id);
       expect(after.status).toBe('revoked');
@@ -312,7 +314,10 @@ describe('leaked keys', () => {
       await use(toDisable).expect(200);
       await report([{ token: toDisable.key }]);
       const disabled = await getKey(org.auth, toDisable.id);
-      expect({ status: disabled.status, enabled: disabled.enabled }).toEqual({ status: 'disabled', enabled: false });
+      expect({ status: disabled.status, enabled: disabled.enabled }).toEqual({
+        status: 'disabled',
+        enabled: false,
+      });
       expectProblem(await use(toDisable), 401, 'key_disabled');
       expect((await leakedEntries(org.auth, toDisable.id))[0].details.action_taken).toBe('disabled');
       // An operator who has looked into it can switch it back on.
@@ -338,14 +343,20 @@ describe('leaked keys', () => {
       const url = newUrl();
       const first = await report([{ token: key.key, url }]);
       const leakedAt = (await getKey(org.auth, key.id)).leaked_at;
-      const again = await report([{ token: key.key, url }, { token: key.key, url }]);
+      const again = await report([
+        { token: key.key, url },
+        { token: key.key, url },
+      ]);
       expect(again.body).toEqual([first.body[0], first.body[0]]);
       expect(await leakedEntries(org.auth, key.id)).toHaveLength(1);
       expect((await getKey(org.auth, key.id)).leaked_at).toBe(leakedAt);
       // Found somewhere else: recorded again, with that URL.
       const elsewhere = newUrl();
       await report([{ token: key.key, url: elsewhere }]);
-      expect((await leakedEntries(org.auth, key.id)).map((entry) => entry.details.url)).toEqual([elsewhere, url]);
+      expect((await leakedEntries(org.auth, key.id)).map((entry) => entry.details.url)).toEqual([
+        elsewhere,
+        url,
+      ]);
     });
 
     it('refuses a signed body that is not a report (400) and answers an empty one with []', async () => {
@@ -373,7 +384,9 @@ describe('leaked keys', () => {
       const res = await report(tokens);
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(3000);
-      const positives = res.body.flatMap((entry: any, i: number) => (entry.label === 'true_positive' ? [i] : []));
+      const positives = res.body.flatMap((entry: any, i: number) =>
+        entry.label === 'true_positive' ? [i] : [],
+      );
       expect(positives).toEqual([7, 1007, 2007]);
       for (const key of keys) expect(await leakedEntries(org.auth, key.id)).toHaveLength(1);
     });
@@ -409,7 +422,12 @@ describe('leaked keys', () => {
         {
           type: 'key.leaked',
           timestamp: expect.stringMatching(ISO),
-          data: expect.objectContaining({ key_id: key.id, source: 'public_report', url: null, action_taken: 'none' }),
+          data: expect.objectContaining({
+            key_id: key.id,
+            source: 'public_report',
+            url: null,
+            action_taken: 'none',
+          }),
         },
       ]);
     });

@@ -146,7 +146,11 @@ describe('organization policies', () => {
         expect(problem.errors).toEqual([{ field: 'expiration', message: expect.any(String) }]);
       }
       expect(await listIds(org.auth, '')).toEqual(before);
-      const allowed = await createKey(t.http, org.auth, { name: 'fits', role: 'viewer', expiration: inDays(29) });
+      const allowed = await createKey(t.http, org.auth, {
+        name: 'fits',
+        role: 'viewer',
+        expiration: inDays(29),
+      });
       expect(allowed.body.expiration).toBeTruthy();
     });
 
@@ -181,8 +185,16 @@ describe('organization policies', () => {
       const rotated = await t.http.post(`/v1/api-keys/${old.id}/rotate`).set(org.auth).send({}).expect(200);
       expect(rotated.body.expiration).toBeNull();
       expect(await listIds(org.auth, 'violates_policy=true')).toContain(old.id);
-      const compliant = await createKey(t.http, org.auth, { name: 'ok', role: 'viewer', expiration: inDays(5) });
-      const again = await t.http.post(`/v1/api-keys/${compliant.id}/rotate`).set(org.auth).send({}).expect(200);
+      const compliant = await createKey(t.http, org.auth, {
+        name: 'ok',
+        role: 'viewer',
+        expiration: inDays(5),
+      });
+      const again = await t.http
+        .post(`/v1/api-keys/${compliant.id}/rotate`)
+        .set(org.auth)
+        .send({})
+        .expect(200);
       expect(again.body.expiration).toBe(compliant.body.expiration);
     });
   });
@@ -204,9 +216,16 @@ describe('organization policies', () => {
       const other = await signUpOrganization(t.http, 'Violations other');
       const never = await createKey(t.http, org.auth, { name: 'never expires', role: 'viewer' });
       const far = await createKey(t.http, org.auth, { name: 'far', role: 'viewer', expiration: inDays(400) });
-      const near = await createKey(t.http, org.auth, { name: 'near', role: 'viewer', expiration: inDays(10) });
+      const near = await createKey(t.http, org.auth, {
+        name: 'near',
+        role: 'viewer',
+        expiration: inDays(10),
+      });
       const revoked = await createKey(t.http, org.auth, { name: 'revoked', role: 'viewer' });
-      await t.http.post('/v1/credentials/revoke').send({ credentials: [revoked.key] }).expect(202);
+      await t.http
+        .post('/v1/credentials/revoke')
+        .send({ credentials: [revoked.key] })
+        .expect(202);
       await createKey(t.http, other.auth, { name: 'theirs', role: 'viewer' });
       await setPolicies(other.auth, { max_key_lifetime_days: 1 });
 
@@ -217,7 +236,9 @@ describe('organization policies', () => {
       expect((await listIds(org.auth, 'violates_policy=true')).sort()).toEqual([never.id, far.id].sort());
       expect((await listIds(org.auth, 'violates_policy=false')).sort()).toEqual([near.id, revoked.id].sort());
       // Existing keys are untouched.
-      expect((await t.http.get(`/v1/api-keys/${never.id}`).set(org.auth).expect(200)).body.status).toBe('active');
+      expect((await t.http.get(`/v1/api-keys/${never.id}`).set(org.auth).expect(200)).body.status).toBe(
+        'active',
+      );
 
       await setPolicies(org.auth, { max_key_lifetime_days: null, require_expiration: true });
       expect(await listIds(org.auth, 'violates_policy=true')).toEqual([never.id]);
@@ -226,7 +247,11 @@ describe('organization policies', () => {
 
     it('refuses a value that is not a boolean (400)', async () => {
       const org = await signUpOrganization(t.http, 'Violations bad');
-      expectProblem(await t.http.get('/v1/api-keys?violates_policy=yes').set(org.auth), 400, 'validation_failed');
+      expectProblem(
+        await t.http.get('/v1/api-keys?violates_policy=yes').set(org.auth),
+        400,
+        'validation_failed',
+      );
     });
   });
 });

@@ -16,7 +16,14 @@ export interface ReportedValue {
   url: string | null;
 }
 
-const ACTION_OF: Record<LeakResponse, LeakAction> = { revoke: 'revoked', disable: 'disabled', notify: 'none' };
+const ACTION_OF: Record<LeakResponse, LeakAction> = {
+  revoke: 'revoked',
+  disable: 'disabled',
+  notify: 'none',
+};
+
+/** Audit entries and events written per statement (each row binds about a dozen parameters). */
+const RECORD_SLICE = 500;
 
 /** Revocation reason of a key revoked for a leak; the key check names it in its 401. */
 export const LEAKED = 'leaked';
@@ -76,20 +83,39 @@ export class KeyLeaks {
         // is refused anyway, and revoking the key for it would only cut off its current value.
         const live =
           keyStatus(key, now) === 'active' &&
-          (key.keyHash === hashes[i] || (key.previousKeyExpiresAt !== null && key.previousKeyExpiresAt > now));
+          (key.keyHash === hashes[i] ||
+            (key.previousKeyExpiresAt !== null && key.previousKeyExpiresAt > now));
         const response = policies.get(key.organizationId)!.leakResponse;
         const action: LeakAction = live ? ACTION_OF[response] : 'none';
         if (action === 'revoked') {
           key.revokedAt = now;
           key.revokedReason = LEAKED;
           toRevoke.push(key);
-          records.push({ key, action: 'key.revoked', actor: SYSTEM_ACTOR, origin, details: { reason: LEAKED } });
+          records.push({
+            key,
+            action: 'key.revoked',
+            actor: SYSTEM_ACTOR,
+            origin,
+            details: { reason: LEAKED },
+          });
         } else if (action === 'disabled') {
           key.enabled = false;
           toDisable.push(key);
-          records.push({ key, action: 'key.disabled', actor: SYSTEM_ACTOR, origin, details: { enabled: false } });
+          records.push({
+            key,
+            action: 'key.disabled',
+            actor: SYSTEM_ACTOR,
+            origin,
+            details: { enabled: false },
+          });
         }
-        leaks.push({ keyId: key.id, organizationId: key.organizationId, sourceUrl, source, actionTaken: action });
+        leaks.push({
+          keyId: key.id,
+          organizationId: key.organizationId,
+          sourceUrl,
+          source,
+          actionTaken: action,
+        });
         records.push({
           key,
           action: 'key.leaked',
@@ -112,7 +138,10 @@ export class KeyLeaks {
         );
       }
       await this.keys.insertLeaks(manager, leaks);
-      await this.changes.record(manager, records);
+      // In slices: one insert of a whole report's entries would pass PostgreSQL's 65,535 parameters.
+      for (let i = 0; i < records.length; i += RECORD_SLICE) {
+        await this.changes.record(manager, records.slice(i, i + RECORD_SLICE));
+      }
       return { named, changed: [...toRevoke, ...toDisable].map((key) => key.id) };
     });
     // After commit: every instance drops its cached record of a revoked or disabled key.

@@ -96,7 +96,10 @@ export class OrganizationPoliciesService {
   }
 
   /** The policies of several organizations (defaults for those without a row), in the caller's transaction. */
-  async forOrganizations(organizationIds: string[], manager?: EntityManager): Promise<Map<string, KeyPolicy>> {
+  async forOrganizations(
+    organizationIds: string[],
+    manager?: EntityManager,
+  ): Promise<Map<string, KeyPolicy>> {
     const rows = await this.policies.findMany([...new Set(organizationIds)], manager);
     const found = new Map(rows.map((row) => [row.organizationId, policyOf(row)]));
     return new Map(organizationIds.map((id) => [id, found.get(id) ?? DEFAULT_KEY_POLICY]));
@@ -112,10 +115,7 @@ export class OrganizationPoliciesService {
     const max = policy.maxKeyLifetimeDays;
     if (!expiration) {
       const rule = max !== null ? 'max_key_lifetime_days' : 'require_expiration';
-      const why =
-        max !== null
-          ? `keys must expire within ${max} days`
-          : 'keys must have an expiration';
+      const why = max !== null ? `keys must expire within ${max} days` : 'keys must have an expiration';
       throw violation(rule, `The organization's policy (${rule}) requires an expiration: ${why}.`, why, max);
     }
     if (max !== null && expiration.getTime() > this.clock.now() + max * DAY_MS) {

@@ -12,7 +12,11 @@ const SAMPLE = {
 };
 
 const samplePem = `-----BEGIN PUBLIC KEY-----\n${SAMPLE.publicKey}\n-----END PUBLIC KEY-----\n`;
-const sampleKey = createPublicKey({ key: Buffer.from(SAMPLE.publicKey, 'base64'), format: 'der', type: 'spki' });
+const sampleKey = createPublicKey({
+  key: Buffer.from(SAMPLE.publicKey, 'base64'),
+  format: 'der',
+  type: 'spki',
+});
 
 describe('verifiesReport', () => {
   it("verifies GitHub's published sample, byte for byte (104 bytes)", () => {

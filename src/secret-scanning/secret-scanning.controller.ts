@@ -1,4 +1,13 @@
-import { Body, Controller, Headers, HttpCode, Post, Req, UseGuards, type RawBodyRequest } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Headers,
+  HttpCode,
+  Post,
+  Req,
+  UseGuards,
+  type RawBodyRequest,
+} from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBody,
@@ -37,7 +46,11 @@ export class SecretScanningController {
       'over the raw body with a key published at SECRET_SCANNING_KEYS_URL. Each value that names a key gets ' +
       "its organization's leak_response and a `key.leaked` record (once per key and source URL).",
   })
-  @ApiHeader({ name: 'Github-Public-Key-Identifier', required: true, description: 'Which published key signed.' })
+  @ApiHeader({
+    name: 'Github-Public-Key-Identifier',
+    required: true,
+    description: 'Which published key signed.',
+  })
   @ApiHeader({
     name: 'Github-Public-Key-Signature',
     required: true,

@@ -92,7 +92,8 @@ function parseReport(body: unknown): GitHubReportedToken[] {
   const tokens = body.map((item: unknown, i): GitHubReportedToken => {
     const entry = (item && typeof item === 'object' ? item : {}) as Record<string, unknown>;
     for (const field of ['token', 'type'] as const) {
-      if (typeof entry[field] !== 'string') errors.push({ field: `[${i}].${field}`, message: 'must be a string' });
+      if (typeof entry[field] !== 'string')
+        errors.push({ field: `[${i}].${field}`, message: 'must be a string' });
     }
     for (const field of ['url', 'source'] as const) {
       if (entry[field] !== undefined && entry[field] !== null && typeof entry[field] !== 'string') {
