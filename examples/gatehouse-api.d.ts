@@ -799,6 +799,64 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/organization/policies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's key policies: leak response and key lifetimes */
+    get: operations['OrganizationPoliciesController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Change the organization's key policies (fields left out stay as they are) */
+    patch: operations['OrganizationPoliciesController_update'];
+    trace?: never;
+  };
+  '/v1/secret-scanning/github': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * GitHub secret scanning: a signed report of this service's key values found in public
+     * @description GitHub posts the values matching the registered pattern, signed (ECDSA P-256, SHA-256, DER, base64) over the raw body with a key published at SECRET_SCANNING_KEYS_URL. Each value that names a key gets its organization's leak_response and a `key.leaked` record (once per key and source URL).
+     */
+    post: operations['SecretScanningController_github'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/credentials/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report key values found in public; each that names an active key gets its leak_response
+     * @description Anyone may call it. It answers 202 whatever the values are, and does the same work for each value whether it names a key or not, so it tells nothing about any of them. Limited per client address (CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE).
+     */
+    post: operations['SecretScanningController_revoke'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/metrics': {
     parameters: {
       query?: never;
@@ -985,6 +1043,23 @@ export interface webhooks {
     put?: never;
     /** key.credits_low event */
     post: operations['webhook_key_credits_low'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'key.leaked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** key.leaked event */
+    post: operations['webhook_key_leaked'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1341,6 +1416,11 @@ export interface components {
       /** @description The identity (customer) the key belongs to; null: none. */
       identity: components['schemas']['IdentitySummaryResponse'] | null;
       /**
+       * Format: date-time
+       * @description When the key was first reported leaked (GitHub secret scanning or POST /v1/credentials/revoke); null: never. What the report did depends on the organization's leak_response (GET /v1/organization/policies).
+       */
+      leaked_at: string | null;
+      /**
        * @description The key value. Shown only in this response; store it now.
        * @example sk_…
        */
@@ -1403,6 +1483,11 @@ export interface components {
       last_used_ip: string | null;
       /** @description The identity (customer) the key belongs to; null: none. */
       identity: components['schemas']['IdentitySummaryResponse'] | null;
+      /**
+       * Format: date-time
+       * @description When the key was first reported leaked (GitHub secret scanning or POST /v1/credentials/revoke); null: never. What the report did depends on the organization's leak_response (GET /v1/organization/policies).
+       */
+      leaked_at: string | null;
     };
     ApiKeyPage: {
       data: components['schemas']['ApiKeyResponse'][];
@@ -1491,6 +1576,7 @@ export interface components {
         | 'key.enabled'
         | 'key.credits_low'
         | 'key.denied'
+        | 'key.leaked'
         | 'identity.created'
         | 'identity.updated'
         | 'identity.deleted'
@@ -1511,7 +1597,8 @@ export interface components {
         | 'role.updated'
         | 'role.deleted'
         | 'session.signed_in'
-        | 'session.signed_out';
+        | 'session.signed_out'
+        | 'organization.policies_updated';
       key_id: string | null;
       actor: components['schemas']['AuditActorResponse'];
       ip: string | null;
@@ -2195,6 +2282,7 @@ export interface components {
         | 'key.disabled'
         | 'key.enabled'
         | 'key.credits_low'
+        | 'key.leaked'
         | 'identity.created'
         | 'identity.updated'
         | 'identity.deleted'
@@ -2259,6 +2347,7 @@ export interface components {
         | 'key.disabled'
         | 'key.enabled'
         | 'key.credits_low'
+        | 'key.leaked'
         | 'identity.created'
         | 'identity.updated'
         | 'identity.deleted'
@@ -2293,6 +2382,64 @@ export interface components {
     DeliveryPage: {
       data: components['schemas']['DeliveryResponse'][];
       next_cursor: string | null;
+    };
+    OrganizationPoliciesResponse: {
+      /**
+       * @description What happens to an active key reported leaked: `revoke` (revoked, reason `leaked`), `disable` (`enabled: false`, an operator can enable it again) or `notify` (nothing changes). Every report is recorded as `key.leaked` (audit log and webhook) whatever the response.
+       * @enum {string}
+       */
+      leak_response: 'revoke' | 'disable' | 'notify';
+      /** @description A key created or changed must get an expiration at most this many days ahead; null: no limit. */
+      max_key_lifetime_days: number | null;
+      /** @description A key created or changed must have an expiration. */
+      require_expiration: boolean;
+    };
+    UpdateOrganizationPoliciesDto: {
+      /** @enum {string} */
+      leak_response?: 'revoke' | 'disable' | 'notify';
+      /** @description null removes the limit. */
+      max_key_lifetime_days?: number | null;
+      require_expiration?: boolean;
+    };
+    GitHubReportedToken: {
+      /** @description The value found. */
+      token: string;
+      /** @description The token type the pattern was registered as; echoed back. */
+      type: string;
+      /** @description Where it was found. */
+      url?: string;
+      /**
+       * @description What kind of place (commit, issue, gist, …).
+       * @example commit
+       */
+      source?: string;
+    };
+    GitHubTokenLabel: {
+      /**
+       * @description SHA-256 of the token, hex.
+       * @example a3c1…
+       */
+      token_hash: string;
+      /** @description The report's `type`. */
+      token_type: string;
+      /**
+       * @description `true_positive`: a value of this service that names a key, of any organization, that still exists (active, expired, disabled or revoked); `false_positive`: anything else.
+       * @enum {string}
+       */
+      label: 'true_positive' | 'false_positive';
+    };
+    RevokeCredentialsDto: {
+      /**
+       * @description Values found in public (each at most 1000 characters).
+       * @example [
+       *       "sk_…"
+       *     ]
+       */
+      credentials: string[];
+    };
+    RevokeCredentialsResponse: {
+      /** @description How many values were received; says nothing about any of them. */
+      received: number;
     };
     VerifyKeyDto: {
       /** @description The key value your caller presented. */
@@ -2431,9 +2578,13 @@ export interface components {
       actor: components['schemas']['EventActor'];
     };
     KeyRevokedData: {
-      reason: string;
-      /** @description The deactivated owner of the personal key. */
-      owner_id: string;
+      /**
+       * @description `owner_deactivated`: its owner was deactivated; `leaked`: it was reported leaked (see `key.leaked`).
+       * @enum {string}
+       */
+      reason: 'owner_deactivated' | 'leaked';
+      /** @description The deactivated owner of the personal key (reason `owner_deactivated` only). */
+      owner_id?: string;
       key_id: string;
       name: string;
       /** @enum {string} */
@@ -2456,6 +2607,27 @@ export interface components {
       remaining: number;
       /** @description The amount last set or refilled. */
       amount: number;
+      key_id: string;
+      name: string;
+      /** @enum {string} */
+      type: 'personal' | 'team' | 'service';
+      role: string;
+      actor: components['schemas']['EventActor'];
+    };
+    KeyLeakedData: {
+      /**
+       * @description `github`: GitHub secret scanning; `public_report`: POST /v1/credentials/revoke.
+       * @enum {string}
+       */
+      source: 'github' | 'public_report';
+      /** @description Where the value was found (GitHub's report names it); null when the report named none. */
+      url: string | null;
+      /**
+       * @description What the report did: the organization's leak_response for an active key (`revoked`, `disabled`, or
+       *     `none` under `notify`), `none` for a key that was no longer active.
+       * @enum {string}
+       */
+      action_taken: 'revoked' | 'disabled' | 'none';
       key_id: string;
       name: string;
       /** @enum {string} */
@@ -2548,6 +2720,8 @@ export interface components {
       | 'identities:read'
       | 'identities:update'
       | 'identities:delete'
+      | 'organization:read'
+      | 'organization:update'
       | 'roles:create'
       | 'roles:read'
       | 'roles:update'
@@ -2586,6 +2760,7 @@ export interface components {
       | 'deployments'
       | 'files'
       | 'identities'
+      | 'organization'
       | 'roles'
       | 'tasks'
       | 'teams'
@@ -2758,6 +2933,8 @@ export interface operations {
         status?: 'active' | 'expired' | 'revoked' | 'disabled';
         owner_id?: string;
         team_id?: string;
+        /** @description true: only the keys (not revoked) whose expiration the organization's policy would refuse if it were set now (none, or further out than max_key_lifetime_days); false: only the others. */
+        violates_policy?: boolean;
       };
       header?: never;
       path?: never;
@@ -5740,6 +5917,7 @@ export interface operations {
           | 'key.enabled'
           | 'key.credits_low'
           | 'key.denied'
+          | 'key.leaked'
           | 'identity.created'
           | 'identity.updated'
           | 'identity.deleted'
@@ -5761,13 +5939,15 @@ export interface operations {
           | 'role.deleted'
           | 'session.signed_in'
           | 'session.signed_out'
+          | 'organization.policies_updated'
           | 'key.*'
           | 'identity.*'
           | 'webhook.*'
           | 'user.*'
           | 'team.*'
           | 'role.*'
-          | 'session.*';
+          | 'session.*'
+          | 'organization.*';
         actor_type?: 'user' | 'api_key' | 'system';
         /** @description The id of the user or API key that acted. */
         actor_id?: string;
@@ -8530,6 +8710,274 @@ export interface operations {
       };
     };
   };
+  OrganizationPoliciesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationPoliciesResponse'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  OrganizationPoliciesController_update: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateOrganizationPoliciesDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationPoliciesResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  SecretScanningController_github: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Base64 of the DER ECDSA signature of the raw body. */
+        'Github-Public-Key-Signature': string;
+        /** @description Which published key signed. */
+        'Github-Public-Key-Identifier': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['GitHubReportedToken'][];
+      };
+    };
+    responses: {
+      /** @description One label per reported token, in order. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GitHubTokenLabel'][];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  SecretScanningController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RevokeCredentialsDto'];
+      };
+    };
+    responses: {
+      202: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RevokeCredentialsResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
   MetricsController_scrape: {
     parameters: {
       query?: never;
@@ -9043,6 +9491,51 @@ export interface operations {
            */
           timestamp: string;
           data: components['schemas']['KeyCreditsLowData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_key_leaked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'key.leaked';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['KeyLeakedData'];
         };
       };
     };

@@ -17,6 +17,8 @@ import { HealthModule } from './health/health.module';
 import { IdentitiesHttpModule } from './identities/identities-http.module';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
+import { OrganizationPoliciesHttpModule } from './organization-policies/organization-policies-http.module';
+import { SecretScanningModule } from './secret-scanning/secret-scanning.module';
 import { platformModules } from './platform.modules';
 import { RolesModule } from './roles/roles.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -54,6 +56,8 @@ export class AppModule {
         AgentsHttpModule,
         TasksHttpModule,
         WebhooksHttpModule,
+        OrganizationPoliciesHttpModule,
+        SecretScanningModule,
         MetricsHttpModule,
         ...sharedModulesOf(extensions),
         ...httpModulesOf(extensions),

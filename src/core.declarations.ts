@@ -11,6 +11,7 @@ import './audit/audit.declarations';
 import './events/events.declarations';
 import './files/files.declarations';
 import './identities/identities.declarations';
+import './organization-policies/organization-policies.declarations';
 import './roles/roles.declarations';
 import './sessions/sessions.declarations';
 import './tasks/tasks.declarations';

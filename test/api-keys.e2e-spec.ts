@@ -208,6 +208,7 @@ describe('creating a key', () => {
       meta: {},
       credits: null,
       last_used_ip: null,
+      leaked_at: null,
       identity: null,
     });
     expect(sorted(created.permissions)).toEqual(DEVELOPER);

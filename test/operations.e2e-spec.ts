@@ -157,6 +157,9 @@ describe('operations endpoints', () => {
         'post /v1/auth/token',
         'post /v1/auth/signup',
         'post /v1/auth/session',
+        // Leak reports: GitHub signs its report instead; anyone may report a key (leaked-keys suite).
+        'post /v1/secret-scanning/github',
+        'post /v1/credentials/revoke',
       ];
       // The dashboard's session cookie, not the key check: its own scheme (see app.setup.ts).
       const SESSION_COOKIE = ['post /v1/auth/session/refresh', 'delete /v1/auth/session'];

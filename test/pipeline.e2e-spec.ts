@@ -47,6 +47,9 @@ const PUBLIC_ROUTES = new Set([
   'DELETE /v1/auth/session',
   'GET /health/live',
   'GET /health/ready',
+  // Leak reports: a GitHub report is checked by its signature, and anyone may report a key (leaked-keys suite).
+  'POST /v1/secret-scanning/github',
+  'POST /v1/credentials/revoke',
   // Not a tenant route: the operator's METRICS_TOKEN, and 404 when it is unset (operations suite).
   'GET /metrics',
 ]);

@@ -42,6 +42,7 @@ const ALL_EVENTS = [
   'key.disabled',
   'key.enabled',
   'key.credits_low',
+  'key.leaked',
   'identity.created',
   'identity.updated',
   'identity.deleted',
@@ -452,6 +453,26 @@ describe('webhooks', () => {
         const enabled = await received(path, keyEvent('key.enabled', key.id));
         expectWellFormed(enabled, secret, { forbidden: issued });
         expect(enabled.json.data).toMatchObject({ key_id: key.id, enabled: true });
+      });
+
+      it('sends key.leaked, and key.revoked with reason leaked, when a key is reported found in public', async () => {
+        const key = await createKey(org.auth);
+        issued.push(key.key);
+        await t.http
+          .post('/v1/credentials/revoke')
+          .send({ credentials: [key.key] })
+          .expect(202);
+        const leaked = await received(path, keyEvent('key.leaked', key.id));
+        expectWellFormed(leaked, secret, { forbidden: issued });
+        expect(leaked.json.data).toMatchObject({
+          key_id: key.id,
+          source: 'public_report',
+          url: null,
+          action_taken: 'revoked',
+          actor: { type: 'system', id: null },
+        });
+        const revoked = await received(path, keyEvent('key.revoked', key.id));
+        expect(revoked.json.data).toMatchObject({ key_id: key.id, reason: 'leaked' });
       });
 
       it('sends identity.created, identity.updated (with the changed fields) and identity.deleted', async () => {

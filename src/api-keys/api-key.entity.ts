@@ -218,6 +218,10 @@ export class ApiKey {
   @Column({ name: 'last_used_ip', type: 'text', nullable: true })
   lastUsedIp: string | null;
 
+  /** When the key was first reported leaked (GitHub secret scanning or a public report); null: never. */
+  @Column({ name: 'leaked_at', type: 'timestamptz', precision: 3, nullable: true })
+  leakedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

@@ -4,6 +4,9 @@ import { AccountsModule } from '../accounts/accounts.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { RolesModule } from '../roles/roles.module';
 import { ApiKey } from './api-key.entity';
+import { ApiKeyLeak } from './api-key-leak.entity';
+import { KeyLeaks } from './key-leaks';
+import { OrganizationPoliciesModule } from '../organization-policies/organization-policies.module';
 import { ApiKeyValues } from './api-key-format';
 import { ApiKeysRepository } from './api-keys.repository';
 import { KeyPermissions } from './key-permissions';
@@ -23,9 +26,18 @@ import { CreditTables } from './credits/credit-tables';
 import { PostgresCreditLedger } from './credits/postgres-credit-ledger';
 import { RedisCreditLedger } from './credits/redis-credit-ledger';
 
-/** API keys: lifecycle endpoints, verification, key values, their last use and their credits. */
+/**
+ * API keys: lifecycle endpoints, verification, key values, their last use, their credits, and what a
+ * leak report does to them (KeyLeaks).
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AccountsModule, RolesModule, IdentitiesModule],
+  imports: [
+    TypeOrmModule.forFeature([ApiKey, ApiKeyLeak]),
+    AccountsModule,
+    RolesModule,
+    IdentitiesModule,
+    OrganizationPoliciesModule,
+  ],
   controllers: [VerifyController, ApiKeysController],
   providers: [
     ApiKeysService,
@@ -35,6 +47,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     KeyPermissions,
     KeyUsageRecorder,
     KeyChangeRecorder,
+    KeyLeaks,
     KeyExpiryJob,
     KeyRotationJob,
     {
@@ -48,6 +61,14 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     CreditsService,
     CreditRefillJob,
   ],
-  exports: [ApiKeyValues, ApiKeysService, KeyLookup, KeyPermissions, KeyUsageRecorder, CreditsService],
+  exports: [
+    ApiKeyValues,
+    ApiKeysService,
+    KeyLookup,
+    KeyPermissions,
+    KeyUsageRecorder,
+    CreditsService,
+    KeyLeaks,
+  ],
 })
 export class ApiKeysModule {}

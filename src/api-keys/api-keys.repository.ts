@@ -4,12 +4,28 @@ import { EntityManager, In, IsNull, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
 import { CreditBalanceTable } from '../common/credit-balance-table';
 import { ApiKey, KeyStatus } from './api-key.entity';
+import type { LeakAction, LeakSource } from './api-key-leak.entity';
 
 export interface KeyListFilters {
   type?: ApiKey['type'];
   status?: KeyStatus;
   ownerId?: string;
   teamId?: string;
+  /** Keys that do (true) or do not (false) break the organization's expiration rules as given. */
+  violatesPolicy?: {
+    violates: boolean;
+    requireExpiration: boolean;
+    maxKeyLifetimeDays: number | null;
+  };
+}
+
+/** One report of a key: the key (locked), the URL it was found at ('' for none) and what it did. */
+export interface NewKeyLeak {
+  keyId: string;
+  organizationId: string;
+  sourceUrl: string;
+  source: LeakSource;
+  actionTaken: LeakAction;
 }
 
 /** How many keys one scheduled scan claims at most; the next scan takes the rest. */
@@ -98,7 +114,68 @@ export class ApiKeysRepository {
         'key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now()) AND key.enabled',
       );
     }
+    if (filters.violatesPolicy) {
+      const { violates, requireExpiration, maxKeyLifetimeDays } = filters.violatesPolicy;
+      // What the policy would refuse if the expiration were set now; revoked keys break nothing.
+      const violating =
+        maxKeyLifetimeDays !== null
+          ? 'key.revoked_at IS NULL AND (key.expiration IS NULL OR key.expiration > now() + make_interval(days => :maxDays))'
+          : requireExpiration
+            ? 'key.revoked_at IS NULL AND key.expiration IS NULL'
+            : 'false';
+      builder.andWhere(violates ? `(${violating})` : `NOT (${violating})`, { maxDays: maxKeyLifetimeDays });
+    }
     return paginate(builder, query);
+  }
+
+  /**
+   * The keys (not deleted) whose current or previous value has one of these hashes, locked in the
+   * caller's transaction in id order (two reports naming the same keys never deadlock): one query for a
+   * whole report, however many values it holds.
+   */
+  lockByValueHashes(manager: EntityManager, hashes: string[]): Promise<ApiKey[]> {
+    return manager
+      .createQueryBuilder(ApiKey, 'key')
+      .where('(key.key_hash = ANY(:hashes) OR key.previous_key_hash = ANY(:hashes))', { hashes })
+      .andWhere('key.deleted_at IS NULL')
+      .orderBy('key.id', 'ASC')
+      .setLock('pessimistic_write')
+      .getMany();
+  }
+
+  /** The (key, source URL) pairs already reported among these keys' (their rows are locked by the caller). */
+  async reportedLeaks(manager: EntityManager, keyIds: string[]): Promise<Set<string>> {
+    const rows = await manager.query<{ key_id: string; source_url: string }[]>(
+      `SELECT key_id, source_url FROM api_key_leaks WHERE key_id = ANY($1::text[])`,
+      [keyIds],
+    );
+    return new Set(rows.map((row) => leakPair(row.key_id, row.source_url)));
+  }
+
+  /** Records reports; the first report of a key stamps its `leaked_at`. */
+  async insertLeaks(manager: EntityManager, leaks: NewKeyLeak[]): Promise<void> {
+    if (!leaks.length) return;
+    await manager.query(
+      `INSERT INTO api_key_leaks (key_id, source_url, organization_id, source, action_taken)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+       ON CONFLICT (key_id, source_url) DO NOTHING`,
+      [
+        leaks.map((leak) => leak.keyId),
+        leaks.map((leak) => leak.sourceUrl),
+        leaks.map((leak) => leak.organizationId),
+        leaks.map((leak) => leak.source),
+        leaks.map((leak) => leak.actionTaken),
+      ],
+    );
+    await manager.query(
+      `UPDATE api_keys SET leaked_at = COALESCE(leaked_at, now()) WHERE id = ANY($1::text[])`,
+      [[...new Set(leaks.map((leak) => leak.keyId))]],
+    );
+  }
+
+  /** Switches keys off (the kill switch, as PATCH `enabled: false`). */
+  disable(manager: EntityManager, ids: string[]): Promise<unknown> {
+    return manager.update(ApiKey, { id: In(ids) }, { enabled: false });
   }
 
   markDeleted(manager: EntityManager, id: string): Promise<unknown> {
@@ -207,4 +284,9 @@ export class ApiKeysRepository {
       .setOnLocked('skip_locked')
       .getMany();
   }
+}
+
+/** A (key, source URL) pair as one string, for sets. */
+export function leakPair(keyId: string, sourceUrl: string): string {
+  return `${keyId} ${sourceUrl}`;
 }

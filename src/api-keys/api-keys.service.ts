@@ -26,6 +26,7 @@ import type { KeyChange } from './key-change-recorder';
 import { isForeignKeyViolation } from '../database/database-errors';
 import { IdentitiesService, unknownIdentity } from '../identities/identities.service';
 import { IdentityKeys } from '../identities/identity-keys';
+import { OrganizationPoliciesService } from '../organization-policies/organization-policies.service';
 
 /** api_keys.identity_id's foreign key: the identity went between the check and the write. */
 const IDENTITY_FOREIGN_KEY = 'api_keys_identity_id_fkey';
@@ -49,6 +50,7 @@ export class ApiKeysService {
     private readonly credits: CreditsService,
     private readonly clock: Clock,
     private readonly identities: IdentitiesService,
+    private readonly policies: OrganizationPoliciesService,
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
     holders: RoleHolders,
     identityKeys: IdentityKeys,
@@ -83,6 +85,10 @@ export class ApiKeysService {
     }
     const teamId = await this.checkTeam(principal, type, dto.team_id);
     const identityId = await this.checkIdentity(principal, dto.identity_id);
+    await this.policies.assertExpirationAllowed(
+      principal.organizationId,
+      dto.expiration ? new Date(dto.expiration) : null,
+    );
 
     const value = this.values.generate();
     const now = new Date();
@@ -143,9 +149,23 @@ export class ApiKeysService {
   }
 
   async list(principal: Principal, query: ListApiKeysQueryDto): Promise<Page<ApiKeyResponse>> {
+    const policy =
+      query.violates_policy === undefined
+        ? undefined
+        : await this.policies.forOrganization(principal.organizationId);
     const page = await this.keys.page(
       principal.organizationId,
-      { type: query.type, status: query.status, ownerId: query.owner_id, teamId: query.team_id },
+      {
+        type: query.type,
+        status: query.status,
+        ownerId: query.owner_id,
+        teamId: query.team_id,
+        violatesPolicy: policy && {
+          violates: query.violates_policy!,
+          requireExpiration: policy.requireExpiration,
+          maxKeyLifetimeDays: policy.maxKeyLifetimeDays,
+        },
+      },
       query,
     );
     return { data: await this.present(page.data), next_cursor: page.next_cursor };
@@ -182,6 +202,12 @@ export class ApiKeysService {
     if (dto.name !== undefined) key.name = dto.name;
     if (dto.description !== undefined) key.description = dto.description;
     if (dto.expiration !== undefined) {
+      // Only a change of expiration meets the policy: a key made before a rule keeps its other settings
+      // editable (its kill switch above all) and is listed by ?violates_policy=true instead.
+      await this.policies.assertExpirationAllowed(
+        principal.organizationId,
+        dto.expiration ? new Date(dto.expiration) : null,
+      );
       key.expiration = dto.expiration ? new Date(dto.expiration) : null;
       key.expiryRecordedAt = null;
       key.expiryWarnedAt = null;

@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   'key.enabled',
   'key.credits_low',
   'key.denied',
+  'key.leaked',
   'identity.created',
   'identity.updated',
   'identity.deleted',
@@ -71,6 +72,7 @@ export const AUDIT_ACTIONS = [
   'role.deleted',
   'session.signed_in',
   'session.signed_out',
+  'organization.policies_updated',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,5 +1,6 @@
 import { json, urlencoded } from 'express';
 import { isUtf8 } from 'node:buffer';
+import type { RawBodyRequest } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { CommonError, CommonErrorCode } from './common.errors';
 import {
@@ -43,10 +44,16 @@ function bodyTextError(problem: JsonTextProblem): CommonError {
   }
 }
 
-/** body-parser's `verify` hook: runs on the raw bytes before JSON.parse. */
-function verifyJsonText(_req: unknown, _res: unknown, body: Buffer): void {
+/**
+ * body-parser's `verify` hook: runs on the raw bytes before JSON.parse. The bytes are kept as
+ * `rawBody` (Nest's RawBodyRequest, as its `rawBody: true` option keeps them): a signed body is checked
+ * over exactly what was sent (POST /v1/secret-scanning/github). They are the buffer already read,
+ * within the same limit, so the body costs no more than it did.
+ */
+function verifyJsonText(req: RawBodyRequest<Request>, _res: unknown, body: Buffer): void {
   const problem = inspectJsonText(body);
   if (problem) throw bodyTextError(problem);
+  req.rawBody = body;
 }
 
 /** The same for a form body, whose parser (qs) bounds the parameters itself: its bytes are UTF-8. */

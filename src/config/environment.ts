@@ -7,6 +7,7 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  IsUrl,
   Matches,
   Max,
   MaxLength,
@@ -255,6 +256,23 @@ export class EnvironmentVariables {
   @Min(100)
   @Max(300000)
   OUTBOUND_TIMEOUT_MS = 10000;
+
+  /**
+   * Where GitHub's secret-scanning public keys are read (POST /v1/secret-scanning/github checks report
+   * signatures with them). The operator's own setting, so a mirror on a private address is allowed.
+   */
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    { message: 'SECRET_SCANNING_KEYS_URL must be an http(s) URL' },
+  )
+  SECRET_SCANNING_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
+
+  /** POST /v1/credentials/revoke calls per client address and minute (public: anyone may report a key). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE = 10;
 
   /**
    * Task runs in flight at once in this process (0: this process only serves the API). Agents are

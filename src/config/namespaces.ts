@@ -114,6 +114,11 @@ export const outboundConfig = configNamespace('outbound', (env) => ({
   timeoutMs: env.OUTBOUND_TIMEOUT_MS,
 }));
 
+export const leakedKeysConfig = configNamespace('leakedKeys', (env) => ({
+  secretScanningKeysUrl: env.SECRET_SCANNING_KEYS_URL,
+  revokeRequestsPerMinute: env.CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE,
+}));
+
 export const tasksConfig = configNamespace('tasks', (env) => ({
   workerConcurrency: env.WORKER_CONCURRENCY,
   /** The worker's statements in flight at once: its share of the pool (see TASK_WORKER_CONNECTIONS). */
@@ -163,6 +168,7 @@ export const CONFIG_NAMESPACES = [
   auditConfig,
   filesConfig,
   outboundConfig,
+  leakedKeysConfig,
   tasksConfig,
   webhooksConfig,
   metricsConfig,

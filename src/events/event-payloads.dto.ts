@@ -35,9 +35,26 @@ export class KeyRotatedData extends KeyEventData {
 export class KeyDeletedData extends KeyEventData {}
 
 export class KeyRevokedData extends KeyEventData {
-  reason: 'owner_deactivated';
-  /** The deactivated owner of the personal key. */
-  owner_id: string;
+  /** `owner_deactivated`: its owner was deactivated; `leaked`: it was reported leaked (see `key.leaked`). */
+  reason: 'owner_deactivated' | 'leaked';
+  /** The deactivated owner of the personal key (reason `owner_deactivated` only). */
+  owner_id?: string;
+}
+
+/**
+ * `key.leaked`: the key's value was reported found in public, once per key and source URL, whether or
+ * not the key was still active.
+ */
+export class KeyLeakedData extends KeyEventData {
+  /** `github`: GitHub secret scanning; `public_report`: POST /v1/credentials/revoke. */
+  source: 'github' | 'public_report';
+  /** Where the value was found (GitHub's report names it); null when the report named none. */
+  url: string | null;
+  /**
+   * What the report did: the organization's leak_response for an active key (`revoked`, `disabled`, or
+   * `none` under `notify`), `none` for a key that was no longer active.
+   */
+  action_taken: 'revoked' | 'disabled' | 'none';
 }
 
 /** `key.expiring` (EXPIRY_WARNING_DAYS ahead) and `key.expired`. */
@@ -130,6 +147,7 @@ export interface KeyEventDetails {
   'key.disabled': Omit<KeySwitchedData, keyof KeyEventData>;
   'key.enabled': Omit<KeySwitchedData, keyof KeyEventData>;
   'key.credits_low': Omit<KeyCreditsLowData, keyof KeyEventData>;
+  'key.leaked': Omit<KeyLeakedData, keyof KeyEventData>;
 }
 
 /** What an identity event adds to IdentityEventData, by event type. */

@@ -30,6 +30,12 @@ export interface OutboundOptions {
   timeoutMs?: number;
   maxBytes?: number;
   signal?: AbortSignal;
+  /**
+   * The URL is the operator's own configuration (SECRET_SCANNING_KEYS_URL), not one an organization
+   * supplied: the private-address rule, which keeps organizations from reaching the service's own
+   * network, does not apply to it. Everything else (no redirects, time and size bounds) still does.
+   */
+  operatorTarget?: boolean;
 }
 
 /**
@@ -62,10 +68,23 @@ export class SafeHttpClient {
   }
 
   /** POSTs an already serialised JSON body (webhooks sign the exact bytes they send). */
-  async post(url: string, json: string, options: OutboundOptions = {}): Promise<OutboundResponse> {
+  post(url: string, json: string, options: OutboundOptions = {}): Promise<OutboundResponse> {
+    return this.send('POST', url, Buffer.from(json), options);
+  }
+
+  /** GETs a document (GitHub's secret-scanning public keys), bounded like every other call. */
+  get(url: string, options: OutboundOptions = {}): Promise<OutboundResponse> {
+    return this.send('GET', url, undefined, options);
+  }
+
+  private async send(
+    method: 'GET' | 'POST',
+    url: string,
+    body: Buffer | undefined,
+    options: OutboundOptions,
+  ): Promise<OutboundResponse> {
     const target = new URL(url);
-    const { address, family } = await this.resolveTarget(target);
-    const body = Buffer.from(json);
+    const { address, family } = await this.resolveTarget(target, options.operatorTarget === true);
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
     const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
@@ -81,13 +100,14 @@ export class SafeHttpClient {
       const request = send(
         target,
         {
-          method: 'POST',
+          method,
           lookup: pinned,
           timeout: timeoutMs,
           signal: options.signal,
           headers: {
-            'content-type': 'application/json',
-            'content-length': String(body.length),
+            ...(body
+              ? { 'content-type': 'application/json', 'content-length': String(body.length) }
+              : { accept: 'application/json' }),
             'user-agent': 'Gatehouse/1',
             ...options.headers,
           },
@@ -136,7 +156,10 @@ export class SafeHttpClient {
     });
   }
 
-  private async resolveTarget(target: URL): Promise<{ address: string; family: number }> {
+  private async resolveTarget(
+    target: URL,
+    operatorTarget = false,
+  ): Promise<{ address: string; family: number }> {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
       throw new OutboundError('target_not_allowed', 'only http and https targets are allowed');
     }
@@ -150,7 +173,7 @@ export class SafeHttpClient {
           throw new OutboundError('target_unresolvable', `the host ${host} could not be resolved`);
         });
     if (!addresses.length) throw new OutboundError('target_unresolvable', `the host ${host} has no address`);
-    if (!this.config.allowPrivateNetworkTargets) {
+    if (!this.config.allowPrivateNetworkTargets && !operatorTarget) {
       const refused = addresses.find((a) => !isPublicAddress(a.address));
       if (refused) {
         throw new OutboundError(

@@ -10,6 +10,7 @@ export const WEBHOOK_EVENTS = [
   'key.disabled',
   'key.enabled',
   'key.credits_low',
+  'key.leaked',
   'identity.created',
   'identity.updated',
   'identity.deleted',

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyValues } from '../../api-keys/api-key-format';
 import { keyStatus } from '../../api-keys/api-key.entity';
+import { LEAKED } from '../../api-keys/key-leaks';
 import { KeyLookup } from '../../api-keys/key-lookup';
 import { KeyPermissions } from '../../api-keys/key-permissions';
 import { KeyUsageRecorder } from '../../api-keys/key-usage-recorder';
@@ -51,6 +52,13 @@ function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): P
 function refusalOf(resolved: ResolvedKey, now: Date): AccessDenial | undefined {
   const { key } = resolved;
   const status = keyStatus(key, now);
+  if (status === 'revoked' && key.revokedReason === LEAKED) {
+    // Its holder learns why, and that a new key (not a retry) is the way out.
+    return new AccessDenial(
+      AccessDenialCode.KeyRevoked,
+      'The API key has been revoked because it was reported leaked (found in public); create a new key.',
+    );
+  }
   if (status === 'revoked' || resolved.ownerActive === false) {
     return new AccessDenial(AccessDenialCode.KeyRevoked, 'The API key has been revoked.');
   }

@@ -99,6 +99,15 @@ export class ApiKeyResponse {
     description: 'The identity (customer) the key belongs to; null: none.',
   })
   identity: IdentitySummaryResponse | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When the key was first reported leaked (GitHub secret scanning or POST /v1/credentials/revoke); null: never. ' +
+      "What the report did depends on the organization's leak_response (GET /v1/organization/policies).",
+  })
+  leaked_at: string | null;
 
   /**
    * `creditsRemaining` is the live balance (it moves on every request, ahead of the row when Redis
@@ -147,6 +156,7 @@ export class ApiKeyResponse {
       credits: creditsOf(key, creditsRemaining),
       last_used_ip: key.lastUsedIp,
       identity,
+      leaked_at: iso(key.leakedAt),
     };
   }
 }

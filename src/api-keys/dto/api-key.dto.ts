@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -251,4 +252,14 @@ export class ListApiKeysQueryDto extends ListQueryDto {
   @IsString()
   @MaxLength(40)
   team_id?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "true: only the keys (not revoked) whose expiration the organization's policy would refuse if it " +
+      'were set now (none, or further out than max_key_lifetime_days); false: only the others.',
+  })
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  violates_policy?: boolean;
 }

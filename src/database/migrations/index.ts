@@ -14,6 +14,7 @@ import { AgentRuns1795750000000 } from './1795750000000-AgentRuns';
 import { Identities1795760000000 } from './1795760000000-Identities';
 import { IdentityCredits1795770000000 } from './1795770000000-IdentityCredits';
 import { IdentityUsage1795900000000 } from './1795900000000-IdentityUsage';
+import { LeakedKeysPolicies1795910000000 } from './1795910000000-LeakedKeysPolicies';
 import { AuditActorIndex1795920000000 } from './1795920000000-AuditActorIndex';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
@@ -34,5 +35,6 @@ export const MIGRATIONS = [
   Identities1795760000000,
   IdentityCredits1795770000000,
   IdentityUsage1795900000000,
+  LeakedKeysPolicies1795910000000,
   AuditActorIndex1795920000000,
 ];
