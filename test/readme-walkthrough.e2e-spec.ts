@@ -5,6 +5,7 @@ import { CapturedChild, exited, spawnCaptured } from './support/child-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase } from './support/test-app';
 import { compiledEntryPoint } from './support/compiled-app';
+import { README_BASH_PRELUDE, withExpectedStatuses } from './support/readme-bash';
 
 /**
  * The README's "Using the API" walkthrough runs as written: every ```bash block of that section, in order,
@@ -60,62 +61,9 @@ function walkthroughBlocks(readme: string): string[] {
   return [...section.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 }
 
-/** Marks the curl calls of a command documented with a trailing `# <status>` comment as expecting it. */
-function withExpectedStatuses(block: string): string {
-  const lines = block.split('\n');
-  for (let first = 0; first < lines.length;) {
-    let last = first;
-    while (last < lines.length - 1 && lines[last].endsWith('\\')) last++;
-    const status = /^(?!\s*#).*\s#\s*([1-5]\d\d)\b/.exec(lines[last])?.[1];
-    for (let i = first; status && i <= last; i++) {
-      lines[i] = lines[i].replace(/(^|[\s($|;&])curl(?=\s)/g, `$1README_EXPECT_STATUS=${status} curl`);
-    }
-    first = last + 1;
-  }
-  return lines.join('\n');
-}
-
-const PRELUDE = `set -euo pipefail
-shopt -s inherit_errexit
-
-# curl that fails on an unexpected HTTP status (2xx, or README_EXPECT_STATUS when set), showing the body.
-curl() {
-  local headers body status rc=0
-  headers=$(mktemp) body=$(mktemp)
-  command curl -D "$headers" "$@" >"$body" || rc=$?
-  status=$(awk '/^HTTP\\//{ s = $2 } END { print s }' "$headers")
-  cat "$body"
-  if [ "$rc" -ne 0 ]; then
-    echo "README walkthrough: curl exited $rc: curl $*" >&2
-  elif [ -n "\${README_EXPECT_STATUS:-}" ] && [ "$status" != "$README_EXPECT_STATUS" ]; then
-    echo "README walkthrough: HTTP $status, expected $README_EXPECT_STATUS: curl $*" >&2
-    rc=1
-  elif [ -z "\${README_EXPECT_STATUS:-}" ] && [[ "$status" != 2?? ]]; then
-    echo "README walkthrough: HTTP $status: curl $*" >&2
-    rc=1
-  fi
-  [ "$rc" -eq 0 ] || cat "$body" >&2
-  rm -f "$headers" "$body"
-  return "$rc"
-}
-
-# Every variable a block assigned holds a value.
-readme_check_vars() {
-  local name
-  for name in "$@"; do
-    case "\${!name-}" in
-      '' | undefined | null)
-        echo "README walkthrough: $name is '\${!name-}' after block $README_BLOCK" >&2
-        exit 1
-        ;;
-    esac
-  done
-}
-`;
-
 function walkthroughScript(readme: string, port: number): string {
   const blocks = walkthroughBlocks(readme);
-  const parts = [PRELUDE];
+  const parts = [README_BASH_PRELUDE];
   blocks.forEach((block, index) => {
     const assigned = [...new Set([...block.matchAll(/^\s*([A-Za-z_]\w*)=/gm)].map((m) => m[1]))];
     parts.push(

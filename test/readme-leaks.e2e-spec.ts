@@ -1,0 +1,202 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { CapturedChild, exited, spawnCaptured } from './support/child-process';
+import { compiledEntryPoint } from './support/compiled-app';
+import { freeLoopbackPort } from './support/ports';
+import { bashBlocksOfSection, README_BASH_PRELUDE, withExpectedStatuses } from './support/readme-bash';
+import { createTestDatabase, dropTestDatabase } from './support/test-app';
+
+/**
+ * The README's "When a key leaks" runs as printed: its ```bash blocks (a self-signed secret-scanning report,
+ * then the public revocation), in order, as one bash script in a directory of its own, against the real
+ * entry point, with no network.
+ *
+ * The block starts its public-keys server and `npm start &` itself. The public-keys server runs as printed,
+ * on a free port instead of 8790; the `npm start &` command (and only it) is replaced by a wait for that
+ * server, and the test starts the compiled entry point before the script with the environment that command
+ * gives it, as test/readme-walkthrough.e2e-spec.ts does. `localhost:3000` becomes the server's port. A
+ * command whose answer the section prints on the next line as `# <status> …` must answer exactly that status
+ * (the README walkthrough's convention, with the comment on the line after the command); any other curl
+ * must answer 2xx.
+ */
+
+jest.setTimeout(240_000);
+
+const PROJECT_ROOT = resolve(__dirname, '..');
+const README = join(PROJECT_ROOT, 'README.md');
+const SECTION = '## When a key leaks';
+const KEYS_PORT = '8790';
+const REVOKED_DETAIL =
+  'The API key has been revoked because it was reported leaked (found in public); create a new key.';
+
+/** The section's blocks, their `# <status>` answer lines moved onto the end of the command they answer. */
+function leakBlocks(readme: string): string[] {
+  return bashBlocksOfSection(readme, SECTION).map((block) => {
+    const lines = block.split('\n');
+    for (let i = 1; i < lines.length; i++) {
+      const status = /^#\s*([1-5]\d\d)\b/.exec(lines[i])?.[1];
+      const command = lines[i - 1];
+      if (status && command.trim() && !command.trimStart().startsWith('#') && !command.endsWith('\\'))
+        lines[i - 1] = `${command}  # ${status}`;
+    }
+    return lines.join('\n');
+  });
+}
+
+/** The block's `… npm start &` command (with its continuation lines) and the environment it sets. */
+function startCommand(block: string): { text: string; env: Record<string, string> } {
+  const match = /^[^\n#]*\\\n(?:[^\n]*\\\n)*[^\n]*\bnpm start &[ \t]*$|^[^\n#]*\bnpm start &[ \t]*$/m.exec(
+    block,
+  );
+  if (!match) throw new Error(`no "npm start &" command in the "${SECTION}" block`);
+  const words = match[0].replace(/\\\n/g, ' ').trim().split(/\s+/);
+  const env = Object.fromEntries(
+    words.slice(0, words.indexOf('npm')).map((word) => {
+      const eq = word.indexOf('=');
+      if (eq < 1) throw new Error(`"${word}" before npm start is not an assignment`);
+      return [word.slice(0, eq), word.slice(eq + 1)];
+    }),
+  );
+  return { text: match[0], env };
+}
+
+function leakScript(
+  readme: string,
+  port: number,
+  keysPort: number,
+): { script: string; env: Record<string, string> } {
+  const blocks = leakBlocks(readme).map((block) =>
+    block.replace(new RegExp(`\\b${KEYS_PORT}\\b`, 'g'), String(keysPort)),
+  );
+  const start = startCommand(blocks[0]);
+  // Waits for the public-keys server the line before started (its pid kept for the test to stop it).
+  const wait = `echo $! > keys-server.pid; until command curl -sf http://127.0.0.1:${keysPort}/ -o /dev/null; do sleep 0.1; done`;
+  blocks[0] = blocks[0].replace(start.text, wait);
+  const parts = [README_BASH_PRELUDE, `trap 'kill $(jobs -p) 2>/dev/null || true' EXIT`];
+  blocks.forEach((block, index) => {
+    const assigned = [...new Set([...block.matchAll(/^\s*([A-Za-z_]\w*)=/gm)].map((m) => m[1]))];
+    parts.push(
+      `README_BLOCK=${index + 1}`,
+      withExpectedStatuses(block).replaceAll('localhost:3000', `localhost:${port}`),
+      assigned.length ? `readme_check_vars ${assigned.join(' ')}` : ':',
+      'echo',
+    );
+  });
+  parts.push('echo "README_VAR KEY=${KEY-}"');
+  return { script: parts.join('\n') + '\n', env: start.env };
+}
+
+async function waitUntilLive(child: CapturedChild, base: string, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the server exited before serving:\n${child.output().stderr}`);
+    }
+    const live = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(2000) })
+      .then((res) => res.ok)
+      .catch(() => false);
+    if (live) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the server did not serve within ${ms} ms:\n${child.output().stderr}`);
+}
+
+function stopKeysServer(workDir: string): void {
+  const pidFile = join(workDir, 'keys-server.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  try {
+    if (pid > 0) process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone: the script's exit trap stopped it.
+  }
+}
+
+describe('the README on leaked keys', () => {
+  it('finds both blocks, the server command and the documented refusals', () => {
+    const readme = readFileSync(README, 'utf8');
+    expect(bashBlocksOfSection(readme, SECTION)).toHaveLength(2);
+    const { script, env } = leakScript(readme, 1234, 5678);
+    expect(env).toEqual({
+      SECRET_SCANNING_KEYS_URL: 'http://127.0.0.1:5678/',
+      BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
+      BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
+    });
+    expect(script).not.toContain('npm start');
+    expect(script).not.toContain('localhost:3000');
+    expect(script).not.toContain(KEYS_PORT);
+    expect(script).toContain('.listen(5678, "127.0.0.1")');
+    // The verify and the forged report answer 401, the public revocation 202.
+    expect(script.match(/README_EXPECT_STATUS=401 curl/g)).toHaveLength(2);
+    expect(script.match(/README_EXPECT_STATUS=202 curl/g)).toHaveLength(1);
+  });
+
+  it('runs as printed against the real process, offline', async () => {
+    const readme = readFileSync(README, 'utf8');
+    const port = await freeLoopbackPort();
+    const keysPort = await freeLoopbackPort();
+    const base = `http://127.0.0.1:${port}`;
+    const { script, env } = leakScript(readme, port, keysPort);
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-leaks-data-'));
+    const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-leaks-'));
+    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
+    const path = `${dirname(process.execPath)}:${process.env.PATH}`;
+    const server = spawnCaptured(process.execPath, [compiledEntryPoint('main')], {
+      cwd: PROJECT_ROOT,
+      env: {
+        PATH: path,
+        HOME: process.env.HOME,
+        ...env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      },
+    });
+    try {
+      await waitUntilLive(server, base, 90_000);
+
+      writeFileSync(join(workDir, 'leaks.sh'), script);
+      // bash killed on a timeout leaves the public-keys server holding its output open: stop it too.
+      const guard = setTimeout(() => stopKeysServer(workDir), 90_000);
+      const run = await exited(
+        spawnCaptured('bash', ['leaks.sh'], { cwd: workDir, env: { PATH: path, HOME: process.env.HOME } }),
+        90_000,
+      );
+      clearTimeout(guard);
+      const transcript = `exit ${run.code}${run.timedOut ? ' (timed out)' : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+      if (run.code !== 0 || run.timedOut) throw new Error(`the README's leak blocks failed: ${transcript}`);
+
+      const key = /^README_VAR KEY=(.*)$/m.exec(run.stdout)?.[1] ?? '';
+      expect(key).toMatch(/^sk_/);
+      const hash = createHash('sha256').update(key).digest('hex');
+      // The report: GitHub's feedback format, the key a true positive.
+      expect(run.stdout).toContain(
+        JSON.stringify([{ token_hash: hash, token_type: 'gatehouse_api_key', label: 'true_positive' }]),
+      );
+      // The key is refused, saying why.
+      expect(run.stdout).toMatch(/"code":"key_revoked"/);
+      expect(run.stdout).toContain(`"detail":"${REVOKED_DETAIL}"`);
+      // The forged report is refused.
+      expect(run.stdout).toMatch(/"code":"invalid_signature"/);
+      // The public revocation takes both values.
+      expect(run.stdout).toContain('{"received":2}');
+
+      const verify = await fetch(`${base}/v1/auth/verify`, { headers: { authorization: `Bearer ${key}` } });
+      expect(verify.status).toBe(401);
+      expect(await verify.json()).toMatchObject({ code: 'key_revoked', detail: REVOKED_DETAIL });
+    } finally {
+      stopKeysServer(workDir);
+      if (server.exitCode === null && server.signalCode === null) {
+        server.kill('SIGTERM');
+        await exited(server, 30_000);
+      }
+      rmSync(workDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+    }
+  });
+});
