@@ -178,13 +178,25 @@ describe('organization policies', () => {
       expect(fixed.body.expiration).toBeTruthy();
     });
 
-    it('rotates an existing key that breaks the policy (rotation keeps its expiration); it stays listed', async () => {
+    it('refuses to rotate an existing key that breaks the policy until its expiration is set; it stays listed', async () => {
       await setPolicies(org.auth, { max_key_lifetime_days: null });
       const old = await createKey(t.http, org.auth, { name: 'rotate me', role: 'viewer' });
       await setPolicies(org.auth, { max_key_lifetime_days: 30 });
-      const rotated = await t.http.post(`/v1/api-keys/${old.id}/rotate`).set(org.auth).send({}).expect(200);
-      expect(rotated.body.expiration).toBeNull();
+      const refused = await t.http.post(`/v1/api-keys/${old.id}/rotate`).set(org.auth).send({});
+      expectProblem(refused, 400, 'policy_violation');
+      expect(refused.body.rule).toBe('max_key_lifetime_days');
+      // Nothing changed: the old value still works and the key is still listed.
+      await t.http.get('/v1/auth/verify').set(old.auth).expect(200);
       expect(await listIds(org.auth, 'violates_policy=true')).toContain(old.id);
+      await t.http
+        .patch(`/v1/api-keys/${old.id}`)
+        .set(org.auth)
+        .send({ expiration: inDays(10) })
+        .expect(200);
+      const rotated = await t.http.post(`/v1/api-keys/${old.id}/rotate`).set(org.auth).send({}).expect(200);
+      expect(rotated.body.expiration).toBeTruthy();
+      expect(await listIds(org.auth, 'violates_policy=true')).not.toContain(old.id);
+
       const compliant = await createKey(t.http, org.auth, {
         name: 'ok',
         role: 'viewer',

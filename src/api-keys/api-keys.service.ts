@@ -260,6 +260,10 @@ export class ApiKeysService {
     if (status !== 'active') {
       throw new ApiKeyError(ApiKeyErrorCode.KeyNotActive, `A ${status} key cannot be rotated.`);
     }
+    // A rotation issues a new credential, so it meets the organization's rules as a new key would: a key
+    // made before a rule (no expiration, or one too far out) is refused until its expiration is set by
+    // PATCH. A rotation policy's own rotations are not refused: they only shorten a value's life.
+    await this.policies.assertExpirationAllowed(principal.organizationId, key.expiration);
     const { key: saved, value } = await this.keys.transaction((manager) =>
       this.rotateInTransaction(manager, key, dto.grace_period_seconds ?? 0, actorOf(principal), origin),
     );
