@@ -1,13 +1,7 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
+import { MemoryWindowStorage } from './memory-window-storage';
 import type Redis from 'ioredis';
 import { RedisWindowStorage } from './redis-window-storage';
-import {
-  headerSeconds,
-  type TimeSource,
-  type WindowBatchCounter,
-  type WindowCount,
-  type WindowToCount,
-} from './window-counter';
+import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
 
 // Where RateLimitStep and its spec have always found them.
 export { countsWindowsTogether } from './window-counter';
@@ -29,36 +23,13 @@ function record(hits: number, limit: number, msLeft: number): WindowCount {
  * One counter per key and window. Unlike @nestjs/throttler's default storage (an array of hit
  * timestamps filtered on every request), the cost per request does not grow with the limit.
  */
-export class MemoryFixedWindowStorage implements ThrottlerStorage, WindowBatchCounter {
+export class MemoryFixedWindowStorage extends MemoryWindowStorage {
   private readonly windows = new Map<string, { hits: number; resetAt: number }>();
-  private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly clock: TimeSource = Date) {
-    this.sweeper = setInterval(() => this.sweep(), 30_000);
-    this.sweeper.unref();
+  constructor(clock: TimeSource = Date) {
+    super(clock);
   }
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    _block: number,
-    name: string,
-  ): Promise<WindowCount> {
-    return this.incrementNow(key, ttl, limit, name);
-  }
-
-  countWindows(windows: readonly WindowToCount[]): WindowCount[] {
-    const counts: WindowCount[] = [];
-    for (const { key, ttl, limit, name } of windows) {
-      const count = this.incrementNow(key, ttl, limit, name);
-      counts.push(count);
-      if (count.isBlocked) break;
-    }
-    return counts;
-  }
-
-  /** `increment` without the promise: the counters are in this process. */
   incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
     const now = this.clock.now();
     const id = `${name}:${key}`;
@@ -71,8 +42,7 @@ export class MemoryFixedWindowStorage implements ThrottlerStorage, WindowBatchCo
     return record(window.hits, limit, window.resetAt - now);
   }
 
-  private sweep(): void {
-    const now = this.clock.now();
+  protected sweep(now: number): void {
     for (const [id, window] of this.windows) if (window.resetAt <= now) this.windows.delete(id);
   }
 }

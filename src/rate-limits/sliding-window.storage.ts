@@ -1,13 +1,7 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
+import { MemoryWindowStorage } from './memory-window-storage';
 import type Redis from 'ioredis';
 import { RedisWindowStorage } from './redis-window-storage';
-import {
-  headerSeconds,
-  type TimeSource,
-  type WindowBatchCounter,
-  type WindowCount,
-  type WindowToCount,
-} from './window-counter';
+import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
 
 /**
  * Sliding windows (RATE_LIMIT_WINDOW=sliding, the default): a sliding-window counter, as Unkey and
@@ -83,36 +77,13 @@ interface SlidingCounter {
 }
 
 /** Sliding windows in this process (no REDIS_URL). */
-export class MemorySlidingWindowStorage implements ThrottlerStorage, WindowBatchCounter {
+export class MemorySlidingWindowStorage extends MemoryWindowStorage {
   private readonly counters = new Map<string, SlidingCounter>();
-  private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly clock: TimeSource = Date) {
-    this.sweeper = setInterval(() => this.sweep(), 30_000);
-    this.sweeper.unref();
+  constructor(clock: TimeSource = Date) {
+    super(clock);
   }
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    _block: number,
-    name: string,
-  ): Promise<WindowCount> {
-    return this.incrementNow(key, ttl, limit, name);
-  }
-
-  countWindows(windows: readonly WindowToCount[]): WindowCount[] {
-    const counts: WindowCount[] = [];
-    for (const { key, ttl, limit, name } of windows) {
-      const count = this.incrementNow(key, ttl, limit, name);
-      counts.push(count);
-      if (count.isBlocked) break;
-    }
-    return counts;
-  }
-
-  /** `increment` without the promise: the counters are in this process. */
   incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
     const now = this.clock.now();
     const id = `${name}:${key}`;
@@ -149,8 +120,7 @@ export class MemorySlidingWindowStorage implements ThrottlerStorage, WindowBatch
   }
 
   /** Counters whose window and the one after it have ended count nothing any more. */
-  private sweep(): void {
-    const now = this.clock.now();
+  protected sweep(now: number): void {
     for (const [id, counter] of this.counters)
       if (now >= (counter.index + 2) * counter.ttl) this.counters.delete(id);
   }
