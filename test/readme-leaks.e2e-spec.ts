@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { CapturedChild, exited, spawnCaptured } from './support/child-process';
+import { exited, spawnCaptured, waitUntilLive } from './support/child-process';
 import { compiledEntryPoint } from './support/compiled-app';
 import { freeLoopbackPort } from './support/ports';
 import { bashBlocksOfSection, README_BASH_PRELUDE, withExpectedStatuses } from './support/readme-bash';
@@ -86,20 +86,6 @@ function leakScript(
   });
   parts.push('echo "README_VAR KEY=${KEY-}"');
   return { script: parts.join('\n') + '\n', env: start.env };
-}
-
-async function waitUntilLive(child: CapturedChild, base: string, ms: number): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the server exited before serving:\n${child.output().stderr}`);
-    }
-    const live = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(2000) })
-      .then((res) => res.ok)
-      .catch(() => false);
-    if (live) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the server did not serve within ${ms} ms:\n${child.output().stderr}`);
 }
 
 function stopKeysServer(workDir: string): void {

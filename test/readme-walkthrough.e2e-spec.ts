@@ -1,7 +1,7 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { CapturedChild, exited, spawnCaptured } from './support/child-process';
+import { exited, spawnCaptured, waitUntilLive } from './support/child-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase } from './support/test-app';
 import { compiledEntryPoint } from './support/compiled-app';
@@ -23,22 +23,6 @@ jest.setTimeout(240_000);
 const PROJECT_ROOT = resolve(__dirname, '..');
 const README = join(PROJECT_ROOT, 'README.md');
 const NAMED_VARS = ['TOKEN', 'KEY', 'KEY_ID', 'FILE_ID', 'TASK_ID'] as const;
-
-type Child = CapturedChild;
-
-async function waitUntilLive(child: Child, base: string, ms: number): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the server exited before serving:\n${child.output().stderr}`);
-    }
-    const live = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(2000) })
-      .then((res) => res.ok)
-      .catch(() => false);
-    if (live) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the server did not serve within ${ms} ms:\n${child.output().stderr}`);
-}
 
 /**
  * The ```bash blocks of "## Using the API" (up to "## Configuration"), in order, but those of "### Writing an

@@ -41,3 +41,18 @@ export function exited(child: CapturedChild, ms: number): Promise<ChildOutput & 
     });
   });
 }
+
+/** Waits until the server `child` answers GET /health/live at `base`, failing with its stderr if it exits or takes over `ms`. */
+export async function waitUntilLive(child: CapturedChild, base: string, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the server exited before serving:\n${child.output().stderr}`);
+    }
+    const live = await fetch(`${base}/health/live`, { signal: AbortSignal.timeout(2000) })
+      .then((res) => res.ok)
+      .catch(() => false);
+    if (live) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the server did not serve within ${ms} ms:\n${child.output().stderr}`);
+}
