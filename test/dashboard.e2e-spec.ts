@@ -1,18 +1,23 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { UsageCounter } from '../src/usage/usage-counter';
 import { createKey } from './support/keys';
+import { CreatedUser, createUser, SignedUpOrganization, signUpOrganization } from './support/factories';
 import {
-  CreatedUser,
-  createUser,
-  PASSWORD,
-  SignedUpOrganization,
-  signUpOrganization,
-} from './support/factories';
-import { startTestApp, TestApp } from './support/test-app';
+  BrowserDashboard,
+  describeInBrowser,
+  DESKTOP,
+  everythingShown,
+  expectAccessible,
+  expectNoHorizontalScroll,
+  inPage,
+  navLink,
+  pageShown,
+  PHONE,
+  screenshot,
+  signInThroughForm,
+  startBrowserDashboard,
+} from './support/dashboard-browser';
+import type { TestApp } from './support/test-app';
 
 /**
  * The dashboard (contract, "Dashboard") in a real browser: the Vite build served by the app at
@@ -20,204 +25,42 @@ import { startTestApp, TestApp } from './support/test-app';
  * Sign-in, the navigation, a key's whole life through the UI with the API checked after each step, the
  * value shown once and found nowhere after a reload, a viewer's narrower UI, sign-out ending the session
  * on the server, axe-core on every page, two layouts, and no console error anywhere.
- *
- * Needs /usr/bin/chromium (Debian's `chromium` package; CI installs it). Without it the suite is skipped
- * with a warning, except under CI, where it fails. `UPDATE_SCREENSHOTS=1` also writes docs/screenshots/.
+ * The harness (build, Chromium, axe-core, screenshots) is test/support/dashboard-browser.ts.
  */
-
-const ROOT = join(__dirname, '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : undefined;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 375, height: 812 };
-const UI_TIMEOUT_MS = 15_000;
-
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI) {
-  throw new Error(
-    `The dashboard's browser tests need Chromium at ${CHROMIUM}, and CI must run them: ` +
-      'install it with `apt-get install -y chromium` (.ci/run does this).',
-  );
-}
-if (!hasChromium) {
-  console.warn(
-    `test/dashboard.e2e-spec.ts skipped: no Chromium at ${CHROMIUM} (apt-get install chromium to run it).`,
-  );
-}
-const describeInBrowser = hasChromium ? describe : describe.skip;
-
-/** The newest modification time of a file under `path`. */
-function newestMtime(path: string): number {
-  const stats = statSync(path);
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  return Math.max(0, ...readdirSync(path).map((entry) => newestMtime(join(path, entry))));
-}
-
-/**
- * A dashboard build as current as its sources: dist/dashboard when `npm run build` made it after the
- * last change, else a fresh Vite build into a temporary directory (never over dist/dashboard, which
- * someone else's build may be writing). Returns the directory and whether the caller must remove it.
- */
-function dashboardBuild(): { directory: string; temporary: boolean } {
-  const built = join(ROOT, 'dist', 'dashboard');
-  const index = join(built, 'index.html');
-  const sources = Math.max(
-    newestMtime(join(ROOT, 'dashboard', 'src')),
-    newestMtime(join(ROOT, 'dashboard', 'index.html')),
-    newestMtime(join(ROOT, 'dashboard', 'vite.config.ts')),
-  );
-  if (existsSync(index) && statSync(index).mtimeMs >= sources) return { directory: built, temporary: false };
-
-  const directory = mkdtempSync(join(tmpdir(), 'gatehouse-dashboard-build-'));
-  const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-  const result = spawnSync(
-    process.execPath,
-    [vite, 'build', '--config', 'dashboard/vite.config.ts', '--outDir', directory, '--emptyOutDir'],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 240_000,
-      env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
-    },
-  );
-  if (result.status !== 0 || !existsSync(join(directory, 'index.html'))) {
-    rmSync(directory, { recursive: true, force: true });
-    throw new Error(
-      `vite build of the dashboard failed (${result.error?.message ?? `exit ${result.status}`}):\n` +
-        `${result.stdout}\n${result.stderr}`,
-    );
-  }
-  return { directory, temporary: true };
-}
 
 /**
  * Set only while the sign-out test replays a revoked session cookie on purpose: the browser logs the
  * server's 401 to it as a console error, which is what that step proves.
  */
 let replayingRevokedCookie = false;
+const revokedCookieReplay = (text: string, url: string) =>
+  replayingRevokedCookie && /status of 401/.test(text) && url.endsWith('/v1/auth/session/refresh');
 
-/** Console errors and uncaught exceptions of a page (a signed-out page's session probe meets a 204). */
-function watchForErrors(page: Page, errors: string[], who: string): void {
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return;
-    const url = message.location().url;
-    if (
-      replayingRevokedCookie &&
-      /status of 401/.test(message.text()) &&
-      url.endsWith('/v1/auth/session/refresh')
-    ) {
-      return;
-    }
-    errors.push(`${who}: console error "${message.text()}" at ${url}`);
-  });
-  page.on('pageerror', (error) => errors.push(`${who}: uncaught ${error.name}: ${error.message}`));
-}
-
-/** A browser-side expression's value (this project's tsconfig has no DOM types, so expressions are text). */
-const inPage = <T>(page: Page, expression: string): Promise<T> => page.evaluate(expression) as Promise<T>;
-
-/** Waits for the page's <h1> and for every list and chart on it to have loaded. */
-async function pageShown(page: Page, heading: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-  // A function, not a string: a string predicate is eval'ed in the page, which its CSP refuses.
-  await page.waitForFunction(() => !(globalThis as any).document.querySelector('[aria-busy="true"]'));
-}
-
-/**
- * All a page holds in its document: the markup, the text, and the current value of every form control
- * (a property, which the markup does not show).
- */
-const everythingShown = (page: Page): Promise<string> =>
-  inPage<string>(
-    page,
-    `[document.documentElement.outerHTML, document.body.innerText,
-      ...Array.from(document.querySelectorAll('input, textarea, select'), (control) => control.value)].join('\\n')`,
-  );
-
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
-/** axe-core over the whole document (open dialogs included): no `serious` or `critical` violation. */
-async function expectAccessible(page: Page, what: string): Promise<void> {
-  // page.evaluate runs outside the page's Content-Security-Policy, which would refuse an injected script.
-  if (!(await inPage<boolean>(page, 'typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  const violations = await inPage<AxeViolation[]>(page, 'window.axe.run().then((r) => r.violations)');
-  const grave = violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map(
-      (violation) =>
-        `${what}: ${violation.id} (${violation.impact}) ${violation.help}: ` +
-        violation.nodes.map((node) => JSON.stringify(node.target)).join(', '),
-    );
-  expect(grave).toEqual([]);
-}
-
-async function screenshot(page: Page, name: string, mask: Locator[] = []): Promise<void> {
-  if (!SCREENSHOTS) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), mask, animations: 'disabled' });
-}
-
-/** The main navigation's link, as the contract names it. */
-const navLink = (page: Page, name: string): Locator =>
-  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
-
-async function signInThroughForm(page: Page, email: string): Promise<void> {
-  await page.getByLabel('Email', { exact: true }).fill(email);
-  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-}
-
-describeInBrowser('dashboard in a browser (Chromium)', () => {
+describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromium)', () => {
+  let dashboard: BrowserDashboard;
   let t: TestApp;
   let baseUrl: string;
-  let build: { directory: string; temporary: boolean };
-  let browser: Browser;
   let org: SignedUpOrganization;
   let admin: CreatedUser;
   let viewer: CreatedUser;
-  const contexts: BrowserContext[] = [];
-  const errors: string[] = [];
 
-  /** A fresh browser profile at the dashboard's origin, clipboard allowed, errors watched. */
-  async function openPage(who: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-GB', timezoneId: 'UTC' });
-    contexts.push(context);
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
-    context.setDefaultTimeout(UI_TIMEOUT_MS);
-    const page = await context.newPage();
-    watchForErrors(page, errors, who);
-    return page;
-  }
-
+  const openPage = (who: string): Promise<Page> => dashboard.openPage(who, { expected: revokedCookieReplay });
   const verify = (value: string) => t.http.get('/v1/auth/verify').set('Authorization', `Bearer ${value}`);
   const getKey = (id: string) => t.http.get(`/v1/api-keys/${id}`).set(admin.auth);
 
   beforeAll(async () => {
-    build = dashboardBuild();
-    t = await startTestApp({ env: { DASHBOARD_DIR: build.directory } });
-    await t.app.listen(0, '127.0.0.1');
-    baseUrl = await t.app.getUrl();
+    dashboard = await startBrowserDashboard();
+    ({ t, baseUrl } = dashboard);
     org = await signUpOrganization(t.http, 'Dashboard');
     admin = await createUser(t.http, org, 'administrator');
     viewer = await createUser(t.http, org, 'viewer');
     // A list that looks lived-in, for the screenshots and the layout checks.
     await createKey(t.http, admin.auth, { name: 'billing-service', role: 'developer', type: 'service' });
     await createKey(t.http, admin.auth, { name: 'nightly-import', role: 'viewer' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
   }, 300_000);
 
   afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined);
-    await browser?.close();
-    await t?.close();
-    if (build?.temporary) rmSync(build.directory, { recursive: true, force: true });
+    await dashboard?.close();
   });
 
   describe('an administrator', () => {
@@ -512,11 +355,7 @@ describeInBrowser('dashboard in a browser (Chromium)', () => {
       await navLink(page, 'API Keys').click();
       await pageShown(page, 'API Keys');
       await page.getByRole('link', { name: 'billing-service', exact: true }).waitFor();
-      const { scrollWidth, innerWidth } = await inPage<{ scrollWidth: number; innerWidth: number }>(
-        page,
-        '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })',
-      );
-      expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+      await expectNoHorizontalScroll(page);
       // The navigation is there and works at this size.
       for (const name of ['Settings', 'Users and Teams', 'API Keys', 'Users', 'Roles', 'Audit log']) {
         await navLink(page, name).scrollIntoViewIfNeeded();
@@ -604,7 +443,7 @@ describeInBrowser('dashboard in a browser (Chromium)', () => {
   // In a describe of its own, declared last, so it runs after every page above has been used.
   describe('all along', () => {
     it('logged no console error and threw no uncaught exception in any page', () => {
-      expect(errors).toEqual([]);
+      expect(dashboard.errors).toEqual([]);
     });
   });
 });
