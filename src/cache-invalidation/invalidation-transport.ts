@@ -59,6 +59,10 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
       // Subscribing waits for Redis however long it takes; a hang is caught by the heartbeat below.
       commandTimeout: undefined,
       socketTimeout: HEARING_DEADLINE_MS,
+      // The 'ready' handler below subscribes after every (re)connect. ioredis's own resubscription sends
+      // a SUBSCRIBE whose promise nobody holds: a connection closed before Redis answers it (a shutdown
+      // while a hung Redis comes back) turns into an unhandled rejection.
+      autoResubscribe: false,
     });
     this.subscriber = subscriber;
     this.bus.attachTransport((invalidation) => {
@@ -66,8 +70,8 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
         this.logger.warn(`could not publish invalidation: ${error.message}`);
       });
     });
-    // ioredis resubscribes by itself after a reconnect, but 'ready' comes before Redis has done it:
-    // hearing is reported once a SUBSCRIBE of ours is answered, so nothing published meanwhile is missed.
+    // Subscribed again after every reconnect, and hearing reported once Redis answers that SUBSCRIBE,
+    // so nothing published meanwhile is missed.
     subscriber.on('ready', () => {
       subscriber.subscribe(channel).then(
         () => this.bus.reportHearing(true),
