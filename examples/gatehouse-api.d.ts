@@ -511,6 +511,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/usage/series': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The organization's requests per hour or day: all its keys' usage summed
+     * @description As a key's usage (same query, same buckets), summed over every key of the organization, keys deleted since included: for a chart of the whole organization, such as requests, denials and credits by day. `GET /v1/usage` over the same range lists the keys behind these numbers (deleted keys left out). Counts are readable within 10 seconds.
+     */
+    get: operations['UsageController_seriesOfOrganization'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/usage': {
     parameters: {
       query?: never;
@@ -1982,6 +2002,22 @@ export interface components {
       /** @description Every bucket of the range, oldest first: the sums of the identity's keys, each for the time it belonged to the identity. */
       data: components['schemas']['UsageBucketResponse'][];
     };
+    OrganizationUsageSeriesResponse: {
+      /** @enum {string} */
+      granularity: 'hour' | 'day';
+      /**
+       * Format: date-time
+       * @description The start of the first bucket.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last bucket.
+       */
+      to: string;
+      /** @description Every bucket of the range, oldest first: the sums of all the organization's keys, including keys deleted since. */
+      data: components['schemas']['UsageBucketResponse'][];
+    };
     KeyUsageTotalResponse: {
       /** @example key_2Nq… */
       key_id: string;
@@ -2933,6 +2969,8 @@ export interface operations {
         status?: 'active' | 'expired' | 'revoked' | 'disabled';
         owner_id?: string;
         team_id?: string;
+        /** @description Only the keys that belong to this identity (an unknown id lists none). */
+        identity_id?: string;
         /** @description true: only the keys (not revoked) whose expiration the organization's policy would refuse if it were set now (none, or further out than max_key_lifetime_days); false: only the others. */
         violates_policy?: boolean;
       };
@@ -6276,6 +6314,97 @@ export interface operations {
       };
       /** @description Not Found */
       404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  UsageController_seriesOfOrganization: {
+    parameters: {
+      query?: {
+        /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
+        from?: string;
+        /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
+        to?: string;
+        /** @description UTC hours or UTC days. */
+        granularity?: 'hour' | 'day';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationUsageSeriesResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;

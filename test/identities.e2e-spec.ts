@@ -363,6 +363,44 @@ describe('identities', () => {
       expect(other.body.identity).toBeNull();
     });
 
+    it("lists an identity's keys with GET /v1/api-keys?identity_id=, and no other organization's", async () => {
+      const identity = await createIdentity(a.auth);
+      const attached = [
+        await createKey(t.http, a.auth, { name: 'first of the identity', identity_id: identity.id }),
+        await createKey(t.http, a.auth, { name: 'second of the identity', identity_id: identity.id }),
+      ];
+      await createKey(t.http, a.auth, { name: 'no identity' });
+      const detached = await createKey(t.http, a.auth, { identity_id: identity.id });
+      await t.http.patch(`/v1/api-keys/${detached.id}`).set(a.auth).send({ identity_id: null }).expect(200);
+      const deleted = await createKey(t.http, a.auth, { identity_id: identity.id });
+      await t.http.delete(`/v1/api-keys/${deleted.id}`).set(a.auth).expect(204);
+
+      const listed = await t.http
+        .get('/v1/api-keys')
+        .query({ identity_id: identity.id })
+        .set(a.auth)
+        .expect(200);
+      // Newest first, as every list.
+      expect(listed.body.data.map((key: { id: string }) => key.id)).toEqual(
+        attached.map((key) => key.id).reverse(),
+      );
+      expect(listed.body.data.every((key: any) => key.identity?.id === identity.id)).toBe(true);
+      // Another organization's filter by this id finds nothing of organization A.
+      const theirs = await t.http
+        .get('/v1/api-keys')
+        .query({ identity_id: identity.id })
+        .set(b.auth)
+        .expect(200);
+      expect(theirs.body.data).toEqual([]);
+      const tooLong = await t.http
+        .get('/v1/api-keys')
+        .query({ identity_id: 'x'.repeat(41) })
+        .set(a.auth);
+      expect(expectProblem(tooLong, 400, 'validation_failed').errors?.map((e) => e.field)).toEqual([
+        'identity_id',
+      ]);
+    });
+
     it('refuses an identity that is not one of the organization with 400 unknown_identity', async () => {
       const theirs = await createIdentity(b.auth);
       const gone = await createIdentity(a.auth);

@@ -302,6 +302,122 @@ describe('GET /v1/usage', () => {
   });
 });
 
+describe('GET /v1/usage/series', () => {
+  let own: SignedUpOrganization;
+  let reader: CreatedKey;
+  let metered: CreatedKey;
+  let gone: CreatedKey;
+  const seriesOf = (query: Record<string, string> = {}, auth: Auth = own.auth) =>
+    t.http.get('/v1/usage/series').query(query).set(auth);
+  const sum = (rows: Json[], field: string): number => rows.reduce((total, row) => total + row[field], 0);
+  const WEEK = { granularity: 'day', from: '2030-07-27', to: '2030-08-02T01:10:00Z' };
+
+  beforeAll(async () => {
+    clock.set(Date.parse('2030-08-01T22:30:00Z'));
+    own = await signUpOrganization(t.http, 'Series');
+    reader = await createKey(t.http, own.auth, { name: 'reader', role: 'viewer' });
+    metered = await createKey(t.http, own.auth, { name: 'metered', credits: { remaining: 10 } });
+    gone = await createKey(t.http, own.auth, { name: 'gone' });
+    for (let i = 0; i < 3; i++) await verify(reader.auth).expect(200);
+    // The viewer role lacks api_keys:read: a refusal after the key resolved, counted as denied.
+    await t.http.get('/v1/api-keys').set(reader.auth).expect(403);
+    for (let i = 0; i < 2; i++) await verify(metered.auth).expect(200);
+    clock.set(Date.parse('2030-08-02T01:10:00Z'));
+    for (let i = 0; i < 2; i++) await verify(reader.auth).expect(200);
+    await verify(gone.auth).expect(200);
+    // Written now rather than at the next one-second flush.
+    await t.app.get(UsageCounter).flush();
+  });
+
+  it('sums every key of the organization per UTC day, oldest first, zeros where nothing was used', async () => {
+    const { body } = await seriesOf(WEEK).expect(200);
+    expect(body).toMatchObject({
+      granularity: 'day',
+      from: '2030-07-27T00:00:00.000Z',
+      to: '2030-08-02T00:00:00.000Z',
+    });
+    expect(body.data.map((bucket: Json) => bucket.start)).toEqual(
+      ['07-27', '07-28', '07-29', '07-30', '07-31', '08-01', '08-02'].map(
+        (day) => `2030-${day}T00:00:00.000Z`,
+      ),
+    );
+    expect(body.data.slice(0, 5)).toEqual(
+      body.data.slice(0, 5).map((b: Json) => ({ start: b.start, ...EMPTY })),
+    );
+    expect(body.data[5]).toEqual({
+      start: '2030-08-01T00:00:00.000Z',
+      requests: 6,
+      allowed: 5,
+      denied: 1,
+      denied_by_reason: { forbidden: 1 },
+      ...NO_RUNS,
+      credits_spent: 2,
+    });
+    expect(body.data[6]).toMatchObject({ requests: 3, allowed: 3, denied: 0, credits_spent: 0 });
+  });
+
+  it('adds up, day by day and hour by hour, to what GET /v1/usage lists for the same range', async () => {
+    const range = { from: WEEK.from, to: WEEK.to };
+    const keys = (await t.http.get('/v1/usage').query(range).set(own.auth).expect(200)).body;
+    expect(keys.data).toHaveLength(3);
+    for (const granularity of ['day', 'hour']) {
+      const { body } = await seriesOf({ ...range, granularity }).expect(200);
+      for (const field of ['requests', 'allowed', 'denied', 'credits_spent']) {
+        expect([granularity, field, sum(body.data, field)]).toEqual([
+          granularity,
+          field,
+          sum(keys.data, field),
+        ]);
+      }
+    }
+  });
+
+  it("keeps a deleted key's requests, which the per-key list can no longer name", async () => {
+    await t.http.delete(`/v1/api-keys/${gone.id}`).set(own.auth).expect(204);
+    const keys = (
+      await t.http.get('/v1/usage').query({ from: WEEK.from, to: WEEK.to }).set(own.auth).expect(200)
+    ).body;
+    expect(keys.data.map((row: Json) => row.key_id).sort()).toEqual([reader.id, metered.id].sort());
+    const { body } = await seriesOf(WEEK).expect(200);
+    expect(sum(body.data, 'requests')).toBe(sum(keys.data, 'requests') + 1);
+  });
+
+  it('answers the 24 hours that end with the current one by default', async () => {
+    const { body } = await seriesOf().expect(200);
+    expect(body).toMatchObject({
+      granularity: 'hour',
+      from: '2030-08-01T02:00:00.000Z',
+      to: '2030-08-02T01:00:00.000Z',
+    });
+    expect(body.data).toHaveLength(24);
+    expect(body.data[20]).toMatchObject({ start: '2030-08-01T22:00:00.000Z', requests: 6 });
+    expect(body.data[23]).toMatchObject({ start: '2030-08-02T01:00:00.000Z', requests: 3 });
+  });
+
+  it('shows another organization none of it', async () => {
+    const stranger = await signUpOrganization(t.http, 'Series stranger');
+    const { body } = await seriesOf(WEEK, stranger.auth).expect(200);
+    expect(body.data.every((bucket: Json) => bucket.requests === 0 && bucket.credits_spent === 0)).toBe(true);
+  });
+
+  it.each([
+    [{ from: '2030-08-02', to: '2030-08-01' }, 'from'],
+    [{ granularity: 'day', from: '2027-01-01', to: '2030-08-01' }, 'from'],
+    [{ from: '2030-06-01' }, 'from'],
+    [{ from: 'last week' }, 'from'],
+    [{ to: '2030-02-30' }, 'to'],
+    [{ granularity: 'month' }, 'granularity'],
+    [{ group_by: 'identity' }, 'group_by'],
+  ])('refuses %j with a validation problem on %s', async (query, field) => {
+    const problem = expectProblem(await seriesOf(query), 400, 'validation_failed');
+    expect(problem.errors?.map((e) => e.field)).toEqual([field]);
+  });
+
+  it('needs api_keys:read', async () => {
+    expectProblem(await seriesOf({}, reader.auth), 403, 'forbidden');
+  });
+});
+
 describe('what is not counted', () => {
   it('counts neither requests with an access token nor ones with an unknown or malformed key', async () => {
     clock.set(Date.parse('2030-07-01T10:00:00Z'));

@@ -13,14 +13,17 @@ import { Loading, NoAccess, Page } from './components/Page';
 import { ApiKeyDetail } from './pages/ApiKeyDetail';
 import { ApiKeys } from './pages/ApiKeys';
 import { AuditLog } from './pages/AuditLog';
+import { Identities } from './pages/Identities';
+import { IdentityDetail } from './pages/IdentityDetail';
 import { NotFound, Settings, UsersAndTeams } from './pages/Overview';
 import { Roles } from './pages/Roles';
 import { SignIn } from './pages/SignIn';
 import { Teams } from './pages/Teams';
+import { Usage } from './pages/Usage';
 import { Users } from './pages/Users';
 import { WebhookDeliveries } from './pages/WebhookDeliveries';
 import { Webhooks } from './pages/Webhooks';
-import { UserContext } from './permissions';
+import { useCan, UserContext } from './permissions';
 import { Link, navigate, usePath } from './router';
 
 /** Signed out after this long without a key press, click, touch or scroll. */
@@ -48,6 +51,24 @@ const ROUTES: Route[] = [
     title: 'API key',
     read: { permission: 'api_keys:read', what: 'API keys' },
     render: ([id]) => <ApiKeyDetail id={id} />,
+  },
+  {
+    path: /^\/identities$/,
+    title: 'Identities',
+    read: { permission: 'identities:read', what: 'identities' },
+    render: () => <Identities />,
+  },
+  {
+    path: /^\/identities\/([^/]+)$/,
+    title: 'Identity',
+    read: { permission: 'identities:read', what: 'identities' },
+    render: ([id]) => <IdentityDetail id={id} />,
+  },
+  {
+    path: /^\/usage$/,
+    title: 'Usage',
+    read: { permission: 'api_keys:read', what: 'usage' },
+    render: () => <Usage />,
   },
   {
     path: /^\/users$/,
@@ -229,6 +250,7 @@ function NavLink({
 
 /** As the spec describes it: Settings, under it Users and Teams, under that API Keys; then the rest. */
 function Navigation({ path }: { path: string }) {
+  const can = useCan();
   return (
     <nav aria-label="Main">
       <ul>
@@ -251,6 +273,20 @@ function Navigation({ path }: { path: string }) {
             </li>
           </ul>
         </li>
+        {can('identities:read') && (
+          <li>
+            <NavLink href="/identities" path={path}>
+              Identities
+            </NavLink>
+          </li>
+        )}
+        {can('api_keys:read') && (
+          <li>
+            <NavLink href="/usage" path={path}>
+              Usage
+            </NavLink>
+          </li>
+        )}
         <li>
           <NavLink href="/users" path={path}>
             Users

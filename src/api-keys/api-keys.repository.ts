@@ -11,6 +11,7 @@ export interface KeyListFilters {
   status?: KeyStatus;
   ownerId?: string;
   teamId?: string;
+  identityId?: string;
   /** Keys that do (true) or do not (false) break the organization's expiration rules as given. */
   violatesPolicy?: {
     violates: boolean;
@@ -102,6 +103,9 @@ export class ApiKeysRepository {
     if (filters.type) builder.andWhere('key.type = :type', { type: filters.type });
     if (filters.ownerId) builder.andWhere('key.owner_id = :ownerId', { ownerId: filters.ownerId });
     if (filters.teamId) builder.andWhere('key.team_id = :teamId', { teamId: filters.teamId });
+    if (filters.identityId) {
+      builder.andWhere('key.identity_id = :identityId', { identityId: filters.identityId });
+    }
     if (filters.status === 'revoked') builder.andWhere('key.revoked_at IS NOT NULL');
     if (filters.status === 'expired') builder.andWhere('key.revoked_at IS NULL AND key.expiration <= now()');
     if (filters.status === 'disabled') {

@@ -160,6 +160,7 @@ export class ApiKeysService {
         status: query.status,
         ownerId: query.owner_id,
         teamId: query.team_id,
+        identityId: query.identity_id,
         violatesPolicy: policy && {
           violates: query.violates_policy!,
           requireExpiration: policy.requireExpiration,

@@ -10,6 +10,7 @@ import {
   OrganizationIdentityUsageResponse,
   OrganizationUsageQueryDto,
   OrganizationUsageResponse,
+  OrganizationUsageSeriesResponse,
 } from './dto/usage.dto';
 import { UsageService } from './usage.service';
 
@@ -50,6 +51,24 @@ export class UsageController {
     @Query() query: KeyUsageQueryDto,
   ): Promise<IdentityUsageResponse> {
     return this.usage.ofIdentity(principal, id, query);
+  }
+
+  @Get('usage/series')
+  @RequirePermissions('api_keys:read')
+  @ApiOperation({
+    summary: "The organization's requests per hour or day: all its keys' usage summed",
+    description:
+      "As a key's usage (same query, same buckets), summed over every key of the organization, keys deleted since included: " +
+      'for a chart of the whole organization, such as requests, denials and credits by day. `GET /v1/usage` over the same ' +
+      'range lists the keys behind these numbers (deleted keys left out). Counts are readable within 10 seconds.',
+  })
+  @ApiOkResponse({ type: OrganizationUsageSeriesResponse })
+  @ApiProblems(400)
+  seriesOfOrganization(
+    @Principal() principal: Principal,
+    @Query() query: KeyUsageQueryDto,
+  ): Promise<OrganizationUsageSeriesResponse> {
+    return this.usage.seriesOfOrganization(principal, query);
   }
 
   @Get('usage')

@@ -133,7 +133,7 @@ export class UsageRepository {
     from: Date,
     end: Date,
   ): Promise<OutcomeCount[]> {
-    return this.countsWhere('key_id = $2', organizationId, keyId, granularity, from, end);
+    return this.countsWhere('key_id = $4', [keyId], organizationId, granularity, from, end);
   }
 
   /** The counts of an identity's keys made under it, per bucket and outcome in [from, end). */
@@ -146,19 +146,33 @@ export class UsageRepository {
   ): Promise<OutcomeCount[]> {
     // `<> ''` spelled out lets the planner use the partial index whatever $2 is.
     return this.countsWhere(
-      `identity_id = $2 AND identity_id <> ''`,
+      `identity_id = $4 AND identity_id <> ''`,
+      [identityId],
       organizationId,
-      identityId,
       granularity,
       from,
       end,
     );
   }
 
+  /**
+   * All the organization's counts per bucket and outcome in [from, end): every key's, with or without
+   * an identity, and those of keys deleted since (their requests were still the organization's).
+   */
+  countsOfOrganization(
+    organizationId: string,
+    granularity: Granularity,
+    from: Date,
+    end: Date,
+  ): Promise<OutcomeCount[]> {
+    return this.countsWhere('TRUE', [], organizationId, granularity, from, end);
+  }
+
+  /** `subject` narrows the organization's rows; its parameters are $4 onwards. */
   private async countsWhere(
     subject: string,
+    subjectParams: readonly string[],
     organizationId: string,
-    subjectId: string,
     granularity: Granularity,
     from: Date,
     end: Date,
@@ -166,9 +180,9 @@ export class UsageRepository {
     const rows = await this.rows.query<{ start: Date; outcome: string; count: string }[]>(
       `SELECT ${BUCKET_OF_HOUR[granularity]} AS start, outcome, SUM(count)::text AS count
        FROM key_usage_hourly
-       WHERE organization_id = $1 AND ${subject} AND hour >= $3 AND hour < $4
+       WHERE organization_id = $1 AND hour >= $2 AND hour < $3 AND ${subject}
        GROUP BY 1, 2`,
-      [organizationId, subjectId, from, end],
+      [organizationId, from, end, ...subjectParams],
     );
     return rows.map((row) => ({ start: row.start, outcome: row.outcome, count: Number(row.count) }));
   }

@@ -10,6 +10,7 @@ import type {
   OrganizationIdentityUsageResponse,
   OrganizationUsageQueryDto,
   OrganizationUsageResponse,
+  OrganizationUsageSeriesResponse,
   UsageBucketResponse,
   UsageRangeQueryDto,
 } from './dto/usage.dto';
@@ -67,6 +68,24 @@ export class UsageService {
       new Date(range.end),
     );
     return { identity_id: identity.id, ...bucketsOf(range, counts) };
+  }
+
+  /**
+   * Every bucket of the range, oldest first: what all the organization's keys did, deleted ones
+   * included (their requests happened; only the per-key list needs a key to name).
+   */
+  async seriesOfOrganization(
+    principal: Principal,
+    query: KeyUsageQueryDto,
+  ): Promise<OrganizationUsageSeriesResponse> {
+    const range = this.rangeOf(query);
+    const counts = await this.usage.countsOfOrganization(
+      principal.organizationId,
+      range.granularity,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    return bucketsOf(range, counts);
   }
 
   /**

@@ -4,7 +4,7 @@ import { useLoad, usePaged } from '../api/hooks';
 import { KeyActions } from '../components/KeyActions';
 import { Details, Loading, Page, ProblemNote, When } from '../components/Page';
 import { Table } from '../components/Table';
-import { UsageChart } from '../components/UsageChart';
+import { UsagePanel } from '../components/UsagePanel';
 import { Link, navigate } from '../router';
 
 const list = (values: string[]) => (values.length ? values.join(', ') : 'Any');
@@ -123,15 +123,12 @@ function KeyFacts({ apiKey: key }: { apiKey: ApiKey }) {
 }
 
 function Usage({ id }: { id: string }) {
-  // The API's default: 24 hourly buckets ending with the current hour.
-  const usage = useLoad(() => call(api.GET('/v1/api-keys/{id}/usage', { params: { path: { id } } })), [id]);
   return (
-    <section aria-labelledby="key-usage" aria-busy={usage.loading}>
-      <h2 id="key-usage">Usage in the last 24 hours</h2>
-      {usage.loading && !usage.data && <Loading />}
-      <ProblemNote problem={usage.problem} />
-      {usage.data && <UsageChart buckets={usage.data.data} title="Requests per hour, last 24 hours" />}
-    </section>
+    <UsagePanel
+      headingId="key-usage"
+      load={(query) => call(api.GET('/v1/api-keys/{id}/usage', { params: { path: { id }, query } }))}
+      deps={[id]}
+    />
   );
 }
 

@@ -254,6 +254,16 @@ export class ListApiKeysQueryDto extends ListQueryDto {
   team_id?: string;
 
   @ApiPropertyOptional({
+    maxLength: 40,
+    example: 'idt_7hKp2Wq9ZtR4mNx8Ys3Lb6',
+    description: 'Only the keys that belong to this identity (an unknown id lists none).',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(40)
+  identity_id?: string;
+
+  @ApiPropertyOptional({
     description:
       "true: only the keys (not revoked) whose expiration the organization's policy would refuse if it " +
       'were set now (none, or further out than max_key_lifetime_days); false: only the others.',

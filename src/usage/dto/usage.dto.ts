@@ -147,3 +147,15 @@ export class OrganizationIdentityUsageResponse {
   })
   data: IdentityUsageTotalResponse[];
 }
+
+export class OrganizationUsageSeriesResponse {
+  @ApiProperty({ enum: GRANULARITIES }) granularity: Granularity;
+  @ApiProperty({ format: 'date-time', description: 'The start of the first bucket.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last bucket.' }) to: string;
+  @ApiProperty({
+    type: [UsageBucketResponse],
+    description:
+      "Every bucket of the range, oldest first: the sums of all the organization's keys, including keys deleted since.",
+  })
+  data: UsageBucketResponse[];
+}

@@ -1,0 +1,322 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, call, type Schemas } from '../api/client';
+import { useAction, useLoad, usePaged } from '../api/hooks';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import {
+  CheckedField,
+  creditsOf,
+  CreditFields,
+  describeCredits,
+  describeRateLimit,
+  fieldErrorsOf,
+  formOf,
+  FormErrors,
+  FormErrorsNote,
+  metaOf,
+  MetaField,
+  rateLimitOf,
+  RateLimitFields,
+  type FieldErrors,
+  type FormField,
+  type Identity,
+  type IdentityForm,
+} from '../components/IdentityFields';
+import { Loading, Page, ProblemNote, When } from '../components/Page';
+import { Table } from '../components/Table';
+import { UsagePanel } from '../components/UsagePanel';
+import { useCan } from '../permissions';
+import { Link, navigate } from '../router';
+
+type Update = Schemas['UpdateIdentityDto'];
+
+const updateIdentity = (id: string, body: Update) =>
+  call(api.PATCH('/v1/identities/{id}', { params: { path: { id } }, body }));
+
+export function IdentityDetail({ id }: { id: string }) {
+  const can = useCan();
+  const identity = useLoad(() => call(api.GET('/v1/identities/{id}', { params: { path: { id } } })), [id]);
+  const [notice, setNotice] = useState('');
+  const [deleting, setDeleting] = useState(false);
+  const title = identity.data ? `Identity “${identity.data.external_id}”` : 'Identity';
+  const saved = (what: string) => {
+    setNotice(`${what} saved.`);
+    identity.reload();
+  };
+
+  return (
+    <Page title={title}>
+      <p>
+        <Link href="/identities">← Back to the identities</Link>
+      </p>
+      {identity.loading && !identity.data && <Loading />}
+      <ProblemNote problem={identity.problem} />
+      {identity.data && (
+        <>
+          {can('identities:delete') && (
+            <div class="actions identity-actions">
+              <button type="button" class="danger" onClick={() => setDeleting(true)}>
+                Delete identity
+              </button>
+            </div>
+          )}
+          <IdentityFacts identity={identity.data} />
+          {can('identities:update') && (
+            <section aria-labelledby="identity-settings">
+              <h2 id="identity-settings">Settings</h2>
+              <p class="status-line" role="status">
+                {notice}
+              </p>
+              {/* Keyed by the last change: after a save every form starts again from what the API holds. */}
+              <div class="settings-grid" key={identity.data.updated_at}>
+                <RateLimitForm identity={identity.data} onSaved={() => saved('Rate limit')} />
+                <CreditsForm identity={identity.data} onSaved={saved} />
+                <MetaForm identity={identity.data} onSaved={() => saved('Meta')} />
+              </div>
+            </section>
+          )}
+          {can('api_keys:read') && <IdentityKeys id={id} />}
+          <UsagePanel
+            headingId="identity-usage"
+            load={(query) => call(api.GET('/v1/identities/{id}/usage', { params: { path: { id }, query } }))}
+            deps={[id]}
+          />
+        </>
+      )}
+      {deleting && identity.data && (
+        <ConfirmDialog
+          title={`Delete the identity ${identity.data.external_id}?`}
+          confirmLabel="Delete"
+          confirm={() => call(api.DELETE('/v1/identities/{id}', { params: { path: { id } } }))}
+          onDone={() => navigate('/identities')}
+          onClose={() => setDeleting(false)}
+        >
+          <p>
+            Its limits, credits and meta go with it. An identity that keys still name cannot be deleted:
+            detach or delete its keys first.
+          </p>
+        </ConfirmDialog>
+      )}
+    </Page>
+  );
+}
+
+function Fact({ term, children }: { term: string; children: ComponentChildren }) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </>
+  );
+}
+
+function IdentityFacts({ identity }: { identity: Identity }) {
+  return (
+    <section aria-labelledby="identity-details">
+      <h2 id="identity-details">Details</h2>
+      <dl class="facts">
+        <Fact term="ID">
+          <code>{identity.id}</code>
+        </Fact>
+        <Fact term="External ID">{identity.external_id}</Fact>
+        <Fact term="Rate limit">{describeRateLimit(identity.rate_limit)}</Fact>
+        <Fact term="Credits">{describeCredits(identity.credits)}</Fact>
+        {identity.credits && (
+          <Fact term="Last refill">
+            <When at={identity.credits.refilled_at} fallback="Not yet" />
+          </Fact>
+        )}
+        <Fact term="Keys">{identity.key_count}</Fact>
+        <Fact term="Meta">
+          {Object.keys(identity.meta).length ? <code>{JSON.stringify(identity.meta)}</code> : '—'}
+        </Fact>
+        <Fact term="Created">
+          <When at={identity.created_at} />
+        </Fact>
+        <Fact term="Updated">
+          <When at={identity.updated_at} />
+        </Fact>
+      </dl>
+    </section>
+  );
+}
+
+/**
+ * One form of the settings: its fields' values, its own errors (from parsing, or the API's on these
+ * fields) and a save that sends only what `bodyOf` makes of the form.
+ */
+function useSettingsForm(identity: Identity, bodyOf: (form: IdentityForm) => Update, onSaved: () => void) {
+  const [form, setForm] = useState<IdentityForm>(() => formOf(identity));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const action = useAction();
+  const set =
+    <F extends FormField>(field: F) =>
+    (value: IdentityForm[F]) => {
+      setForm((previous) => ({ ...previous, [field]: value }));
+      setErrors((previous) => ({ ...previous, [field]: undefined }));
+    };
+  const save = async (event: Event) => {
+    event.preventDefault();
+    let body: Update;
+    try {
+      body = bodyOf(form);
+    } catch (error) {
+      if (!(error instanceof FormErrors)) throw error;
+      setErrors(error.errors);
+      action.clear();
+      return;
+    }
+    setErrors({});
+    if (await action.run(() => updateIdentity(identity.id, body))) onSaved();
+  };
+  return {
+    form,
+    set,
+    errors: { ...fieldErrorsOf(action.problem), ...errors },
+    ownErrors: errors,
+    action,
+    save,
+  };
+}
+
+function RateLimitForm({ identity, onSaved }: { identity: Identity; onSaved: () => void }) {
+  const { form, set, errors, ownErrors, action, save } = useSettingsForm(
+    identity,
+    (values) => ({ rate_limit: rateLimitOf(values) }),
+    onSaved,
+  );
+  return (
+    <form class="card" aria-labelledby="rate-limit-form" onSubmit={(event) => void save(event)} noValidate>
+      <h3 id="rate-limit-form">Rate limit</h3>
+      <RateLimitFields form={form} set={set} errors={errors} />
+      <FormErrorsNote errors={ownErrors} />
+      <ProblemNote problem={action.problem} />
+      <button type="submit" disabled={action.busy}>
+        Save rate limit
+      </button>
+    </form>
+  );
+}
+
+function CreditsForm({ identity, onSaved }: { identity: Identity; onSaved: (what: string) => void }) {
+  const { form, set, errors, ownErrors, action, save } = useSettingsForm(
+    identity,
+    (values) => ({ credits: creditsOf(values) }),
+    () => onSaved('Credits'),
+  );
+  return (
+    <div class="card">
+      <form aria-labelledby="credits-form" onSubmit={(event) => void save(event)} noValidate>
+        <h3 id="credits-form">Credits</h3>
+        <p class="hint">Saving sets the balance to Credits, whatever is left now.</p>
+        <CreditFields form={form} set={set} errors={errors} />
+        <FormErrorsNote errors={ownErrors} />
+        <ProblemNote problem={action.problem} />
+        <button type="submit" disabled={action.busy}>
+          Save credits
+        </button>
+      </form>
+      {identity.credits && <TopUpForm identity={identity} onSaved={() => onSaved('Top-up')} />}
+    </div>
+  );
+}
+
+/**
+ * Adds to the balance. The API sets balances rather than adding to them, so this reads the balance
+ * just before setting it to that plus the top-up; what the keys spend in between is given back.
+ */
+function TopUpForm({ identity, onSaved }: { identity: Identity; onSaved: () => void }) {
+  const [amount, setAmount] = useState('');
+  const [error, setError] = useState('');
+  const action = useAction();
+  const topUp = async (event: Event) => {
+    event.preventDefault();
+    const add = Number(amount);
+    if (amount.trim() === '' || !Number.isInteger(add) || add < 1) {
+      setError('Credits to add must be a whole number of at least 1.');
+      return;
+    }
+    setError('');
+    const done = await action.run(async () => {
+      const now = await call(api.GET('/v1/identities/{id}', { params: { path: { id: identity.id } } }));
+      if (!now.credits) throw new Error('This identity no longer has a budget: set Credits instead.');
+      await updateIdentity(identity.id, {
+        credits: { remaining: now.credits.remaining + add, refill: now.credits.refill },
+      });
+    });
+    if (done) onSaved();
+  };
+  return (
+    <form
+      class="inline-form top-up"
+      aria-label="Top up credits"
+      onSubmit={(event) => void topUp(event)}
+      noValidate
+    >
+      <CheckedField label="Credits to add" error={error}>
+        {(props) => (
+          <input
+            {...props}
+            type="number"
+            inputMode="numeric"
+            min={1}
+            value={amount}
+            onInput={(event) => setAmount(event.currentTarget.value)}
+          />
+        )}
+      </CheckedField>
+      <button type="submit" class="secondary" disabled={action.busy}>
+        Top up
+      </button>
+      <ProblemNote problem={action.problem} />
+    </form>
+  );
+}
+
+function MetaForm({ identity, onSaved }: { identity: Identity; onSaved: () => void }) {
+  const { form, set, errors, ownErrors, action, save } = useSettingsForm(
+    identity,
+    (values) => ({ meta: metaOf(values) }),
+    onSaved,
+  );
+  return (
+    <form class="card" aria-labelledby="meta-form" onSubmit={(event) => void save(event)} noValidate>
+      <h3 id="meta-form">Meta</h3>
+      <MetaField form={form} set={set} errors={errors} />
+      <FormErrorsNote errors={ownErrors} />
+      <ProblemNote problem={action.problem} />
+      <button type="submit" disabled={action.busy}>
+        Save meta
+      </button>
+    </form>
+  );
+}
+
+function IdentityKeys({ id }: { id: string }) {
+  const keys = usePaged(
+    (cursor) => call(api.GET('/v1/api-keys', { params: { query: { identity_id: id, cursor } } })),
+    [id],
+  );
+  return (
+    <section aria-labelledby="identity-keys">
+      <h2 id="identity-keys">Keys</h2>
+      <Table
+        caption="Keys of this identity"
+        rows={keys.items}
+        rowKey={(key) => key.id}
+        paged={keys}
+        empty="No key belongs to this identity. A key's identity is set on the key."
+        columns={[
+          {
+            header: 'Name',
+            rowHeader: true,
+            cell: (key) => <Link href={`/api-keys/${key.id}`}>{key.name}</Link>,
+          },
+          { header: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{key.status}</span> },
+          { header: 'Start', cell: (key) => <code>{key.start}…</code> },
+          { header: 'Last used', cell: (key) => <When at={key.last_used_at} fallback="Never" /> },
+        ]}
+      />
+    </section>
+  );
+}
