@@ -1644,9 +1644,9 @@ export interface components {
       meta?: {
         [key: string]: unknown;
       } | null;
-      /** @description A limit shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      /** @description A limit shared by all the identity's keys, beside each key's own: a request must fit both. Omitted or null: none. */
       rate_limit?: components['schemas']['RateLimitDto'] | null;
-      /** @description A budget shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      /** @description A budget shared by all the identity's keys: a request spends from it and from its key's own credits, or from neither. Omitted or null: none. */
       credits?: components['schemas']['CreditsDto'] | null;
       /**
        * @description Your id for the customer; unique in the organization.
@@ -1705,9 +1705,9 @@ export interface components {
       meta?: {
         [key: string]: unknown;
       } | null;
-      /** @description A limit shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      /** @description A limit shared by all the identity's keys, beside each key's own: a request must fit both. Omitted or null: none. */
       rate_limit?: components['schemas']['RateLimitDto'] | null;
-      /** @description A budget shared by all the identity's keys (stored; not enforced yet). Omitted or null: none. */
+      /** @description A budget shared by all the identity's keys: a request spends from it and from its key's own credits, or from neither. Omitted or null: none. */
       credits?: components['schemas']['CreditsDto'] | null;
       external_id?: string;
     };

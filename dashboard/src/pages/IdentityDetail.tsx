@@ -4,7 +4,6 @@ import { api, call, type Schemas } from '../api/client';
 import { useAction, useLoad, usePaged } from '../api/hooks';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import {
-  CheckedField,
   creditsOf,
   CreditFields,
   describeCredits,
@@ -216,60 +215,7 @@ function CreditsForm({ identity, onSaved }: { identity: Identity; onSaved: (what
           Save credits
         </button>
       </form>
-      {identity.credits && <TopUpForm identity={identity} onSaved={() => onSaved('Top-up')} />}
     </div>
-  );
-}
-
-/**
- * Adds to the balance. The API sets balances rather than adding to them, so this reads the balance
- * just before setting it to that plus the top-up; what the keys spend in between is given back.
- */
-function TopUpForm({ identity, onSaved }: { identity: Identity; onSaved: () => void }) {
-  const [amount, setAmount] = useState('');
-  const [error, setError] = useState('');
-  const action = useAction();
-  const topUp = async (event: Event) => {
-    event.preventDefault();
-    const add = Number(amount);
-    if (amount.trim() === '' || !Number.isInteger(add) || add < 1) {
-      setError('Credits to add must be a whole number of at least 1.');
-      return;
-    }
-    setError('');
-    const done = await action.run(async () => {
-      const now = await call(api.GET('/v1/identities/{id}', { params: { path: { id: identity.id } } }));
-      if (!now.credits) throw new Error('This identity no longer has a budget: set Credits instead.');
-      await updateIdentity(identity.id, {
-        credits: { remaining: now.credits.remaining + add, refill: now.credits.refill },
-      });
-    });
-    if (done) onSaved();
-  };
-  return (
-    <form
-      class="inline-form top-up"
-      aria-label="Top up credits"
-      onSubmit={(event) => void topUp(event)}
-      noValidate
-    >
-      <CheckedField label="Credits to add" error={error}>
-        {(props) => (
-          <input
-            {...props}
-            type="number"
-            inputMode="numeric"
-            min={1}
-            value={amount}
-            onInput={(event) => setAmount(event.currentTarget.value)}
-          />
-        )}
-      </CheckedField>
-      <button type="submit" class="secondary" disabled={action.busy}>
-        Top up
-      </button>
-      <ProblemNote problem={action.problem} />
-    </form>
   );
 }
 

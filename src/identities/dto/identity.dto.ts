@@ -29,7 +29,7 @@ class IdentitySettingsDto {
     type: RateLimitDto,
     nullable: true,
     description:
-      "A limit shared by all the identity's keys (stored; not enforced yet). Omitted or null: none.",
+      "A limit shared by all the identity's keys, beside each key's own: a request must fit both. Omitted or null: none.",
   })
   @IsOptional()
   @NestedObject(() => RateLimitDto)
@@ -39,7 +39,7 @@ class IdentitySettingsDto {
     type: CreditsDto,
     nullable: true,
     description:
-      "A budget shared by all the identity's keys (stored; not enforced yet). Omitted or null: none.",
+      "A budget shared by all the identity's keys: a request spends from it and from its key's own credits, or from neither. Omitted or null: none.",
   })
   @IsOptional()
   @NestedObject(() => CreditsDto)
