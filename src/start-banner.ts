@@ -28,10 +28,9 @@ export interface StartFacts {
 export function startBanner(facts: StartFacts): { lines: string[]; warning?: string } {
   const lines = [
     `Gatehouse ${facts.version} listening on ${facts.url}`,
-    // Second, where a person looks first: the dashboard is most people's way in.
-    facts.dashboardUrl
-      ? `dashboard: ${facts.dashboardUrl}`
-      : `dashboard: not built, so ${facts.url}/dashboard answers 404 (\`npm run build\` builds it)`,
+    // Second, where a person looks first: the dashboard is most people's way in. Without a build there is
+    // no line: DashboardModule has already said that /dashboard answers 404.
+    ...(facts.dashboardUrl ? [`dashboard: ${facts.dashboardUrl}`] : []),
     `API reference: ${facts.url}/docs (OpenAPI document: ${facts.url}/openapi.json)`,
     facts.database.kind === 'postgres'
       ? `database: PostgreSQL at ${displayUrl(facts.database.url)}`
