@@ -151,10 +151,29 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
           instruction: 'Summarise the quarter',
           max_credits: 50,
         });
+        // The first connection drops after the first event (status queued, the first of every task): the
+        // page must open the stream again after it, with Last-Event-ID, and miss or repeat nothing.
+        const streams: (string | undefined)[] = [];
+        const eventsUrl = `**/v1/tasks/${run.taskId}/events`;
+        await adminPage.route(eventsUrl, async (route) => {
+          streams.push(route.request().headers()['last-event-id']);
+          if (streams.length > 1) return route.continue();
+          await route.fulfill({
+            status: 200,
+            headers: { 'content-type': 'text/event-stream' },
+            body: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n',
+          });
+        });
+        const resumed = adminPage.waitForRequest(
+          (request) => request.url().endsWith('/events') && request.headers()['last-event-id'] === '1',
+        );
         await adminPage.goto(`${baseUrl}/dashboard/tasks/${run.taskId}`);
         await pageShown(adminPage, `Task ${run.taskId}`);
+        await resumed;
         await summary().getByText('running', { exact: true }).waitFor();
         await adminPage.getByText('Following live.').waitFor();
+        expect(streams).toEqual([undefined, '1']);
+        await adminPage.unroute(eventsUrl);
 
         // The agent is held: whatever the page shows now came through the stream, before any final status.
         await postEvent('output', { delta: 'Revenue grew ' });

@@ -65,7 +65,7 @@ export function AuditTable({
     {
       header: 'Action',
       cell: (entry) => (
-        <span class="action">
+        <span class="stack">
           <code class="nowrap">{entry.action}</code>
           {showKey && entry.key_id && (
             <span class="secondary-line">

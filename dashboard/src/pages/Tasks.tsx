@@ -53,7 +53,17 @@ export function Tasks() {
               </Link>
             ),
           },
-          { header: 'Status', cell: (task) => <StatusBadge status={task.status} /> },
+          {
+            header: 'Status',
+            cell: (task) => (
+              <span class="stack">
+                <StatusBadge status={task.status} />
+                {task.status === 'running' && task.progress?.percent !== undefined && (
+                  <span class="secondary-line">{task.progress.percent}% done</span>
+                )}
+              </span>
+            ),
+          },
           {
             header: 'Instruction',
             cell: (task) => (
@@ -63,13 +73,21 @@ export function Tasks() {
             ),
           },
           { header: 'Agent', cell: (task) => task.agent_type },
-          {
-            header: 'Progress',
-            cell: (task) => (task.progress?.percent !== undefined ? `${task.progress.percent}%` : '—'),
-          },
           { header: 'Credits', cell: (task) => task.usage.credits },
-          { header: 'Created', cell: (task) => <When at={task.created_at} /> },
-          { header: 'Completed', cell: (task) => <When at={task.completed_at} /> },
+          {
+            // When it was queued, and under it when it ended: one column, so the table fits a laptop.
+            header: 'Created',
+            cell: (task) => (
+              <span class="stack">
+                <When at={task.created_at} />
+                {task.completed_at && (
+                  <span class="secondary-line">
+                    ended <When at={task.completed_at} />
+                  </span>
+                )}
+              </span>
+            ),
+          },
         ]}
       />
     </Page>
