@@ -119,7 +119,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The key's audit log, newest first */
+    /** The key's audit log, newest first; `expand` names actors */
     get: operations['ApiKeysController_auditLog'];
     put?: never;
     post?: never;
@@ -444,7 +444,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The organization's audit log, newest first; filter by action and key_id */
+    /** The organization's audit log, newest first; filter by action, actor and key_id; `expand` names actors and keys */
     get: operations['AuditController_list'];
     put?: never;
     post?: never;
@@ -1576,6 +1576,18 @@ export interface components {
       /** @enum {string} */
       type: 'user' | 'api_key' | 'system';
       id: string | null;
+      /** @description With `expand=actor`: the user's name or the API key's name (also of a key deleted since); null for the system. */
+      name?: string | null;
+      /** @description With `expand=actor`: the user's email; null for keys and the system. */
+      email?: string | null;
+    };
+    AuditKeyResponse: {
+      /** @example key_2Nq… */
+      id: string;
+      /** @description The key's name; null if it is not known. */
+      name: string | null;
+      /** @description The key was deleted since (or is no longer known): its entries stay, the key itself answers 404. */
+      deleted: boolean;
     };
     AuditEntryResponse: {
       /** @example aud_8Hq… */
@@ -1628,6 +1640,8 @@ export interface components {
       details: {
         [key: string]: unknown;
       };
+      /** @description With `expand=key`: the key the entry concerns, by name, and whether it was deleted since. */
+      key?: components['schemas']['AuditKeyResponse'] | null;
     };
     AuditPage: {
       data: components['schemas']['AuditEntryResponse'][];
@@ -3539,6 +3553,8 @@ export interface operations {
         limit?: number;
         /** @description Opaque cursor from a previous page's `next_cursor`. */
         cursor?: string;
+        /** @description `actor`: each actor also carries `name` (a user's name, an API key's name) and `email` (a user's); `key`: each entry also carries `key` `{id, name, deleted}` (null without a key). Comma-separated or repeated. */
+        expand?: ('actor' | 'key')[];
       };
       header?: never;
       path: {
@@ -5942,6 +5958,8 @@ export interface operations {
         limit?: number;
         /** @description Opaque cursor from a previous page's `next_cursor`. */
         cursor?: string;
+        /** @description `actor`: each actor also carries `name` (a user's name, an API key's name) and `email` (a user's); `key`: each entry also carries `key` `{id, name, deleted}` (null without a key). Comma-separated or repeated. */
+        expand?: ('actor' | 'key')[];
         /** @description One action, or a group of them: `user.*` matches every `user.` action. */
         action?:
           | 'key.created'

@@ -28,6 +28,9 @@ export interface StartFacts {
 export function startBanner(facts: StartFacts): { lines: string[]; warning?: string } {
   const lines = [
     `Gatehouse ${facts.version} listening on ${facts.url}`,
+    // Second, where a person looks first: the dashboard is most people's way in. Without a build there is
+    // no line: DashboardModule has already said that /dashboard answers 404.
+    ...(facts.dashboardUrl ? [`dashboard: ${facts.dashboardUrl}`] : []),
     `API reference: ${facts.url}/docs (OpenAPI document: ${facts.url}/openapi.json)`,
     facts.database.kind === 'postgres'
       ? `database: PostgreSQL at ${displayUrl(facts.database.url)}`
@@ -36,7 +39,6 @@ export function startBanner(facts: StartFacts): { lines: string[]; warning?: str
       ? `redis: ${displayUrl(facts.redisUrl)} (rate limits and key-cache invalidation shared by every instance)`
       : 'redis: none (rate limits and key-cache invalidation in this process only; set REDIS_URL to share them)',
   ];
-  if (facts.dashboardUrl) lines.push(`dashboard: ${facts.dashboardUrl}`);
   const signIn = `sign in: POST ${facts.url}/v1/auth/token with {"email", "password"}`;
   if (facts.hasUser) {
     lines.push(facts.signInAs ? `${signIn}, e.g. as ${facts.signInAs} (BOOTSTRAP_ADMIN_EMAIL)` : signIn);

@@ -14,6 +14,7 @@ import {
   pageShown,
   PHONE,
   screenshot,
+  showNavigation,
   signInThroughForm,
   startBrowserDashboard,
 } from './support/dashboard-browser';
@@ -352,11 +353,14 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
       ['phone', PHONE],
     ])('lays out the API Keys page on a %s screen without horizontal scrolling', async (_name, size) => {
       await page.setViewportSize(size);
+      // On a phone the navigation folds behind the Menu button (test/dashboard-shell.e2e-spec.ts tests it).
+      await showNavigation(page);
       await navLink(page, 'API Keys').click();
       await pageShown(page, 'API Keys');
       await page.getByRole('link', { name: 'billing-service', exact: true }).waitFor();
       await expectNoHorizontalScroll(page);
       // The navigation is there and works at this size.
+      await showNavigation(page);
       for (const name of ['Settings', 'Users and Teams', 'API Keys', 'Users', 'Roles', 'Audit log']) {
         await navLink(page, name).scrollIntoViewIfNeeded();
         expect(await navLink(page, name).isVisible()).toBe(true);

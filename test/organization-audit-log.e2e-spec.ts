@@ -345,6 +345,100 @@ describe('organization audit log', () => {
     });
   });
 
+  describe('names behind the ids (?expand=actor,key)', () => {
+    let deletedKeyId: string;
+    let liveKeyId: string;
+
+    beforeAll(async () => {
+      const deleted = await t.http
+        .post('/v1/api-keys')
+        .set(org.auth)
+        .send({ name: 'retired-import', role: 'viewer', type: 'service' })
+        .expect(201);
+      deletedKeyId = deleted.body.id;
+      await t.http.delete(`/v1/api-keys/${deletedKeyId}`).set(org.auth).expect(204);
+      const live = await t.http
+        .post('/v1/api-keys')
+        .set(org.auth)
+        .send({ name: 'still-here', role: 'viewer', type: 'service' })
+        .expect(201);
+      liveKeyId = live.body.id;
+    });
+
+    const expanded = async (query: string): Promise<any[]> =>
+      (await t.http.get(`/v1/audit-log?limit=100&${query}`).set(org.auth).expect(200)).body.data;
+
+    it('names user actors by email and name, and key actors by key name', async () => {
+      const entries = await expanded('expand=actor');
+      const byAdmin = entries.find((entry) => entry.action === 'role.created');
+      expect(byAdmin.actor).toEqual({ type: 'user', id: org.userId, name: 'Admin', email: org.email });
+      // Dana's entries name her as she is now (renamed to "Dana D." after they were written).
+      const byDana = entries.find((entry) => entry.action === 'session.signed_in');
+      expect(byDana.actor).toEqual({ type: 'user', id: dana.id, name: 'Dana D.', email: dana.email });
+      const byKey = entries.find(
+        (entry) => entry.action === 'team.created' && entry.actor.type === 'api_key',
+      );
+      expect(byKey.actor).toEqual({ type: 'api_key', id: keyId, name: 'automation', email: null });
+      // Only what was asked for: no `key` without expand=key.
+      expect(entries.every((entry) => !('key' in entry))).toBe(true);
+    });
+
+    it('names keys, and marks a key deleted since, with expand=key; comma-separated or repeated alike', async () => {
+      const commas = await expanded('expand=actor,key');
+      expect(await expanded('expand=actor&expand=key')).toEqual(commas);
+      const deleted = commas.filter((entry) => entry.key_id === deletedKeyId);
+      expect(deleted.map((entry) => entry.action)).toEqual(['key.deleted', 'key.created']);
+      for (const entry of deleted) {
+        expect(entry.key).toEqual({ id: deletedKeyId, name: 'retired-import', deleted: true });
+      }
+      const live = commas.find((entry) => entry.key_id === liveKeyId);
+      expect(live.key).toEqual({ id: liveKeyId, name: 'still-here', deleted: false });
+      const keyless = commas.find((entry) => entry.action === 'role.created');
+      expect(keyless.key).toBeNull();
+      expect(keyless.actor.email).toBe(org.email);
+    });
+
+    it("leaves the entries' shape as it was without expand", async () => {
+      for (const entry of await expanded('')) {
+        expect(Object.keys(entry).sort()).toEqual(
+          ['action', 'actor', 'created_at', 'details', 'id', 'ip', 'key_id', 'user_agent'].sort(),
+        );
+        expect(Object.keys(entry.actor).sort()).toEqual(['id', 'type']);
+      }
+    });
+
+    it("names the actors of a key's own log too", async () => {
+      const res = await t.http
+        .get(`/v1/api-keys/${liveKeyId}/audit-log`)
+        .query({ expand: 'actor' })
+        .set(org.auth)
+        .expect(200);
+      expect(res.body.data.map((entry: AuditEntry) => [entry.action, entry.actor])).toEqual([
+        ['key.created', { type: 'user', id: org.userId, name: 'Admin', email: org.email }],
+      ]);
+    });
+
+    it('shows another organization none of these names', async () => {
+      const theirs = (await t.http.get('/v1/audit-log?expand=actor,key').set(other.auth).expect(200)).body
+        .data;
+      const named = JSON.stringify(theirs);
+      for (const name of ['retired-import', 'still-here', 'automation', org.email, dana.email]) {
+        expect(named).not.toContain(name);
+      }
+    });
+
+    it('refuses an expansion it does not know with 400 naming expand', async () => {
+      for (const query of ['expand=secrets', 'expand=actor,password', 'expand=']) {
+        const problem = expectProblem(
+          await t.http.get(`/v1/audit-log?${query}`).set(org.auth),
+          400,
+          'validation_failed',
+        );
+        expect(problem.errors?.map((error) => error.field)).toEqual(['expand']);
+      }
+    });
+  });
+
   describe('a change that fails records nothing', () => {
     it('duplicate team or role name, invalid body, taken email, unknown member, role in use, failed sign-in', async () => {
       const before = await orgLog(org.auth);

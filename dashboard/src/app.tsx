@@ -1,4 +1,4 @@
-import type { ComponentChildren, VNode } from 'preact';
+import type { VNode } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   NETWORK_PROBLEM,
@@ -9,6 +9,7 @@ import {
   type SessionUser,
   type SignOutReason,
 } from './api/session';
+import { firstPage, Navigation, NAVIGATION, visibleEntries } from './components/Navigation';
 import { Loading, NoAccess, Page } from './components/Page';
 import { ApiKeyDetail } from './pages/ApiKeyDetail';
 import { ApiKeys } from './pages/ApiKeys';
@@ -18,13 +19,15 @@ import { IdentityDetail } from './pages/IdentityDetail';
 import { NotFound, Settings, UsersAndTeams } from './pages/Overview';
 import { Roles } from './pages/Roles';
 import { SignIn } from './pages/SignIn';
+import { TaskDetail } from './pages/TaskDetail';
+import { Tasks } from './pages/Tasks';
 import { Teams } from './pages/Teams';
 import { Usage } from './pages/Usage';
 import { Users } from './pages/Users';
 import { WebhookDeliveries } from './pages/WebhookDeliveries';
 import { Webhooks } from './pages/Webhooks';
-import { useCan, UserContext } from './permissions';
-import { Link, navigate, usePath } from './router';
+import { UserContext } from './permissions';
+import { navigate, usePath } from './router';
 
 /** Signed out after this long without a key press, click, touch or scroll. */
 const IDLE_LIMIT_MS = 30 * 60 * 1000;
@@ -106,6 +109,18 @@ const ROUTES: Route[] = [
     read: { permission: 'audit:read', what: 'the audit log' },
     render: () => <AuditLog />,
   },
+  {
+    path: /^\/tasks$/,
+    title: 'Tasks',
+    read: { permission: 'tasks:read', what: 'tasks' },
+    render: () => <Tasks />,
+  },
+  {
+    path: /^\/tasks\/([^/]+)$/,
+    title: 'Task',
+    read: { permission: 'tasks:read', what: 'tasks' },
+    render: ([id]) => <TaskDetail id={id} />,
+  },
 ];
 
 type Auth =
@@ -173,9 +188,18 @@ function Shell({ user }: { user: SessionUser }) {
   const path = usePath();
   const main = useRef<HTMLElement>(null);
   const firstRender = useRef(true);
+  // The navigation on a narrow screen, folded away behind the Menu button until asked for.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const held: readonly string[] = user.permissions;
 
   useEffect(() => {
-    if (path === '/') navigate('/api-keys', { replace: true });
+    // The first page this user can use (API Keys for most; Tasks for a developer).
+    if (path === '/') {
+      navigate(firstPage(visibleEntries(NAVIGATION, (p) => held.includes(p))) ?? '/settings', {
+        replace: true,
+      });
+    }
+    setMenuOpen(false);
     // After a navigation, start reading (and tabbing) at the new page, as a full page load would.
     if (firstRender.current) firstRender.current = false;
     else main.current?.focus();
@@ -194,6 +218,15 @@ function Shell({ user }: { user: SessionUser }) {
         Skip to content
       </a>
       <header class="topbar">
+        <button
+          type="button"
+          class="secondary menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-navigation"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
         <span class="brand">Gatehouse</span>
         <span class="who">
           <span class="who-name">{user.name}</span> <span class="who-email">{user.email}</span>
@@ -202,7 +235,7 @@ function Shell({ user }: { user: SessionUser }) {
           Sign out
         </button>
       </header>
-      <Navigation path={path} />
+      <Navigation path={path} open={menuOpen} />
       <main id="main" ref={main} tabIndex={-1}>
         <CurrentPage path={path} user={user} />
       </main>
@@ -218,7 +251,7 @@ function CurrentPage({ path, user }: { path: string; user: SessionUser }) {
     if (route.read && !(user.permissions as readonly string[]).includes(route.read.permission)) {
       return (
         <Page title={route.title}>
-          <NoAccess what={route.read.what} />
+          <NoAccess what={route.read.what} permission={route.read.permission} />
         </Page>
       );
     }
@@ -226,93 +259,4 @@ function CurrentPage({ path, user }: { path: string; user: SessionUser }) {
     return <div key={path}>{route.render(match.slice(1).map(decodeURIComponent))}</div>;
   }
   return <NotFound />;
-}
-
-function NavLink({
-  href,
-  path,
-  exact = false,
-  children,
-}: {
-  href: string;
-  path: string;
-  /** Current only on this very page, not on the pages below it. */
-  exact?: boolean;
-  children: ComponentChildren;
-}) {
-  const current = path === href || (!exact && path.startsWith(`${href}/`));
-  return (
-    <Link href={href} aria-current={current ? 'page' : undefined}>
-      {children}
-    </Link>
-  );
-}
-
-/** As the spec describes it: Settings, under it Users and Teams, under that API Keys; then the rest. */
-function Navigation({ path }: { path: string }) {
-  const can = useCan();
-  return (
-    <nav aria-label="Main">
-      <ul>
-        <li>
-          <NavLink href="/settings" path={path} exact>
-            Settings
-          </NavLink>
-          <ul>
-            <li>
-              <NavLink href="/settings/users-and-teams" path={path}>
-                Users and Teams
-              </NavLink>
-              <ul>
-                <li>
-                  <NavLink href="/api-keys" path={path}>
-                    API Keys
-                  </NavLink>
-                </li>
-              </ul>
-            </li>
-          </ul>
-        </li>
-        {can('identities:read') && (
-          <li>
-            <NavLink href="/identities" path={path}>
-              Identities
-            </NavLink>
-          </li>
-        )}
-        {can('api_keys:read') && (
-          <li>
-            <NavLink href="/usage" path={path}>
-              Usage
-            </NavLink>
-          </li>
-        )}
-        <li>
-          <NavLink href="/users" path={path}>
-            Users
-          </NavLink>
-        </li>
-        <li>
-          <NavLink href="/teams" path={path}>
-            Teams
-          </NavLink>
-        </li>
-        <li>
-          <NavLink href="/roles" path={path}>
-            Roles
-          </NavLink>
-        </li>
-        <li>
-          <NavLink href="/webhooks" path={path}>
-            Webhooks
-          </NavLink>
-        </li>
-        <li>
-          <NavLink href="/audit-log" path={path}>
-            Audit log
-          </NavLink>
-        </li>
-      </ul>
-    </nav>
-  );
 }

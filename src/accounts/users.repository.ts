@@ -51,6 +51,18 @@ export class UsersRepository {
     return this.users.findBy({ id: In([...new Set(ids)]) });
   }
 
+  /** The organization's users among `ids`, by id: their name and email, for the audit log. */
+  async namesOf(
+    organizationId: string,
+    ids: string[],
+  ): Promise<Map<string, { name: string; email: string }>> {
+    const rows = await this.users.manager.query<{ id: string; name: string; email: string }[]>(
+      `SELECT id, name, email FROM users WHERE organization_id = $1 AND id = ANY($2::text[])`,
+      [organizationId, ids],
+    );
+    return new Map(rows.map((row) => [row.id, { name: row.name, email: row.email }]));
+  }
+
   page(organizationId: string, filters: { active?: boolean }, query: ListQueryDto): Promise<Page<User>> {
     const builder = this.users
       .createQueryBuilder('user')

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
 import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
+import { AuditSubjects } from '../audit/audit-subjects';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
@@ -28,8 +29,14 @@ export class UsersService {
     private readonly invalidations: InvalidationBus,
     private readonly audit: AuditService,
     holders: RoleHolders,
+    auditSubjects: AuditSubjects,
   ) {
     holders.register((manager, organizationId, role) => this.users.holdsRole(manager, organizationId, role));
+    // The audit log names users by email (GET /v1/audit-log?expand=actor).
+    auditSubjects.register('user', async (organizationId, ids) => {
+      const users = await this.users.namesOf(organizationId, ids);
+      return new Map([...users].map(([id, user]) => [id, { ...user, deleted: false }]));
+    });
   }
 
   /** The user with this email, in any organization (sign-in: emails are unique across the service). */

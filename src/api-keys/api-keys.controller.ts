@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { AuditService, RequestOrigin } from '../audit/audit.service';
-import { AuditEntryResponse, AuditPage } from '../audit/dto/audit.dto';
+import { AuditEntryResponse, AuditExpandQueryDto, AuditPage } from '../audit/dto/audit.dto';
 import { Origin } from '../audit/request-origin.decorator';
 import { Principal } from '../access/principal';
 import { ReturnsSecret } from '../common/returns-secret.decorator';
-import { ListQueryDto, mapPage } from '../common/pagination';
+import { mapPage } from '../common/pagination';
 import { Created, NoContent, Operation } from '../access/route-access.decorators';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
@@ -90,13 +90,15 @@ export class ApiKeysController {
   }
 
   @Get(':id/audit-log')
-  @Operation('api_keys:read', "The key's audit log, newest first", AuditPage, 400, 404)
+  @Operation('api_keys:read', "The key's audit log, newest first; `expand` names actors", AuditPage, 400, 404)
   async auditLog(
     @Principal() principal: Principal,
     @Param('id') id: string,
-    @Query() query: ListQueryDto,
+    @Query() query: AuditExpandQueryDto,
   ): Promise<AuditPage> {
     const key = await this.keys.find(principal, id);
-    return mapPage(await this.audit.list(principal.organizationId, query, key.id), AuditEntryResponse.of);
+    const page = await this.audit.list(principal.organizationId, query, key.id);
+    const names = await this.audit.namesOf(principal.organizationId, page.data, query.expand);
+    return mapPage(page, (entry) => AuditEntryResponse.of(entry, names));
   }
 }

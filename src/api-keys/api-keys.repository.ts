@@ -84,6 +84,19 @@ export class ApiKeysRepository {
     return new Map(rows.map((row) => [row.identity_id, Number(row.count)]));
   }
 
+  /** The organization's keys among `ids`, deleted ones too, by id: their name, for the audit log. */
+  async auditNamesOf(
+    organizationId: string,
+    ids: string[],
+  ): Promise<Map<string, { name: string; deleted: boolean }>> {
+    const rows = await this.keys.manager.query<{ id: string; name: string; deleted: boolean }[]>(
+      `SELECT id, name, deleted_at IS NOT NULL AS deleted FROM api_keys
+        WHERE organization_id = $1 AND id = ANY($2::text[])`,
+      [organizationId, ids],
+    );
+    return new Map(rows.map((row) => [row.id, { name: row.name, deleted: row.deleted }]));
+  }
+
   /** The key whose current or previous (rotated-out) value has this hash, unless deleted. */
   async findByValueHash(hash: string): Promise<{ key: ApiKey; matchedPrevious: boolean } | null> {
     const key = await this.keys

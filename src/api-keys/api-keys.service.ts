@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import { TeamsService } from '../accounts/teams.service';
 import { UserLifecycle } from '../accounts/user-lifecycle';
 import { actorOf, RequestOrigin } from '../audit/audit.service';
+import { AuditSubjects } from '../audit/audit-subjects';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isIdOf, newId } from '../common/ids';
@@ -54,7 +55,10 @@ export class ApiKeysService {
     @Inject(UserLifecycle) lifecycle: UserLifecycle,
     holders: RoleHolders,
     identityKeys: IdentityKeys,
+    auditSubjects: AuditSubjects,
   ) {
+    // The audit log names keys, deleted ones too (GET /v1/audit-log?expand=actor,key).
+    auditSubjects.register('api_key', (organizationId, ids) => this.keys.auditNamesOf(organizationId, ids));
     identityKeys.register((organizationId, identityIds, manager) =>
       this.keys.countByIdentity(organizationId, identityIds, manager),
     );

@@ -14,12 +14,14 @@ export class AuditController {
   @Get()
   @Operation(
     'audit:read',
-    "The organization's audit log, newest first; filter by action and key_id",
+    "The organization's audit log, newest first; filter by action, actor and key_id; `expand` names actors and keys",
     AuditPage,
     400,
   )
   async list(@Principal() principal: Principal, @Query() query: AuditQueryDto): Promise<AuditPage> {
-    return mapPage(await this.audit.list(principal.organizationId, query), AuditEntryResponse.of);
+    const page = await this.audit.list(principal.organizationId, query);
+    const names = await this.audit.namesOf(principal.organizationId, page.data, query.expand);
+    return mapPage(page, (entry) => AuditEntryResponse.of(entry, names));
   }
 
   @Get('integrity')

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { MetricsModule } from '../metrics/metrics.module';
 import { AuditEntry } from './audit-entry.entity';
 import { AuditRepository } from './audit.repository';
+import { AuditSubjects } from './audit-subjects';
 import { AuditService } from './audit.service';
 import { DenialWindowJob } from './denial-window.job';
 
@@ -10,7 +11,7 @@ import { DenialWindowJob } from './denial-window.job';
 @Global()
 @Module({
   imports: [MetricsModule, TypeOrmModule.forFeature([AuditEntry])],
-  providers: [AuditRepository, AuditService, DenialWindowJob],
-  exports: [AuditService],
+  providers: [AuditRepository, AuditService, AuditSubjects, DenialWindowJob],
+  exports: [AuditService, AuditSubjects],
 })
 export class AuditModule {}

@@ -12,6 +12,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { chainHash, GENESIS_HASH } from './audit-chain';
 import { ActorType, AuditEntry } from './audit-entry.entity';
 import { AuditRepository } from './audit.repository';
+import { AuditSubject, AuditSubjects } from './audit-subjects';
 import { AuditQueryDto } from './dto/audit.dto';
 
 export interface AuditActor {
@@ -91,6 +92,16 @@ export function actionPattern(filter: string): { exact: string } | { prefix: str
   return filter.endsWith('.*') ? { prefix: filter.slice(0, -1) } : { exact: filter };
 }
 
+/** What `expand` may ask a page of entries to name: its actors, its keys. */
+export const AUDIT_EXPANSIONS = ['actor', 'key'] as const;
+export type AuditExpansion = (typeof AUDIT_EXPANSIONS)[number];
+
+/** The names behind a page's ids, by kind; only what `expand` asked for. */
+export interface AuditNames {
+  actors?: { users: Map<string, AuditSubject>; keys: Map<string, AuditSubject> };
+  keys?: Map<string, AuditSubject>;
+}
+
 export const SYSTEM_ACTOR: AuditActor = { type: 'system', id: null };
 
 export function actorOf(principal: Principal): AuditActor {
@@ -166,6 +177,7 @@ export class AuditService implements BeforeApplicationShutdown {
 
   constructor(
     private readonly entries: AuditRepository,
+    private readonly subjects: AuditSubjects,
     @Inject(auditConfig.KEY) private readonly config: ConfigOf<typeof auditConfig>,
     @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
     // In the worker process nothing serves /metrics: what waits there is retried and logged at shutdown.
@@ -330,6 +342,35 @@ export class AuditService implements BeforeApplicationShutdown {
       },
       query,
     );
+  }
+
+  /**
+   * The names of the users and keys a page of entries mentions, for what `expand` asks: one lookup per
+   * kind for the whole page (not one per entry), each scoped to the organization.
+   */
+  async namesOf(
+    organizationId: string,
+    entries: AuditEntry[],
+    expand: readonly AuditExpansion[] = [],
+  ): Promise<AuditNames> {
+    const idsOf = (type: ActorType) =>
+      entries.flatMap((entry) => (entry.actorType === type && entry.actorId ? [entry.actorId] : []));
+    const wantsActors = expand.includes('actor');
+    const wantsKeys = expand.includes('key');
+    const keyIds = [
+      ...(wantsActors ? idsOf('api_key') : []),
+      ...(wantsKeys ? entries.flatMap((entry) => (entry.keyId ? [entry.keyId] : [])) : []),
+    ];
+    const [users, keys] = await Promise.all([
+      wantsActors
+        ? this.subjects.lookUp(organizationId, 'user', idsOf('user'))
+        : new Map<string, AuditSubject>(),
+      this.subjects.lookUp(organizationId, 'api_key', keyIds),
+    ]);
+    return {
+      ...(wantsActors ? { actors: { users, keys } } : {}),
+      ...(wantsKeys ? { keys } : {}),
+    };
   }
 
   /** Recomputes the organization's chain; the first entry whose hash does not match is reported. */

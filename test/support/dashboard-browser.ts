@@ -155,6 +155,16 @@ export async function screenshot(page: Page, name: string, mask: Locator[] = [])
 export const navLink = (page: Page, name: string): Locator =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
 
+/**
+ * Opens the navigation when a narrow screen has folded it behind the top bar's Menu button (aria-expanded),
+ * so its links can be used; on a wide screen it is always shown and this does nothing.
+ */
+export async function showNavigation(page: Page): Promise<void> {
+  const menu = page.getByRole('button', { name: 'Menu', exact: true });
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
 export async function signInThroughForm(page: Page, email: string): Promise<void> {
   await page.getByLabel('Email', { exact: true }).fill(email);
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);

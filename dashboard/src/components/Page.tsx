@@ -1,6 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect } from 'preact/hooks';
+import { api, call, everyPage } from '../api/client';
+import { useLoad } from '../api/hooks';
 import type { ProblemDetails } from '../api/session';
+import { builtInRolesWith, useCan } from '../permissions';
 
 /** A page's one <h1>, also the document title, and its content. */
 export function Page({ title, children }: { title: string; children: ComponentChildren }) {
@@ -15,12 +18,79 @@ export function Page({ title, children }: { title: string; children: ComponentCh
   );
 }
 
-/** Shown instead of a page whose read permission the user lacks. */
-export function NoAccess({ what }: { what: string }) {
+/** The roles (custom ones too when the user may read them) that hold `permission`. */
+function useRolesWith(permission: string): string[] {
+  const can = useCan();
+  const roles = useLoad(
+    async () =>
+      can('roles:read')
+        ? everyPage((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor, limit: 100 } } })))
+        : null,
+    [permission],
+  );
+  if (!roles.data) return builtInRolesWith(permission);
+  const [resource, action] = permission.split(':');
+  return roles.data
+    .filter((role) => ((role.permissions[resource] ?? []) as readonly string[]).includes(action))
+    .map((role) => role.role_name);
+}
+
+const list = (items: string[]) =>
+  items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+
+/**
+ * Shown instead of a page whose read permission the user lacks: what is missing, which roles give it,
+ * and who can give it: the people allowed to change users' roles, by email when the user may list users,
+ * else by role.
+ */
+export function NoAccess({ what, permission }: { what: string; permission: string }) {
+  const can = useCan();
+  const granting = useRolesWith(permission);
+  const assigners = useRolesWith('users:update');
+  const people = useLoad(
+    async () =>
+      can('users:read')
+        ? everyPage((cursor) =>
+            call(api.GET('/v1/users', { params: { query: { cursor, limit: 100, active: true } } })),
+          )
+        : null,
+    [],
+  );
+  const admins = (people.data ?? [])
+    .filter((user) => assigners.includes(user.role))
+    .map((user) => user.email);
   return (
-    <p class="note" role="note">
-      You do not have access to {what}. Ask an administrator for a role that allows it.
-    </p>
+    <div class="note" role="note">
+      <p>
+        You do not have access to {what}: it needs the permission <code>{permission}</code>
+        {granting.length > 0 && (
+          <>
+            , which the role{granting.length > 1 ? 's' : ''} {list(granting)} include
+            {granting.length > 1 ? '' : 's'}
+          </>
+        )}
+        .
+      </p>
+      <p>
+        {admins.length > 0 ? (
+          <>
+            Ask one of the people who can change roles in your organization:{' '}
+            {admins.map((email, index) => (
+              <span key={email}>
+                {index > 0 && ', '}
+                <a href={`mailto:${email}`}>{email}</a>
+              </span>
+            ))}
+            .
+          </>
+        ) : (
+          <>
+            Ask your organization's administrators (users with the role {list(assigners)}) to give you such a
+            role.
+          </>
+        )}
+      </p>
+    </div>
   );
 }
 
@@ -60,15 +130,33 @@ export function When({ at, fallback = '—' }: { at: string | null | undefined; 
   return <time dateTime={at}>{new Date(at).toLocaleString()}</time>;
 }
 
-/** An audit entry's details as one line of `name: value` pairs. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** One detail's value as a person reads it: a time as a time, a list as a list, text as text. */
+function DetailValue({ value }: { value: unknown }) {
+  if (typeof value === 'string') return ISO_TIME.test(value) ? <When at={value} /> : <>{value}</>;
+  if (value === null || value === undefined) return <>—</>;
+  if (Array.isArray(value) && value.every((item) => typeof item !== 'object' || item === null)) {
+    return <>{value.length ? value.map(String).join(', ') : '—'}</>;
+  }
+  if (typeof value === 'object') return <code>{JSON.stringify(value)}</code>;
+  return <>{String(value)}</>;
+}
+
+/** An audit entry's details as name/value rows (names as the API spells them, `_` read as a space). */
 export function Details({ details }: { details: Record<string, unknown> }) {
   const entries = Object.entries(details);
   if (!entries.length) return <>—</>;
   return (
-    <code class="details">
-      {entries
-        .map(([name, value]) => `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
-        .join('; ')}
-    </code>
+    <dl class="details">
+      {entries.map(([name, value]) => (
+        <div key={name}>
+          <dt>{name.replace(/_/g, ' ')}</dt>
+          <dd>
+            <DetailValue value={value} />
+          </dd>
+        </div>
+      ))}
+    </dl>
   );
 }

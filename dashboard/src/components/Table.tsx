@@ -10,8 +10,9 @@ export interface Column<T> {
 }
 
 /**
- * A data table in a horizontally scrollable, keyboard-focusable region (narrow screens), busy while it
- * loads, with the list's problem and a "Load more" button when the list has another page.
+ * A data table in a horizontally scrollable, keyboard-focusable region, busy while it loads, with the
+ * list's problem and a "Load more" button when the list has another page. However wide its cells, only
+ * the region scrolls sideways, never the page (a 390 px phone included).
  */
 export function Table<T>({
   caption,
@@ -21,6 +22,7 @@ export function Table<T>({
   loading = false,
   empty = 'Nothing here yet.',
   paged,
+  class: className,
 }: {
   caption: string;
   columns: Column<T>[];
@@ -29,12 +31,14 @@ export function Table<T>({
   loading?: boolean;
   empty?: string;
   paged?: Paged<T>;
+  /** A class for the table, for a page's own column rules. */
+  class?: string;
 }) {
   const busy = paged ? paged.loading : loading;
   return (
     <div class="table-block">
       <div class="table-wrap" role="region" aria-label={caption} tabIndex={0} aria-busy={busy}>
-        <table>
+        <table class={className}>
           <caption class="visually-hidden">{caption}</caption>
           <thead>
             <tr>

@@ -2,8 +2,8 @@ import type { ComponentChildren } from 'preact';
 import { api, call, type ApiKey } from '../api/client';
 import { useLoad, usePaged } from '../api/hooks';
 import { KeyActions } from '../components/KeyActions';
-import { Details, Loading, Page, ProblemNote, When } from '../components/Page';
-import { Table } from '../components/Table';
+import { AuditTable } from '../components/AuditTable';
+import { Loading, Page, ProblemNote, When } from '../components/Page';
 import { UsagePanel } from '../components/UsagePanel';
 import { Link, navigate } from '../router';
 
@@ -134,29 +134,18 @@ function Usage({ id }: { id: string }) {
 
 function KeyAuditLog({ id }: { id: string }) {
   const entries = usePaged(
-    (cursor) => call(api.GET('/v1/api-keys/{id}/audit-log', { params: { path: { id }, query: { cursor } } })),
+    (cursor) =>
+      call(
+        api.GET('/v1/api-keys/{id}/audit-log', {
+          params: { path: { id }, query: { cursor, expand: ['actor'] } },
+        }),
+      ),
     [id],
   );
   return (
     <section aria-labelledby="key-audit">
       <h2 id="key-audit">Audit log</h2>
-      <Table
-        caption="Audit log of this key"
-        rows={entries.items}
-        rowKey={(entry) => entry.id}
-        paged={entries}
-        empty="No entries yet."
-        columns={[
-          { header: 'Time', rowHeader: true, cell: (entry) => <When at={entry.created_at} /> },
-          { header: 'Action', cell: (entry) => <code>{entry.action}</code> },
-          {
-            header: 'Actor',
-            cell: (entry) => `${entry.actor.type}${entry.actor.id ? ` ${entry.actor.id}` : ''}`,
-          },
-          { header: 'IP', cell: (entry) => entry.ip ?? '—' },
-          { header: 'Details', cell: (entry) => <Details details={entry.details} /> },
-        ]}
-      />
+      <AuditTable caption="Audit log of this key" entries={entries} showKey={false} empty="No entries yet." />
     </section>
   );
 }

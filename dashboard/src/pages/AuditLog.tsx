@@ -3,9 +3,8 @@ import type { paths } from '../../../examples/gatehouse-api';
 import { api, call } from '../api/client';
 import { usePaged } from '../api/hooks';
 import { SelectField, options } from '../components/Field';
-import { Details, Page, When } from '../components/Page';
-import { Table } from '../components/Table';
-import { Link } from '../router';
+import { AuditTable } from '../components/AuditTable';
+import { Page } from '../components/Page';
 
 type ActionFilter = NonNullable<NonNullable<paths['/v1/audit-log']['get']['parameters']['query']>['action']>;
 
@@ -42,20 +41,32 @@ const ACTIONS: ActionFilter[] = [
   'session.*',
   'session.signed_in',
   'session.signed_out',
+  'identity.*',
+  'identity.created',
+  'identity.updated',
+  'identity.deleted',
+  'identity.credits_low',
+  'key.leaked',
+  'organization.policies_updated',
 ];
 
 export function AuditLog() {
   const [action, setAction] = useState<ActionFilter | ''>('');
   const entries = usePaged(
     (cursor) =>
-      call(api.GET('/v1/audit-log', { params: { query: { cursor, action: action || undefined } } })),
+      call(
+        api.GET('/v1/audit-log', {
+          params: { query: { cursor, action: action || undefined, expand: ['actor', 'key'] } },
+        }),
+      ),
     [action],
   );
 
   return (
     <Page title="Audit log">
       <p class="lead">
-        What happened to your organization's keys, webhooks, users, teams, roles and sign-ins, newest first.
+        What happened to your organization's keys, webhooks, users, teams, roles, identities and sign-ins,
+        newest first.
       </p>
       <div class="toolbar">
         <SelectField
@@ -65,33 +76,12 @@ export function AuditLog() {
           options={[{ value: '', label: 'Any action' }, ...options(ACTIONS)]}
         />
       </div>
-      <Table
+      <AuditTable
         caption="Audit log"
-        rows={entries.items}
-        rowKey={(entry) => entry.id}
-        paged={entries}
-        empty="No entries match."
-        columns={[
-          { header: 'Time', rowHeader: true, cell: (entry) => <When at={entry.created_at} /> },
-          { header: 'Action', cell: (entry) => <code>{entry.action}</code> },
-          {
-            header: 'Key',
-            cell: (entry) =>
-              entry.key_id ? (
-                <Link href={`/api-keys/${entry.key_id}`}>
-                  <code>{entry.key_id}</code>
-                </Link>
-              ) : (
-                '—'
-              ),
-          },
-          {
-            header: 'Actor',
-            cell: (entry) => `${entry.actor.type}${entry.actor.id ? ` ${entry.actor.id}` : ''}`,
-          },
-          { header: 'IP', cell: (entry) => entry.ip ?? '—' },
-          { header: 'Details', cell: (entry) => <Details details={entry.details} /> },
-        ]}
+        entries={entries}
+        showKey
+        // "No entries match" only when a filter narrowed the list; else the log is simply empty.
+        empty={action ? 'No entries match.' : 'Nothing has been recorded yet.'}
       />
     </Page>
   );

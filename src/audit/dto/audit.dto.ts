@@ -1,12 +1,45 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
 import type { ActorType, AuditEntry } from '../audit-entry.entity';
-import { AUDIT_ACTION_FILTERS, AUDIT_ACTIONS } from '../audit.service';
+import {
+  AUDIT_ACTION_FILTERS,
+  AUDIT_ACTIONS,
+  AUDIT_EXPANSIONS,
+  AuditExpansion,
+  AuditNames,
+} from '../audit.service';
 
 const ACTOR_TYPES: ActorType[] = ['user', 'api_key', 'system'];
 
-export class AuditQueryDto extends ListQueryDto {
+/**
+ * `expand=actor,key` (or `expand=actor&expand=key`): names behind the ids, asked for, so that an entry's
+ * shape stays what it always was for a client that does not ask.
+ */
+export class AuditExpandQueryDto extends ListQueryDto {
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...AUDIT_EXPANSIONS] },
+    example: ['actor', 'key'],
+    description:
+      "`actor`: each actor also carries `name` (a user's name, an API key's name) and `email` (a user's); " +
+      '`key`: each entry also carries `key` `{id, name, deleted}` (null without a key). Comma-separated or repeated.',
+  })
+  @IsOptional()
+  // One value, a comma-separated list, or the parameter repeated: always a list of names here.
+  @Transform(({ value }: { value: unknown }) =>
+    (Array.isArray(value) ? value : [value]).flatMap((part) =>
+      typeof part === 'string' ? part.split(',') : [part],
+    ),
+  )
+  @IsArray()
+  @ArrayMaxSize(AUDIT_EXPANSIONS.length * 2)
+  @IsIn(AUDIT_EXPANSIONS, { each: true, message: `expand must list only ${AUDIT_EXPANSIONS.join(', ')}` })
+  expand?: AuditExpansion[];
+}
+
+export class AuditQueryDto extends AuditExpandQueryDto {
   @ApiPropertyOptional({
     enum: AUDIT_ACTION_FILTERS,
     example: 'user.*',
@@ -41,6 +74,30 @@ export class AuditQueryDto extends ListQueryDto {
 export class AuditActorResponse {
   @ApiProperty({ enum: ACTOR_TYPES }) type: string;
   @ApiProperty({ type: String, nullable: true }) id: string | null;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      "With `expand=actor`: the user's name or the API key's name (also of a key deleted since); null for the system.",
+  })
+  name?: string | null;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: "With `expand=actor`: the user's email; null for keys and the system.",
+  })
+  email?: string | null;
+}
+
+export class AuditKeyResponse {
+  @ApiProperty({ example: 'key_2Nq…' }) id: string;
+  @ApiProperty({ type: String, nullable: true, description: "The key's name; null if it is not known." })
+  name: string | null;
+  @ApiProperty({
+    description:
+      'The key was deleted since (or is no longer known): its entries stay, the key itself answers 404.',
+  })
+  deleted: boolean;
 }
 
 export class AuditEntryResponse {
@@ -52,18 +109,42 @@ export class AuditEntryResponse {
   @ApiProperty({ type: String, nullable: true }) user_agent: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: 'object', additionalProperties: true }) details: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: AuditKeyResponse,
+    nullable: true,
+    description: 'With `expand=key`: the key the entry concerns, by name, and whether it was deleted since.',
+  })
+  key?: AuditKeyResponse | null;
 
-  static of(entry: AuditEntry): AuditEntryResponse {
-    return {
+  /** `names`: what `expand` asked for (AuditService.namesOf); without it the entry is ids only. */
+  static of(entry: AuditEntry, names?: AuditNames): AuditEntryResponse {
+    const actor: AuditActorResponse = { type: entry.actorType, id: entry.actorId };
+    if (names?.actors) {
+      const subject =
+        entry.actorId === null
+          ? undefined
+          : (entry.actorType === 'user' ? names.actors.users : names.actors.keys).get(entry.actorId);
+      actor.name = subject?.name ?? null;
+      actor.email = subject?.email ?? null;
+    }
+    const response: AuditEntryResponse = {
       id: entry.id,
       action: entry.action,
       key_id: entry.keyId,
-      actor: { type: entry.actorType, id: entry.actorId },
+      actor,
       ip: entry.ip,
       user_agent: entry.userAgent,
       created_at: entry.createdAt.toISOString(),
       details: entry.details,
     };
+    if (names?.keys) {
+      const key = entry.keyId === null ? undefined : names.keys.get(entry.keyId);
+      response.key =
+        entry.keyId === null
+          ? null
+          : { id: entry.keyId, name: key?.name ?? null, deleted: key?.deleted ?? true };
+    }
+    return response;
   }
 }
 
