@@ -213,8 +213,8 @@ describeInBrowser('test/dashboard-usage.e2e-spec.ts')('identities and usage page
     expect(await link.getAttribute('href')).toBe(`/dashboard/api-keys/${attached.id}`);
     expect(await keys.getByRole('link').count()).toBe(1);
     // The identity's credits paid for those requests.
-    expect((await getIdentity()).credits.remaining).toBe(247);
-    await page.getByText('247 remaining', { exact: true }).waitFor();
+    expect((await getIdentity()).credits.remaining).toBe(197);
+    await page.getByText('197 remaining', { exact: true }).waitFor();
 
     await page.getByRole('img', { name: /Requests per hour in the last 24 hours/ }).waitFor();
     await page.getByRole('img', { name: /\b3 requests: 3 allowed, 0 denied\b/ }).waitFor();
