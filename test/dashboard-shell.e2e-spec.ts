@@ -44,6 +44,13 @@ function dashboardRoutes(ids: Record<string, string>): string[] {
   return routes;
 }
 
+/** A file name for a route's screenshot: `/api-keys/key_…` → `api-key`, `/settings/users-and-teams` → `users-and-teams`. */
+function screenshotName(route: string): string {
+  const [section, detail] = route.split('/').slice(1);
+  if (section === 'settings') return detail ?? 'settings';
+  return detail ? section.replace(/ies$/, 'y').replace(/s$/, '') : section;
+}
+
 /** Whether every <time> inside `selector` sits on one line (an inline box split in two has two rects). */
 const timesOnOneLine = (page: Page, selector: string) =>
   inPage<{ count: number; split: string[] }>(
@@ -95,6 +102,16 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
     let liveKeyId: string;
     let webhookId: string;
     let adminPage: Page;
+    let identityId: string;
+
+    /** Every route of app.tsx, detail routes on a record this suite made. */
+    const everyRoute = () =>
+      dashboardRoutes({
+        'api-keys': liveKeyId,
+        webhooks: webhookId,
+        tasks: run.taskId,
+        identities: identityId,
+      });
 
     beforeAll(async () => {
       runs = await HeldRuns.start();
@@ -131,6 +148,17 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         })
         .expect(201);
       webhookId = hook.body.id;
+      const identity = await t.http
+        .post('/v1/identities')
+        .set(admin.auth)
+        .send({ external_id: 'acme-corp', meta: { plan: 'pro' }, credits: { remaining: 500 } })
+        .expect(201);
+      identityId = identity.body.id;
+      await t.http
+        .patch(`/v1/api-keys/${liveKeyId}`)
+        .set(admin.auth)
+        .send({ identity_id: identityId })
+        .expect(200);
 
       adminPage = await signedInPage(dashboard, 'administrator', admin.email);
     }, 300_000);
@@ -386,10 +414,9 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         await expectNoHorizontalScroll(phone);
       });
 
-      it('scrolls no page of the dashboard sideways', async () => {
-        const routes = dashboardRoutes({ 'api-keys': liveKeyId, webhooks: webhookId, tasks: run.taskId });
+      it('scrolls no page of the dashboard sideways, and every page passes axe-core on a phone', async () => {
         const wide: string[] = [];
-        for (const route of routes) {
+        for (const route of everyRoute()) {
           await phone.goto(`${baseUrl}/dashboard${route}`);
           await pageShown(phone, /./);
           const { scrollWidth, innerWidth, sticking } = await inPage<{
@@ -400,18 +427,30 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
           if (scrollWidth > innerWidth) {
             wide.push(`${route}: ${scrollWidth} px in ${innerWidth} (${sticking.join(', ')})`);
           }
+          await expectAccessible(phone, `${route} (phone)`);
+          await screenshot(phone, `pages/${screenshotName(route)}-phone`);
         }
         expect(wide).toEqual([]);
         // The audit log's times stay on one line here too, inside the table's own scrolling region.
         await phone.goto(`${baseUrl}/dashboard/audit-log`);
         await pageShown(phone, 'Audit log');
         expect((await timesOnOneLine(phone, 'table')).split).toEqual([]);
-        await expectAccessible(phone, 'Audit log (phone)');
         await phone.goto(`${baseUrl}/dashboard/tasks/${run.taskId}`);
         await pageShown(phone, `Task ${run.taskId}`);
-        await expectAccessible(phone, 'task (phone)');
-        await phone.setViewportSize(DESKTOP);
       });
+
+      // Only when screenshots are asked for (UPDATE_SCREENSHOTS=1): the README shows every page at both widths.
+      (process.env.UPDATE_SCREENSHOTS === '1' ? it : it.skip)(
+        'photographs every page on a desktop screen',
+        async () => {
+          await phone.setViewportSize(DESKTOP);
+          for (const route of everyRoute()) {
+            await phone.goto(`${baseUrl}/dashboard${route}`);
+            await pageShown(phone, /./);
+            await screenshot(phone, `pages/${screenshotName(route)}-desktop`);
+          }
+        },
+      );
     });
 
     // Declared last, so it runs after every page above has been used.
