@@ -11,6 +11,8 @@ export interface KeyListFilters {
   status?: KeyStatus;
   ownerId?: string;
   teamId?: string;
+  /** Name contains it, or `start` begins with it, ignoring case (LIKE wildcards taken literally). */
+  search?: string;
   /** Keys that do (true) or do not (false) break the organization's expiration rules as given. */
   violatesPolicy?: {
     violates: boolean;
@@ -102,6 +104,13 @@ export class ApiKeysRepository {
     if (filters.type) builder.andWhere('key.type = :type', { type: filters.type });
     if (filters.ownerId) builder.andWhere('key.owner_id = :ownerId', { ownerId: filters.ownerId });
     if (filters.teamId) builder.andWhere('key.team_id = :teamId', { teamId: filters.teamId });
+    if (filters.search) {
+      const literal = escapeLike(filters.search);
+      builder.andWhere(
+        "(key.name ILIKE :searchAnywhere ESCAPE '\\' OR key.start ILIKE :searchPrefix ESCAPE '\\')",
+        { searchAnywhere: `%${literal}%`, searchPrefix: `${literal}%` },
+      );
+    }
     if (filters.status === 'revoked') builder.andWhere('key.revoked_at IS NOT NULL');
     if (filters.status === 'expired') builder.andWhere('key.revoked_at IS NULL AND key.expiration <= now()');
     if (filters.status === 'disabled') {
@@ -284,6 +293,11 @@ export class ApiKeysRepository {
       .setOnLocked('skip_locked')
       .getMany();
   }
+}
+
+/** `text` as a LIKE pattern that matches exactly it: its wildcards and the escape character escaped. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }
 
 /** A (key, source URL) pair as one string, for sets. */

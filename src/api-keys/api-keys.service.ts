@@ -160,6 +160,7 @@ export class ApiKeysService {
         status: query.status,
         ownerId: query.owner_id,
         teamId: query.team_id,
+        search: query.search || undefined,
         violatesPolicy: policy && {
           violates: query.violates_policy!,
           requireExpiration: policy.requireExpiration,
