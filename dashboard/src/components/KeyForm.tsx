@@ -5,9 +5,9 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, call, everyPage, type ApiKey, type Schemas } from '../api/client';
-import { useAction, useLoad, useRoleNames } from '../api/hooks';
+import { BUILT_IN_ROLES, useAction, useLoad } from '../api/hooks';
 import { ApiError, type ProblemDetails } from '../api/session';
-import { useCan } from '../permissions';
+import { useCan, useUser } from '../permissions';
 import { Dialog } from './Dialog';
 import { CheckboxField, SelectField, TextAreaField, TextField, options } from './Field';
 import {
@@ -351,6 +351,32 @@ export function fieldErrorsFrom(problem: ProblemDetails): {
   };
 }
 
+/**
+ * The roles this user may give a key: a key may hold no permission its creator lacks (the API refuses
+ * it with 403), so a role that would is not offered. Without roles:read the role list is the built-in
+ * names, offered as they are (the API still decides).
+ */
+function useGrantableRoles(): string[] {
+  const can = useCan();
+  const user = useUser();
+  const roles = useLoad(
+    async () =>
+      can('roles:read')
+        ? everyPage((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor, limit: 100 } } })))
+        : null,
+    [],
+  );
+  if (!roles.data) return BUILT_IN_ROLES;
+  const held = new Set<string>(user.permissions);
+  return roles.data
+    .filter((role) =>
+      Object.entries(role.permissions).every(([resource, actions]) =>
+        actions.every((action) => held.has(`${resource}:${action}`)),
+      ),
+    )
+    .map((role) => role.role_name);
+}
+
 /** A number the way this browser writes it (600 → "600", 20000 → "20,000"). */
 export const count = (value: number) => value.toLocaleString();
 
@@ -391,7 +417,7 @@ export function KeyFormDialog({
       setUnchanged(false);
     };
 
-  const roleNames = useRoleNames();
+  const roleNames = useGrantableRoles();
   const role = form.role || roleNames[0] || '';
   const teams = useLoad(
     async () =>

@@ -201,17 +201,40 @@ export function ApiKeys() {
   );
 }
 
-/** A key's rate limit as numbers: its own, or the service's default (marked as such). */
+/**
+ * A key's rate limit as numbers: its own, or the service's default, said so ("600/min · 20,000/h
+ * (defaults)"); the word "default" alone until the defaults are loaded.
+ */
 export function RateLimit({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?: KeyDefaults }) {
-  const part = (own: number | null, fallback: number | undefined, unit: string) => {
-    if (own !== null) return `${count(own)}/${unit}`;
-    return fallback === undefined ? `default/${unit}` : `${count(fallback)}/${unit} (default)`;
-  };
+  const { requests_per_minute: perMinute, requests_per_hour: perHour } = key.rate_limit;
+  const value = (own: number | null, fallback: number | undefined, unit: string) =>
+    own !== null
+      ? `${count(own)}/${unit}`
+      : fallback === undefined
+        ? `default/${unit}`
+        : `${count(fallback)}/${unit}`;
+  const minute = value(perMinute, defaults?.rate_limit.requests_per_minute, 'min');
+  const hour = value(perHour, defaults?.rate_limit.requests_per_hour, 'h');
+  const marked = defaults !== undefined;
+  if (perMinute === null && perHour === null) {
+    return (
+      <span class="rate-limit">
+        <span>{minute}</span> · <span>{hour}</span>
+        {marked && <span class="muted"> (defaults)</span>}
+      </span>
+    );
+  }
   return (
     <span class="rate-limit">
-      {part(key.rate_limit.requests_per_minute, defaults?.rate_limit.requests_per_minute, 'min')}
-      {' · '}
-      {part(key.rate_limit.requests_per_hour, defaults?.rate_limit.requests_per_hour, 'h')}
+      <span>
+        {minute}
+        {perMinute === null && marked && <span class="muted"> (default)</span>}
+      </span>{' '}
+      ·{' '}
+      <span>
+        {hour}
+        {perHour === null && marked && <span class="muted"> (default)</span>}
+      </span>
     </span>
   );
 }
