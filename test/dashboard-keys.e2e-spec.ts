@@ -411,6 +411,32 @@ describeInBrowser('test/dashboard-keys.e2e-spec.ts')('API keys pages in a browse
     await editorPage.context().close();
   });
 
+  it('offers only the roles a user may give a key: an api_manager is not offered administrator', async () => {
+    const manager = await createUser(t.http, { auth: org.auth }, 'api_manager');
+    const managerPage = await signedInPage(dashboard, 'api manager', manager.email);
+    await pageShown(managerPage, 'API Keys');
+    await managerPage.getByRole('button', { name: 'Create key', exact: true }).click();
+    const dialog = managerPage.getByRole('dialog', { name: 'Create an API key' });
+    const role = dialog.getByLabel('Role', { exact: true });
+    // Filtered once the organization's roles (with their permissions) have loaded.
+    await managerPage.waitForFunction(
+      () =>
+        !Array.from((globalThis as any).document.querySelectorAll('dialog select option')).some(
+          (option: any) => option.textContent === 'administrator',
+        ),
+    );
+    const offered = await role.locator('option').allInnerTexts();
+    expect(offered).toEqual(expect.arrayContaining(['viewer', 'api_manager', 'key_editor']));
+    expect(offered).not.toContain('developer');
+    // The API agrees: a key with a role beyond the manager's own permissions is refused.
+    const refused = await t.http
+      .post('/v1/api-keys')
+      .set(manager.auth)
+      .send({ name: 'too much', role: 'administrator', type: 'service' });
+    expect(refused.status).toBe(403);
+    await managerPage.context().close();
+  });
+
   it('offers Create key to a new organization that has no keys yet', async () => {
     const fresh = await signUpOrganization(t.http, 'Empty keys');
     const freshPage = await signedInPage(dashboard, 'new organization', fresh.email);
