@@ -75,6 +75,8 @@ export interface CursorPages<T> {
   next: () => void;
   previous: () => void;
   reload: () => void;
+  /** Back to page 1 (where a new key, the newest, is listed). */
+  first: () => void;
 }
 
 /**
@@ -131,5 +133,6 @@ export function useCursorPages<T>(
     next: () => nextCursor !== null && show([...cursors, nextCursor]),
     previous: () => cursors.length > 1 && show(cursors.slice(0, -1)),
     reload: () => show(cursors),
+    first: () => show([undefined]),
   };
 }

@@ -193,7 +193,7 @@ export function ApiKeys() {
           onCreated={(key) => {
             setCreating(false);
             setCreated(key);
-            keys.reload();
+            keys.first();
           }}
         />
       )}
