@@ -76,6 +76,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/api-keys/defaults': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The limits a key gets when it sets none of its own (its rate_limit fields are null) */
+    get: operations['ApiKeysController_defaults'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/api-keys/{id}': {
     parameters: {
       query?: never;
@@ -119,7 +136,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The key's audit log, newest first; `expand` names actors */
+    /** The key's audit log, newest first, optionally of some actions; `expand` names actors */
     get: operations['ApiKeysController_auditLog'];
     put?: never;
     post?: never;
@@ -1512,6 +1529,27 @@ export interface components {
     ApiKeyPage: {
       data: components['schemas']['ApiKeyResponse'][];
       next_cursor: string | null;
+    };
+    DefaultRateLimitResponse: {
+      /**
+       * @description DEFAULT_REQUESTS_PER_MINUTE
+       * @example 600
+       */
+      requests_per_minute: number;
+      /**
+       * @description DEFAULT_REQUESTS_PER_HOUR
+       * @example 20000
+       */
+      requests_per_hour: number;
+    };
+    ApiKeyDefaultsResponse: {
+      /** @description The limits of a key whose rate_limit fields are null. */
+      rate_limit: components['schemas']['DefaultRateLimitResponse'];
+      /**
+       * @description MAX_CONCURRENT_REQUESTS_PER_KEY: requests of one key in flight at once, per instance.
+       * @example 20
+       */
+      max_concurrent_requests: number;
     };
     UpdateApiKeyDto: {
       description?: string | null;
@@ -2987,6 +3025,8 @@ export interface operations {
         identity_id?: string;
         /** @description true: only the keys (not revoked) whose expiration the organization's policy would refuse if it were set now (none, or further out than max_key_lifetime_days); false: only the others. */
         violates_policy?: boolean;
+        /** @description Keys whose name contains this text, or whose `start` begins with it, ignoring case. Surrounding spaces are ignored; empty: no filter. Combines with the other filters and the cursor. */
+        search?: string;
       };
       header?: never;
       path?: never;
@@ -3105,6 +3145,80 @@ export interface operations {
         };
         content: {
           'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  ApiKeysController_defaults: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKeyDefaultsResponse'];
         };
       };
       /** @description Unauthorized */
@@ -3555,6 +3669,53 @@ export interface operations {
         cursor?: string;
         /** @description `actor`: each actor also carries `name` (a user's name, an API key's name) and `email` (a user's); `key`: each entry also carries `key` `{id, name, deleted}` (null without a key). Comma-separated or repeated. */
         expand?: ('actor' | 'key')[];
+        /** @description One action, or a group of them: `user.*` matches every `user.` action. */
+        action?:
+          | 'key.created'
+          | 'key.updated'
+          | 'key.rotated'
+          | 'key.deleted'
+          | 'key.revoked'
+          | 'key.expiring'
+          | 'key.expired'
+          | 'key.disabled'
+          | 'key.enabled'
+          | 'key.credits_low'
+          | 'key.denied'
+          | 'key.leaked'
+          | 'identity.created'
+          | 'identity.updated'
+          | 'identity.deleted'
+          | 'identity.credits_low'
+          | 'webhook.created'
+          | 'webhook.updated'
+          | 'webhook.secret_rotated'
+          | 'webhook.deleted'
+          | 'webhook.disabled'
+          | 'user.created'
+          | 'user.updated'
+          | 'user.deactivated'
+          | 'user.activated'
+          | 'team.created'
+          | 'team.member_added'
+          | 'team.member_removed'
+          | 'role.created'
+          | 'role.updated'
+          | 'role.deleted'
+          | 'session.signed_in'
+          | 'session.signed_out'
+          | 'organization.policies_updated'
+          | 'key.*'
+          | 'identity.*'
+          | 'webhook.*'
+          | 'user.*'
+          | 'team.*'
+          | 'role.*'
+          | 'session.*'
+          | 'organization.*';
+        actor_type?: 'user' | 'api_key' | 'system';
+        /** @description The id of the user or API key that acted. */
+        actor_id?: string;
       };
       header?: never;
       path: {

@@ -506,6 +506,25 @@ describe('refusing bad bodies', () => {
     },
   );
 
+  it('names the refused allowed_ips and allowed_referrers entries, so a person can find them', async () => {
+    const ips = await t.http
+      .patch(`/v1/api-keys/${existing.id}`)
+      .set(org.auth)
+      .send({ allowed_ips: ['10.0.0.1', '10.0.0.300', '2001:db8::1', 'office'] });
+    expectFieldError(ips, 'allowed_ips');
+    const ipError = ips.body.errors.find((error: Json) => error.field === 'allowed_ips');
+    expect(ipError.message).toContain('"10.0.0.300", "office"');
+    expect(ipError.message).not.toContain('10.0.0.1"');
+
+    const many = Array.from({ length: 5 }, (_, i) => `bad-${i}`);
+    const referrers = await t.http
+      .patch(`/v1/api-keys/${existing.id}`)
+      .set(org.auth)
+      .send({ allowed_referrers: ['https://ok.example/*', ...many] });
+    const referrerError = referrers.body.errors.find((error: Json) => error.field === 'allowed_referrers');
+    expect(referrerError.message).toContain('"bad-0", "bad-1", "bad-2" and 2 more');
+  });
+
   it('accepts a PATCH expiration in the future (control for the cases above)', async () => {
     const expiration = inAnHour();
     const res = await t.http.patch(`/v1/api-keys/${existing.id}`).set(org.auth).send({ expiration });
@@ -626,6 +645,144 @@ describe('listing keys', () => {
     expect(statuses[expiring.id]).toBe('expired');
     expect(statuses[k.managerPersonal.id]).toBe('revoked');
     expect(statuses[k.managerService.id]).toBe('active');
+  });
+});
+
+describe('searching keys', () => {
+  let org: SignedUpOrganization;
+  let other: SignedUpOrganization;
+  const k: Record<string, Json> = {};
+
+  beforeAll(async () => {
+    org = await signUpOrganization(t.http, 'Search');
+    other = await signUpOrganization(t.http, 'Search elsewhere');
+    k.billing = await createKey(org.auth, { name: 'Billing worker', role: 'viewer' });
+    k.billingService = await createKey(org.auth, {
+      name: 'nightly BILLING export',
+      role: 'viewer',
+      type: 'service',
+    });
+    k.percent = await createKey(org.auth, { name: '100% uptime probe', role: 'viewer' });
+    k.underscore = await createKey(org.auth, { name: 'deploy_bot', role: 'viewer' });
+    k.plain = await createKey(org.auth, { name: 'deploy-bot', role: 'viewer' });
+    // Another organization's key with a matching name: never listed.
+    await createKey(other.auth, { name: 'Billing worker', role: 'viewer' });
+  });
+
+  const search = (query: Record<string, string>) => listIds(org.auth, query);
+
+  it('matches a part of the name, ignoring case, newest first', async () => {
+    expect(await search({ search: 'billing' })).toEqual([k.billingService.id, k.billing.id]);
+    expect(await search({ search: 'WORKER' })).toEqual([k.billing.id]);
+    // Surrounding spaces are not part of the search.
+    expect(await search({ search: '  worker ' })).toEqual([k.billing.id]);
+    expect(await search({ search: 'no such key' })).toEqual([]);
+  });
+
+  it("matches the beginning of a key's start, ignoring case, and not its middle", async () => {
+    const start: string = k.percent.start;
+    expect(await search({ search: start })).toEqual([k.percent.id]);
+    expect(await search({ search: start.slice(0, 8).toUpperCase() })).toContain(k.percent.id);
+    // `sk_` begins every start: the whole organization matches.
+    expect((await search({ search: 'sk_' })).sort()).toEqual(
+      Object.values(k)
+        .map((key) => key.id)
+        .sort(),
+    );
+    // The end of a start is not its beginning (and no name holds it).
+    expect(await search({ search: start.slice(4) })).not.toContain(k.percent.id);
+  });
+
+  it('takes % and _ literally, not as LIKE wildcards', async () => {
+    expect(await search({ search: '100%' })).toEqual([k.percent.id]);
+    expect(await search({ search: '%' })).toEqual([k.percent.id]);
+    expect(await search({ search: 'deploy_' })).toEqual([k.underscore.id]);
+    expect(await search({ search: '_' })).toEqual([k.underscore.id]);
+    expect(await search({ search: '\\' })).toEqual([]);
+  });
+
+  it('combines with the other filters', async () => {
+    expect(await search({ search: 'billing', type: 'service' })).toEqual([k.billingService.id]);
+    expect(await search({ search: 'billing', type: 'personal' })).toEqual([k.billing.id]);
+    expect(await search({ search: 'billing', owner_id: org.userId, status: 'active' })).toEqual([
+      k.billingService.id,
+      k.billing.id,
+    ]);
+    expect(await search({ search: 'deploy', status: 'revoked' })).toEqual([]);
+  });
+
+  it('pages through the matches with limit and cursor', async () => {
+    const first = await t.http.get('/v1/api-keys').query({ search: 'deploy', limit: 1 }).set(org.auth);
+    expectStatus(first, 200);
+    expect(ids(first)).toEqual([k.plain.id]);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const second = await t.http
+      .get('/v1/api-keys')
+      .query({ search: 'deploy', limit: 1, cursor: first.body.next_cursor })
+      .set(org.auth);
+    expectStatus(second, 200);
+    expect(ids(second)).toEqual([k.underscore.id]);
+    expect(second.body.next_cursor).toBeNull();
+  });
+
+  it('treats an empty search as no filter', async () => {
+    expect((await search({ search: '' })).length).toBe(Object.keys(k).length);
+    expect((await search({ search: '   ' })).length).toBe(Object.keys(k).length);
+  });
+
+  it.each([
+    ['longer than 100 characters', 'x'.repeat(101)],
+    ['with a NUL character', 'bill\u0000ing'],
+    ['with a line break', 'bill\ning'],
+  ])('refuses a search %s with 400 naming search', async (_what, value) => {
+    expectFieldError(await t.http.get('/v1/api-keys').query({ search: value }).set(org.auth), 'search');
+  });
+
+  it('refuses the search given twice with 400 naming search', async () => {
+    expectFieldError(await t.http.get('/v1/api-keys?search=a&search=b').set(org.auth), 'search');
+  });
+
+  it('accepts a search of exactly 100 characters', async () => {
+    expect(await search({ search: 'x'.repeat(100) })).toEqual([]);
+  });
+});
+
+describe('the defaults a key without limits gets', () => {
+  it('answers the configured per-minute and per-hour limits and the concurrency limit', async () => {
+    const org = await signUpOrganization(t.http, 'Defaults');
+    const res = await t.http.get('/v1/api-keys/defaults').set(org.auth);
+    expectStatus(res, 200);
+    expect(res.body).toEqual({
+      rate_limit: {
+        requests_per_minute: t.config.DEFAULT_REQUESTS_PER_MINUTE,
+        requests_per_hour: t.config.DEFAULT_REQUESTS_PER_HOUR,
+      },
+      max_concurrent_requests: t.config.MAX_CONCURRENT_REQUESTS_PER_KEY,
+    });
+    // Readers of keys may read them; others may not.
+    const viewer = await createUser(t.http, org, 'viewer');
+    expectProblem(await t.http.get('/v1/api-keys/defaults').set(viewer.auth), 403, 'forbidden');
+  });
+});
+
+describe("a key's audit log by action", () => {
+  it('lists only the actions asked for, and refuses an unknown one', async () => {
+    const org = await signUpOrganization(t.http, 'Audit filter');
+    const key = await createKey(org.auth, { name: 'filtered', role: 'viewer' });
+    expectStatus(await t.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: false }), 200);
+    const res = await t.http
+      .get(`/v1/api-keys/${key.id}/audit-log`)
+      .query({ action: 'key.disabled' })
+      .set(org.auth);
+    expectStatus(res, 200);
+    expect(res.body.data.map((entry: Json) => entry.action)).toEqual(['key.disabled']);
+    expect((await auditLog(org.auth, key.id)).body.data.map((entry: Json) => entry.action)).toEqual(
+      expect.arrayContaining(['key.created', 'key.disabled']),
+    );
+    expectFieldError(
+      await t.http.get(`/v1/api-keys/${key.id}/audit-log`).query({ action: 'key.nonsense' }).set(org.auth),
+      'action',
+    );
   });
 });
 

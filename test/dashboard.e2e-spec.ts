@@ -162,7 +162,6 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
         'Refill amount',
         'Rotate automatically',
         'Rotation days',
-        'Grace period (seconds)',
         'Hide credentials',
         'Enabled',
         'Meta (JSON)',
@@ -170,6 +169,11 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
         if ((await form.getByLabel(label, { exact: true }).count()) !== 1) missing.push(label);
       }
       expect(missing).toEqual([]);
+      // The rotation policy's grace period: presets, or a number with a unit.
+      const grace = form.getByRole('group', { name: 'Grace period' });
+      for (const preset of ['None', '1 hour', '24 hours', '7 days', 'Other']) {
+        expect(await grace.getByRole('radio', { name: preset, exact: true }).count()).toBe(1);
+      }
 
       await form.getByLabel('Name', { exact: true }).fill(keyName);
       await form.getByLabel('Description', { exact: true }).fill('Created by the browser test');
@@ -233,27 +237,39 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
       ).not.toContain(keyValue);
     });
 
-    it('disables and enables the key, and the API agrees after each', async () => {
-      await keyRow().getByRole('button', { name: 'Disable', exact: true }).click();
-      await keyRow().getByRole('button', { name: 'Enable', exact: true }).waitFor();
+    /** Picks an item of the key's row's Actions menu. */
+    const rowAction = async (item: string) => {
+      await keyRow().getByRole('button', { name: 'Actions', exact: true }).click();
+      await page.getByRole('menuitem', { name: item, exact: true }).click();
+    };
+
+    it('disables the key after confirming in a dialog, enables it, and the API agrees after each', async () => {
+      await rowAction('Disable');
+      const confirm = page.getByRole('dialog');
+      await confirm.getByRole('button', { name: 'Disable', exact: true }).click();
+      await confirm.waitFor({ state: 'detached' });
+      await keyRow().getByText('disabled', { exact: true }).waitFor();
       expect((await getKey(keyId).expect(200)).body).toEqual(
         expect.objectContaining({ status: 'disabled', enabled: false }),
       );
       expect((await verify(keyValue)).status).toBe(401);
 
-      await keyRow().getByRole('button', { name: 'Enable', exact: true }).click();
-      await keyRow().getByRole('button', { name: 'Disable', exact: true }).waitFor();
+      await rowAction('Enable');
+      await keyRow().getByText('active', { exact: true }).waitFor();
       expect((await getKey(keyId).expect(200)).body).toEqual(
         expect.objectContaining({ status: 'active', enabled: true }),
       );
       expect((await verify(keyValue)).status).toBe(200);
     });
 
-    it('rotates the key with a grace period of 60 seconds: a new value, the old one still working', async () => {
+    it('rotates the key with a grace period of 1 minute: a new value, the old one still working', async () => {
       const before = (await getKey(keyId).expect(200)).body;
-      await keyRow().getByRole('button', { name: 'Rotate', exact: true }).click();
+      await rowAction('Rotate');
       const dialog = page.getByRole('dialog');
-      await dialog.getByLabel('Grace period (seconds)', { exact: true }).fill('60');
+      // Typed with a unit, rather than one of the presets.
+      await dialog.getByRole('radio', { name: 'Other', exact: true }).check();
+      await dialog.getByLabel('Grace period amount', { exact: true }).fill('1');
+      await dialog.getByLabel('Grace period unit', { exact: true }).selectOption('minutes');
       await dialog.getByRole('button', { name: 'Rotate', exact: true }).click();
       const field = dialog.getByLabel('New key value', { exact: true });
       await field.waitFor();
@@ -265,6 +281,7 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
       expect(after.start).not.toBe(before.start);
       expect(rotatedValue.startsWith(after.start)).toBe(true);
       expect(after.previous_key_expires_at).toEqual(expect.any(String));
+      expect(Date.parse(after.previous_key_expires_at) - Date.parse(after.last_rotated_at)).toBe(60_000);
       expect((await verify(rotatedValue)).status).toBe(200);
       expect((await verify(keyValue)).status).toBe(200);
 
@@ -438,7 +455,7 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
       await pageShown(page, 'API Keys');
       await page.getByRole('link', { name: 'nightly-import' }).waitFor();
       expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
-      for (const control of ['Rotate', 'Disable', 'Enable', 'Delete']) {
+      for (const control of ['Actions', 'Edit', 'Rotate', 'Disable', 'Enable', 'Delete']) {
         expect(await page.getByRole('button', { name: control, exact: true }).count()).toBe(0);
       }
     });

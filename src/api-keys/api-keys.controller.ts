@@ -1,15 +1,22 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { AuditService, RequestOrigin } from '../audit/audit.service';
-import { AuditEntryResponse, AuditExpandQueryDto, AuditPage } from '../audit/dto/audit.dto';
+import { AuditEntryResponse, AuditPage, KeyAuditQueryDto } from '../audit/dto/audit.dto';
 import { Origin } from '../audit/request-origin.decorator';
 import { Principal } from '../access/principal';
 import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { mapPage } from '../common/pagination';
+import { ConfigOf } from '../config/config-namespace';
+import { accessConfig, rateLimitsConfig } from '../config/namespaces';
 import { Created, NoContent, Operation } from '../access/route-access.decorators';
 import { ApiKeysService } from './api-keys.service';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
-import { ApiKeyPage, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
+import {
+  ApiKeyDefaultsResponse,
+  ApiKeyPage,
+  ApiKeyResponse,
+  CreatedApiKeyResponse,
+} from './dto/api-key-response.dto';
 
 @ApiTags('api-keys')
 @Controller('v1/api-keys')
@@ -17,6 +24,8 @@ export class ApiKeysController {
   constructor(
     private readonly keys: ApiKeysService,
     private readonly audit: AuditService,
+    @Inject(rateLimitsConfig.KEY) private readonly rateLimits: ConfigOf<typeof rateLimitsConfig>,
+    @Inject(accessConfig.KEY) private readonly access: ConfigOf<typeof accessConfig>,
   ) {}
 
   @Post()
@@ -39,6 +48,23 @@ export class ApiKeysController {
   @Operation('api_keys:read', "List the organization's keys, newest first", ApiKeyPage, 400)
   list(@Principal() principal: Principal, @Query() query: ListApiKeysQueryDto): Promise<ApiKeyPage> {
     return this.keys.list(principal, query);
+  }
+
+  // Declared before `:id`, so this path is not read as a key id (key ids start with `key_`).
+  @Get('defaults')
+  @Operation(
+    'api_keys:read',
+    'The limits a key gets when it sets none of its own (its rate_limit fields are null)',
+    ApiKeyDefaultsResponse,
+  )
+  defaults(): ApiKeyDefaultsResponse {
+    return {
+      rate_limit: {
+        requests_per_minute: this.rateLimits.defaultPerMinute,
+        requests_per_hour: this.rateLimits.defaultPerHour,
+      },
+      max_concurrent_requests: this.access.maxConcurrentRequestsPerKey,
+    };
   }
 
   @Get(':id')
@@ -90,11 +116,17 @@ export class ApiKeysController {
   }
 
   @Get(':id/audit-log')
-  @Operation('api_keys:read', "The key's audit log, newest first; `expand` names actors", AuditPage, 400, 404)
+  @Operation(
+    'api_keys:read',
+    "The key's audit log, newest first, optionally of some actions; `expand` names actors",
+    AuditPage,
+    400,
+    404,
+  )
   async auditLog(
     @Principal() principal: Principal,
     @Param('id') id: string,
-    @Query() query: AuditExpandQueryDto,
+    @Query() query: KeyAuditQueryDto,
   ): Promise<AuditPage> {
     const key = await this.keys.find(principal, id);
     const page = await this.audit.list(principal.organizationId, query, key.id);

@@ -12,6 +12,8 @@ export interface KeyListFilters {
   ownerId?: string;
   teamId?: string;
   identityId?: string;
+  /** Name contains it, or `start` begins with it, ignoring case (LIKE wildcards taken literally). */
+  search?: string;
   /** Keys that do (true) or do not (false) break the organization's expiration rules as given. */
   violatesPolicy?: {
     violates: boolean;
@@ -118,6 +120,13 @@ export class ApiKeysRepository {
     if (filters.teamId) builder.andWhere('key.team_id = :teamId', { teamId: filters.teamId });
     if (filters.identityId) {
       builder.andWhere('key.identity_id = :identityId', { identityId: filters.identityId });
+    }
+    if (filters.search) {
+      const literal = escapeLike(filters.search);
+      builder.andWhere(
+        "(key.name ILIKE :searchAnywhere ESCAPE '\\' OR key.start ILIKE :searchPrefix ESCAPE '\\')",
+        { searchAnywhere: `%${literal}%`, searchPrefix: `${literal}%` },
+      );
     }
     if (filters.status === 'revoked') builder.andWhere('key.revoked_at IS NOT NULL');
     if (filters.status === 'expired') builder.andWhere('key.revoked_at IS NULL AND key.expiration <= now()');
@@ -301,6 +310,11 @@ export class ApiKeysRepository {
       .setOnLocked('skip_locked')
       .getMany();
   }
+}
+
+/** `text` as a LIKE pattern that matches exactly it: its wildcards and the escape character escaped. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }
 
 /** A (key, source URL) pair as one string, for sets. */

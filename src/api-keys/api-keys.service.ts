@@ -165,6 +165,7 @@ export class ApiKeysService {
         ownerId: query.owner_id,
         teamId: query.team_id,
         identityId: query.identity_id,
+        search: query.search || undefined,
         violatesPolicy: policy && {
           violates: query.violates_policy!,
           requireExpiration: policy.requireExpiration,

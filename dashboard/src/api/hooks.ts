@@ -129,7 +129,7 @@ export function localProblem(detail: string): ApiError {
 }
 
 // Offered when the user may not list roles: the built-in ones exist in every organization.
-const BUILT_IN_ROLES = ['viewer', 'developer', 'api_manager', 'administrator'];
+export const BUILT_IN_ROLES = ['viewer', 'developer', 'api_manager', 'administrator'];
 
 /** Role names for a select: every role when the user may list them, else the built-in ones. */
 export function useRoleNames(): string[] {

@@ -1,10 +1,15 @@
-/** Form controls, each with a real <label for> and an optional hint read out with it. */
+/**
+ * Form controls, each with a real <label for>, an optional hint read out with it, and an optional error
+ * shown beside the control (marked aria-invalid and read out with it).
+ */
 import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
 
 interface Common {
   label: string;
   hint?: ComponentChildren;
+  /** What is wrong with the value, in words; shown beside the control. */
+  error?: string;
 }
 
 function Hint({ id, hint }: { id: string; hint?: ComponentChildren }) {
@@ -15,8 +20,22 @@ function Hint({ id, hint }: { id: string; hint?: ComponentChildren }) {
   ) : null;
 }
 
+export function FieldError({ id, error }: { id: string; error?: string }) {
+  return error ? (
+    <p class="field-error" id={id}>
+      {error}
+    </p>
+  ) : null;
+}
+
+/** The control's aria-describedby and aria-invalid: its error first, then its hint. */
+export function described(id: string, hint: ComponentChildren | undefined, error: string | undefined) {
+  const ids = [error ? `${id}-error` : '', hint ? `${id}-hint` : ''].filter(Boolean).join(' ');
+  return { 'aria-describedby': ids || undefined, 'aria-invalid': error ? ('true' as const) : undefined };
+}
+
 interface InputProps {
-  type?: 'text' | 'email' | 'password' | 'number' | 'url' | 'datetime-local';
+  type?: 'text' | 'email' | 'password' | 'number' | 'url' | 'datetime-local' | 'search';
   required?: boolean;
   min?: number;
   max?: number;
@@ -31,6 +50,7 @@ interface InputProps {
 export function TextField({
   label,
   hint,
+  error,
   value,
   onValue,
   type = 'text',
@@ -48,9 +68,10 @@ export function TextField({
         {...typed}
         id={id}
         value={value}
-        aria-describedby={hint ? `${id}-hint` : undefined}
+        {...described(id, hint, error)}
         onInput={(event) => onValue(event.currentTarget.value)}
       />
+      <FieldError id={`${id}-error`} error={error} />
       <Hint id={`${id}-hint`} hint={hint} />
     </div>
   );
@@ -59,6 +80,7 @@ export function TextField({
 export function TextAreaField({
   label,
   hint,
+  error,
   value,
   onValue,
   rows = 3,
@@ -73,9 +95,10 @@ export function TextAreaField({
         rows={rows}
         value={value}
         spellcheck={spellcheck}
-        aria-describedby={hint ? `${id}-hint` : undefined}
+        {...described(id, hint, error)}
         onInput={(event) => onValue(event.currentTarget.value)}
       />
+      <FieldError id={`${id}-error`} error={error} />
       <Hint id={`${id}-hint`} hint={hint} />
     </div>
   );
@@ -89,6 +112,7 @@ export interface Option {
 export function SelectField({
   label,
   hint,
+  error,
   value,
   onValue,
   options,
@@ -112,7 +136,7 @@ export function SelectField({
         id={id}
         value={value}
         required={required}
-        aria-describedby={hint ? `${id}-hint` : undefined}
+        {...described(id, hint, error)}
         onChange={(event) => onValue(event.currentTarget.value)}
       >
         {options.map((option) => (
@@ -121,6 +145,7 @@ export function SelectField({
           </option>
         ))}
       </select>
+      <FieldError id={`${id}-error`} error={error} />
       <Hint id={`${id}-hint`} hint={hint} />
     </div>
   );
@@ -129,6 +154,7 @@ export function SelectField({
 export function CheckboxField({
   label,
   hint,
+  error,
   checked,
   onChecked,
 }: Common & { checked: boolean; onChecked: (checked: boolean) => void }) {
@@ -139,10 +165,11 @@ export function CheckboxField({
         type="checkbox"
         id={id}
         checked={checked}
-        aria-describedby={hint ? `${id}-hint` : undefined}
+        {...described(id, hint, error)}
         onChange={(event) => onChecked(event.currentTarget.checked)}
       />
       <label for={id}>{label}</label>
+      <FieldError id={`${id}-error`} error={error} />
       <Hint id={`${id}-hint`} hint={hint} />
     </div>
   );

@@ -1,64 +1,128 @@
 import { useState } from 'preact/hooks';
 import { api, call, type ApiKey, type Schemas } from '../api/client';
-import { localProblem, useAction } from '../api/hooks';
+import { useAction } from '../api/hooks';
 import { useCan } from '../permissions';
+import { ActionsMenu, type MenuItem } from './ActionsMenu';
+import { ConfirmDialog } from './ConfirmDialog';
 import { Dialog } from './Dialog';
-import { TextField } from './Field';
+import { GracePeriodField, graceSeconds, NO_GRACE, type GracePeriod } from './GracePeriodField';
+import { KeyFormDialog, type KeyDefaults } from './KeyForm';
 import { ProblemNote, When } from './Page';
 import { SecretOnce } from './SecretOnce';
-import { ConfirmDialog } from './ConfirmDialog';
 
 type Rotated = Schemas['CreatedApiKeyResponse'];
+type Open = 'edit' | 'rotate' | 'disable' | 'delete' | null;
 
-/** Rotate, Disable/Enable and Delete for one key, each offered only with its permission. */
+/**
+ * Edit, Rotate, Disable/Enable and Delete for one key, each offered only when the user's permissions
+ * allow it and the key's state makes sense of it: nothing changes a revoked key, and only an active key
+ * is rotated (a disabled or expired key's new value would not work either). Disable and Delete are
+ * confirmed in a dialog. As buttons (a key's page) or as an `Actions` menu (a row of the key table).
+ */
 export function KeyActions({
   apiKey,
+  defaults,
   onChanged,
   onDeleted,
+  variant = 'buttons',
+  describedBy,
 }: {
   apiKey: ApiKey;
+  defaults?: KeyDefaults;
   onChanged: () => void;
   onDeleted: () => void;
+  variant?: 'buttons' | 'menu';
+  /** For the menu: the id of what names the key (its row's name). */
+  describedBy?: string;
 }) {
   const can = useCan();
-  const [dialog, setDialog] = useState<'rotate' | 'delete' | null>(null);
-  const toggle = useAction();
+  const [open, setOpen] = useState<Open>(null);
+  const enable = useAction();
+  const close = () => setOpen(null);
   const path = { params: { path: { id: apiKey.id } } };
+  const revoked = apiKey.status === 'revoked';
 
-  const setEnabled = (enabled: boolean) =>
-    toggle.run(async () => {
-      await call(api.PATCH('/v1/api-keys/{id}', { ...path, body: { enabled } }));
-      onChanged();
-    });
+  const items: MenuItem[] = [];
+  if (can('api_keys:update') && !revoked) {
+    items.push({ label: 'Edit', onSelect: () => setOpen('edit') });
+    if (apiKey.status === 'active') items.push({ label: 'Rotate', onSelect: () => setOpen('rotate') });
+    if (apiKey.enabled) items.push({ label: 'Disable', onSelect: () => setOpen('disable') });
+    else {
+      items.push({
+        label: 'Enable',
+        onSelect: () =>
+          void enable.run(async () => {
+            await call(api.PATCH('/v1/api-keys/{id}', { ...path, body: { enabled: true } }));
+            onChanged();
+          }),
+      });
+    }
+  }
+  if (can('api_keys:delete'))
+    items.push({ label: 'Delete', danger: true, onSelect: () => setOpen('delete') });
 
   return (
     <div class="actions">
-      {can('api_keys:update') && (
-        <>
-          <button type="button" class="secondary" onClick={() => setDialog('rotate')}>
-            Rotate
-          </button>
+      {variant === 'menu' ? (
+        <ActionsMenu items={items} describedBy={describedBy} />
+      ) : (
+        items.map((item) => (
           <button
+            key={item.label}
             type="button"
-            class="secondary"
-            disabled={toggle.busy}
-            onClick={() => void setEnabled(!apiKey.enabled)}
+            class={item.danger ? 'danger' : 'secondary'}
+            disabled={item.label === 'Enable' && enable.busy}
+            onClick={item.onSelect}
           >
-            {apiKey.enabled ? 'Disable' : 'Enable'}
+            {item.label}
           </button>
-        </>
+        ))
       )}
-      {can('api_keys:delete') && (
-        <button type="button" class="danger" onClick={() => setDialog('delete')}>
-          Delete
-        </button>
+      <ProblemNote problem={enable.problem} />
+      {open === 'edit' && (
+        <KeyFormDialog
+          apiKey={apiKey}
+          defaults={defaults}
+          onClose={close}
+          onSaved={() => {
+            close();
+            onChanged();
+          }}
+        />
       )}
-      <ProblemNote problem={toggle.problem} />
-      {dialog === 'rotate' && (
-        <RotateDialog apiKey={apiKey} onRotated={onChanged} onClose={() => setDialog(null)} />
+      {open === 'rotate' && <RotateDialog apiKey={apiKey} onRotated={onChanged} onClose={close} />}
+      {open === 'disable' && (
+        <ConfirmDialog
+          title={`Disable key “${apiKey.name}”?`}
+          confirmLabel="Disable"
+          confirm={() => call(api.PATCH('/v1/api-keys/{id}', { ...path, body: { enabled: false } }))}
+          onDone={() => {
+            close();
+            onChanged();
+          }}
+          onClose={close}
+        >
+          <p>
+            Requests made with <code>{apiKey.start}…</code> are refused (401 <code>key_disabled</code>) until
+            the key is enabled again. Nothing else about the key changes.
+          </p>
+        </ConfirmDialog>
       )}
-      {dialog === 'delete' && (
-        <DeleteDialog apiKey={apiKey} onDeleted={onDeleted} onClose={() => setDialog(null)} />
+      {open === 'delete' && (
+        <ConfirmDialog
+          title={`Delete key “${apiKey.name}”?`}
+          confirmLabel="Delete"
+          confirm={() => call(api.DELETE('/v1/api-keys/{id}', path))}
+          onDone={() => {
+            close();
+            onDeleted();
+          }}
+          onClose={close}
+        >
+          <p>
+            Requests made with <code>{apiKey.start}…</code> are refused at once. This cannot be undone.
+          </p>
+        </ConfirmDialog>
       )}
     </div>
   );
@@ -73,22 +137,25 @@ function RotateDialog({
   onRotated: () => void;
   onClose: () => void;
 }) {
-  const [grace, setGrace] = useState('0');
+  const [grace, setGrace] = useState<GracePeriod>(NO_GRACE);
+  const [error, setError] = useState<string | undefined>(undefined);
   const [rotated, setRotated] = useState<Rotated | null>(null);
   const action = useAction();
 
   const submit = (event: Event) => {
     event.preventDefault();
+    const chosen = graceSeconds(grace);
+    if ('error' in chosen) {
+      setError(chosen.error);
+      return;
+    }
+    setError(undefined);
     void action.run(async () => {
-      const seconds = Number(grace);
-      if (!Number.isInteger(seconds) || seconds < 0 || seconds > 604800) {
-        throw localProblem('Grace period (seconds) must be a whole number from 0 to 604800 (7 days).');
-      }
       setRotated(
         await call(
           api.POST('/v1/api-keys/{id}/rotate', {
             params: { path: { id: apiKey.id } },
-            body: { grace_period_seconds: seconds },
+            body: { grace_period_seconds: chosen.seconds },
           }),
         ),
       );
@@ -117,21 +184,19 @@ function RotateDialog({
 
   return (
     <Dialog title={`Rotate key “${apiKey.name}”`} onClose={onClose}>
-      <form onSubmit={submit}>
+      <form onSubmit={submit} noValidate>
         <p>
           A new value replaces the current one. During the grace period both work, so clients can switch over;
           after it the old value is refused.
         </p>
-        <TextField
-          label="Grace period (seconds)"
-          type="number"
-          min={0}
-          max={604800}
-          step={1}
-          required
+        <GracePeriodField
           value={grace}
-          onValue={setGrace}
-          hint="0 refuses the old value at once; at most 604800 (7 days)."
+          onValue={(value) => {
+            setGrace(value);
+            setError(undefined);
+          }}
+          error={error}
+          hint="None refuses the old value at once; at most 7 days."
         />
         <ProblemNote problem={action.problem} />
         <div class="buttons">
@@ -144,32 +209,5 @@ function RotateDialog({
         </div>
       </form>
     </Dialog>
-  );
-}
-
-function DeleteDialog({
-  apiKey,
-  onDeleted,
-  onClose,
-}: {
-  apiKey: ApiKey;
-  onDeleted: () => void;
-  onClose: () => void;
-}) {
-  return (
-    <ConfirmDialog
-      title={`Delete key “${apiKey.name}”?`}
-      confirmLabel="Delete"
-      confirm={() => call(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: apiKey.id } } }))}
-      onDone={() => {
-        onClose();
-        onDeleted();
-      }}
-      onClose={onClose}
-    >
-      <p>
-        Requests made with <code>{apiKey.start}…</code> are refused at once. This cannot be undone.
-      </p>
-    </ConfirmDialog>
   );
 }

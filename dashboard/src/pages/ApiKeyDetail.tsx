@@ -1,18 +1,35 @@
 import type { ComponentChildren } from 'preact';
 import { api, call, type ApiKey } from '../api/client';
 import { useLoad, usePaged } from '../api/hooks';
+import { useKeyDefaults, useLeakReports } from '../api/keys';
 import { KeyActions } from '../components/KeyActions';
 import { AuditTable } from '../components/AuditTable';
+import type { KeyDefaults } from '../components/KeyForm';
 import { Loading, Page, ProblemNote, When } from '../components/Page';
 import { UsagePanel } from '../components/UsagePanel';
 import { Link, navigate } from '../router';
+import { LeakSource, RateLimit } from './ApiKeys';
 
 const list = (values: string[]) => (values.length ? values.join(', ') : 'Any');
+
+/** Seconds in the largest unit that divides them: "1 hour", "7 days", "90 seconds", "none". */
+function duration(seconds: number): string {
+  if (seconds === 0) return 'none';
+  for (const [unit, size] of [
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+  ] as const) {
+    if (seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
+  }
+  return `${seconds} seconds`;
+}
 
 export function ApiKeyDetail({ id }: { id: string }) {
   const path = { params: { path: { id } } };
   const key = useLoad(() => call(api.GET('/v1/api-keys/{id}', path)), [id]);
   const title = key.data ? `API key “${key.data.name}”` : 'API key';
+  const defaults = useKeyDefaults();
 
   return (
     <Page title={title}>
@@ -23,8 +40,14 @@ export function ApiKeyDetail({ id }: { id: string }) {
       <ProblemNote problem={key.problem} />
       {key.data && (
         <>
-          <KeyActions apiKey={key.data} onChanged={key.reload} onDeleted={() => navigate('/api-keys')} />
-          <KeyFacts apiKey={key.data} />
+          <KeyActions
+            apiKey={key.data}
+            defaults={defaults}
+            onChanged={key.reload}
+            onDeleted={() => navigate('/api-keys')}
+          />
+          {key.data.leaked_at && <Leaked apiKey={key.data} />}
+          <KeyFacts apiKey={key.data} defaults={defaults} />
           <Usage id={id} />
           <KeyAuditLog id={id} />
         </>
@@ -42,7 +65,33 @@ function Fact({ term, children }: { term: string; children: ComponentChildren })
   );
 }
 
-function KeyFacts({ apiKey: key }: { apiKey: ApiKey }) {
+/** A leaked key's warning: when it was first reported, and every place it was found. */
+function Leaked({ apiKey: key }: { apiKey: ApiKey }) {
+  const reports = useLeakReports([key]).get(key.id);
+  return (
+    <section class="leaked-notice" aria-labelledby="key-leaked">
+      <h2 id="key-leaked">
+        <span class="badge leaked">leaked</span> This key was reported leaked
+      </h2>
+      <p>
+        First reported <When at={key.leaked_at} />. Its status is <strong>{key.status}</strong>
+        {key.status === 'active' ? ': it still works. Rotate or delete it.' : '.'}
+      </p>
+      {reports && reports.length > 0 && (
+        <ul class="leak-reports">
+          {reports.map((report) => (
+            <li key={report.reported_at + (report.url ?? '')}>
+              <LeakSource report={report} /> (<When at={report.reported_at} />, action taken:{' '}
+              {report.action_taken})
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function KeyFacts({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?: KeyDefaults }) {
   const credits = key.credits;
   return (
     <section aria-labelledby="key-details">
@@ -62,6 +111,15 @@ function KeyFacts({ apiKey: key }: { apiKey: ApiKey }) {
         <Fact term="Type">{key.type}</Fact>
         <Fact term="Owner">{key.owner_id ? <code>{key.owner_id}</code> : '—'}</Fact>
         <Fact term="Team">{key.team_id ? <code>{key.team_id}</code> : '—'}</Fact>
+        <Fact term="Identity">
+          {key.identity ? (
+            <Link href={`/identities/${encodeURIComponent(key.identity.id)}`}>
+              {key.identity.external_id}
+            </Link>
+          ) : (
+            'None'
+          )}
+        </Fact>
         <Fact term="Start">
           <code>{key.start}…</code>
         </Fact>
@@ -94,8 +152,9 @@ function KeyFacts({ apiKey: key }: { apiKey: ApiKey }) {
         <Fact term="Rotation policy">
           {key.rotation_policy.enabled ? (
             <>
-              Every {key.rotation_policy.days} days, grace period {key.rotation_policy.grace_period_seconds}{' '}
-              s; next <When at={key.rotation_policy.next_rotation_at} />
+              Every {key.rotation_policy.days} days, grace period{' '}
+              {duration(key.rotation_policy.grace_period_seconds)}; next{' '}
+              <When at={key.rotation_policy.next_rotation_at} />
             </>
           ) : (
             'Off'
@@ -104,8 +163,7 @@ function KeyFacts({ apiKey: key }: { apiKey: ApiKey }) {
         <Fact term="Allowed IPs">{list(key.allowed_ips)}</Fact>
         <Fact term="Allowed referrers">{list(key.allowed_referrers)}</Fact>
         <Fact term="Rate limit">
-          {key.rate_limit.requests_per_minute ?? 'default'} per minute,{' '}
-          {key.rate_limit.requests_per_hour ?? 'default'} per hour
+          <RateLimit apiKey={key} defaults={defaults} />
         </Fact>
         <Fact term="Credits">
           {credits

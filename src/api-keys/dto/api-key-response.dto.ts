@@ -171,6 +171,25 @@ export class ApiKeyPage {
   @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
 }
 
+export class DefaultRateLimitResponse {
+  @ApiProperty({ example: 600, description: 'DEFAULT_REQUESTS_PER_MINUTE' }) requests_per_minute: number;
+  @ApiProperty({ example: 20000, description: 'DEFAULT_REQUESTS_PER_HOUR' }) requests_per_hour: number;
+}
+
+/** What applies to a key that sets no limit of its own: this service's configuration, read-only. */
+export class ApiKeyDefaultsResponse {
+  @ApiProperty({
+    type: DefaultRateLimitResponse,
+    description: 'The limits of a key whose rate_limit fields are null.',
+  })
+  rate_limit: DefaultRateLimitResponse;
+  @ApiProperty({
+    example: 20,
+    description: 'MAX_CONCURRENT_REQUESTS_PER_KEY: requests of one key in flight at once, per instance.',
+  })
+  max_concurrent_requests: number;
+}
+
 export class VerifyResponse {
   @ApiProperty({ example: true }) valid: boolean;
   @ApiProperty() key_id: string;

@@ -24,13 +24,49 @@ import { CreditsDto, IsMetaObject, RateLimitDto } from '../../common/usage-contr
 import { isIpRule } from '../../restrictions/ip-rules';
 import { isReferrerRule } from '../../restrictions/referrer-rules';
 
+/** As long as a key's name: a longer search matches nothing. */
+export const SEARCH_MAX_LENGTH = 100;
+
+/**
+ * The refused entries of a list, quoted, so a person can find them ("10.0.0.300", "x"); at most three,
+ * each cut to 60 characters (the problem stays small whatever was sent).
+ */
+function namedEntries(value: unknown, accepted: (entry: unknown) => boolean): string {
+  if (!Array.isArray(value)) return '';
+  const refused = value.filter((entry) => !accepted(entry));
+  const quoted = refused
+    .slice(0, 3)
+    .map((entry) => (typeof entry === 'string' ? JSON.stringify(entry.slice(0, 60)) : 'a non-text entry'));
+  if (!quoted.length) return '';
+  const more = refused.length > 3 ? ` and ${refused.length - 3} more` : '';
+  return ` (refused: ${quoted.join(', ')}${more})`;
+}
+
+const isIpEntry = (entry: unknown): boolean => typeof entry === 'string' && isIpRule(entry);
+const isReferrerEntry = (entry: unknown): boolean =>
+  typeof entry === 'string' && entry.length <= 500 && isReferrerRule(entry);
+
+const NoControlCharacters = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'noControlCharacters',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value !== 'string' ||
+        ![...value].some((character) => {
+          const code = character.charCodeAt(0);
+          return code < 0x20 || code === 0x7f;
+        }),
+      defaultMessage: (args) => `${args?.property ?? 'the value'} must not contain control characters`,
+    },
+  });
+
 const EachIpOrCidr = (): PropertyDecorator =>
   ValidateBy({
     name: 'eachIpOrCidr',
     validator: {
-      validate: (value: unknown) =>
-        Array.isArray(value) && value.every((v) => typeof v === 'string' && isIpRule(v)),
-      defaultMessage: () => 'each allowed_ips entry must be an IPv4/IPv6 address or CIDR range',
+      validate: (value: unknown) => Array.isArray(value) && value.every(isIpEntry),
+      defaultMessage: (args) =>
+        `each allowed_ips entry must be an IPv4/IPv6 address or CIDR range${namedEntries(args?.value, isIpEntry)}`,
     },
   });
 
@@ -38,11 +74,10 @@ const EachReferrerPattern = (): PropertyDecorator =>
   ValidateBy({
     name: 'eachReferrerPattern',
     validator: {
-      validate: (value: unknown) =>
-        Array.isArray(value) &&
-        value.every((v) => typeof v === 'string' && v.length <= 500 && isReferrerRule(v)),
-      defaultMessage: () =>
-        'each allowed_referrers entry must be an http(s) URL of at most 500 characters, optionally ending in /*',
+      validate: (value: unknown) => Array.isArray(value) && value.every(isReferrerEntry),
+      defaultMessage: (args) =>
+        'each allowed_referrers entry must be an http(s) URL of at most 500 characters, optionally ending in /*' +
+        namedEntries(args?.value, isReferrerEntry),
     },
   });
 
@@ -272,4 +307,18 @@ export class ListApiKeysQueryDto extends ListQueryDto {
   @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   violates_policy?: boolean;
+
+  @ApiPropertyOptional({
+    maxLength: SEARCH_MAX_LENGTH,
+    example: 'billing',
+    description:
+      'Keys whose name contains this text, or whose `start` begins with it, ignoring case. Surrounding spaces are ignored; empty: no filter. Combines with the other filters and the cursor.',
+  })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @IsString({ message: 'search must be one text value' })
+  @MaxLength(SEARCH_MAX_LENGTH, { message: `search must be at most ${SEARCH_MAX_LENGTH} characters` })
+  // PostgreSQL text cannot hold NUL, and no name holds a control character a person would type.
+  @NoControlCharacters()
+  search?: string;
 }

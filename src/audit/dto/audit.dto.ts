@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
@@ -70,6 +70,9 @@ export class AuditQueryDto extends AuditExpandQueryDto {
   @MaxLength(40)
   key_id?: string;
 }
+
+/** A key's own audit log: the organization log's filters but the key, which its path names. */
+export class KeyAuditQueryDto extends OmitType(AuditQueryDto, ['key_id'] as const) {}
 
 export class AuditActorResponse {
   @ApiProperty({ enum: ACTOR_TYPES }) type: string;
