@@ -412,6 +412,12 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         await pageShown(phone, 'Webhooks');
         expect(await menu.getAttribute('aria-expanded')).toBe('false');
         await expectNoHorizontalScroll(phone);
+
+        // On a wide screen the navigation is always there, and no Menu button is offered.
+        await phone.setViewportSize(DESKTOP);
+        expect(await menu.isVisible()).toBe(false);
+        expect(await navLink(phone, 'Audit log').isVisible()).toBe(true);
+        await phone.setViewportSize(PHONE);
       });
 
       it('scrolls no page of the dashboard sideways, and every page passes axe-core on a phone', async () => {

@@ -99,7 +99,7 @@ export function ActionsMenu({
 
   if (!items.length) return null;
   return (
-    <div class="menu-button">
+    <div class="actions-menu">
       <button
         ref={button}
         type="button"

@@ -125,9 +125,38 @@ export function ProblemNote({ problem }: { problem: ProblemDetails | null }) {
 }
 
 /** A date-time the way this browser writes it; `fallback` when there is none. */
-export function When({ at, fallback = '—' }: { at: string | null | undefined; fallback?: string }) {
+/** Day, month and minute, the year only when it is not this one: short enough for a table column. */
+const COMPACT: Intl.DateTimeFormatOptions = {
+  day: 'numeric',
+  month: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+};
+
+/**
+ * A time in the reader's locale. `compact` (for tables) leaves out the seconds, and the year when it is
+ * this year; the full time is then its tooltip.
+ */
+export function When({
+  at,
+  fallback = '—',
+  compact = false,
+}: {
+  at: string | null | undefined;
+  fallback?: string;
+  compact?: boolean;
+}) {
   if (!at) return <>{fallback}</>;
-  return <time dateTime={at}>{new Date(at).toLocaleString()}</time>;
+  const date = new Date(at);
+  const full = date.toLocaleString();
+  if (!compact) return <time dateTime={at}>{full}</time>;
+  const options =
+    date.getFullYear() === new Date().getFullYear() ? COMPACT : { ...COMPACT, year: 'numeric' as const };
+  return (
+    <time dateTime={at} title={full}>
+      {date.toLocaleString(undefined, options)}
+    </time>
+  );
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

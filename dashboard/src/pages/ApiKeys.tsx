@@ -151,8 +151,14 @@ export function ApiKeys() {
                 { header: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{key.status}</span> },
                 { header: 'Start', cell: (key) => <code>{key.start}…</code> },
                 { header: 'Rate limit', cell: (key) => <RateLimit apiKey={key} defaults={defaults} /> },
-                { header: 'Last used', cell: (key) => <When at={key.last_used_at} fallback="Never" /> },
-                { header: 'Expiration', cell: (key) => <When at={key.expiration} fallback="Never" /> },
+                {
+                  header: 'Last used',
+                  cell: (key) => <When at={key.last_used_at} fallback="Never" compact />,
+                },
+                {
+                  header: 'Expiration',
+                  cell: (key) => <When at={key.expiration} fallback="Never" compact />,
+                },
                 {
                   header: 'Actions',
                   cell: (key) => (
