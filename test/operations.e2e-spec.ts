@@ -21,6 +21,7 @@ import { registeredRoutes } from './support/routes';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 import { compiledEntryPoint } from './support/compiled-app';
 import { copyEmbeddedTemplate } from './support/template-database';
+import { SCRATCH_ROOT } from './support/scratch-directory';
 
 /**
  * Operating the service: health, the OpenAPI document and docs, metrics, configuration refusal,
@@ -411,7 +412,7 @@ describe('the real process', () => {
   // On the embedded run a DATA_DIR starts as a copy of the run's migrated database (as test instances do):
   // a process then spends its start on what the test is about, not on migrating PGlite from nothing.
   const tempDir = (): string => {
-    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ops-'));
+    const dir = mkdtempSync(join(SCRATCH_ROOT, 'gatehouse-ops-'));
     copyEmbeddedTemplate(dir);
     tempDirs.push(dir);
     return dir;

@@ -9,7 +9,7 @@ import {
   statSync,
   utimesSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { SCRATCH_ROOT } from './scratch-directory';
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import { sparePrefix } from './spare-databases';
@@ -101,7 +101,7 @@ async function dropStalePostgresTemplates(client: Client, current: string): Prom
 /** The migrated PGlite data directory of the run (instances copy its `pglite` folder), built when missing. */
 export async function embeddedTemplate(): Promise<string> {
   const fingerprint = templateFingerprint();
-  const dataDir = join(tmpdir(), `${EMBEDDED_TEMPLATE_PREFIX}${fingerprint}`);
+  const dataDir = join(SCRATCH_ROOT, `${EMBEDDED_TEMPLATE_PREFIX}${fingerprint}`);
   if (!existsSync(join(dataDir, 'pglite'))) await buildEmbeddedTemplate(dataDir);
   const now = new Date();
   utimesSync(dataDir, now, now);
@@ -134,9 +134,9 @@ async function buildEmbeddedTemplate(dataDir: string): Promise<void> {
 
 function removeStaleEmbeddedTemplates(current: string): void {
   const pattern = new RegExp(`^${EMBEDDED_TEMPLATE_PREFIX}[0-9a-f]{16}$`);
-  for (const entry of readdirSync(tmpdir())) {
+  for (const entry of readdirSync(SCRATCH_ROOT)) {
     if (!pattern.test(entry) || entry.endsWith(current)) continue;
-    const path = join(tmpdir(), entry);
+    const path = join(SCRATCH_ROOT, entry);
     if (Date.now() - statSync(path).mtimeMs >= STALE_AFTER_MS) rmSync(path, { recursive: true, force: true });
   }
 }

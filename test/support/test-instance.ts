@@ -2,7 +2,7 @@ import type { ModuleMetadata } from '@nestjs/common';
 import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { SCRATCH_ROOT } from './scratch-directory';
 import { basename, join } from 'node:path';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadAppConfig } from '../../src/config/app-config';
@@ -63,7 +63,7 @@ export async function dropTestDatabase(url: string): Promise<void> {
 /** The configuration of one test instance: its own database and data directory, quiet, fast hashing. */
 export async function prepareInstance(options: TestAppOptions) {
   const ownsDataDir = !options.dataDir;
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(SCRATCH_ROOT, 'gatehouse-test-'));
   const ownsDatabase = !options.databaseUrl && !options.embedded;
   const databaseUrl = options.embedded ? undefined : (options.databaseUrl ?? (await createTestDatabase()));
   if (ownsDataDir && !databaseUrl) copyEmbeddedTemplate(dataDir);
