@@ -126,6 +126,8 @@ describeInBrowser('test/dashboard-keys.e2e-spec.ts')('API keys pages in a browse
     await page.getByText('Page 3', { exact: true }).waitFor();
     await expectAccessible(page, 'API Keys, page 3');
     await page.getByRole('button', { name: 'Previous page' }).click();
+    // Each step waits for its page: a second click while the first page loads is not what is tested here.
+    await page.getByText('Page 2', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Previous page' }).click();
     await page.getByText('Page 1', { exact: true }).waitFor();
     await row('leaky').waitFor();

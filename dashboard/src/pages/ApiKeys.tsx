@@ -150,7 +150,10 @@ export function ApiKeys() {
                 { header: 'Type', cell: (key) => key.type },
                 { header: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{key.status}</span> },
                 { header: 'Start', cell: (key) => <code>{key.start}…</code> },
-                { header: 'Rate limit', cell: (key) => <RateLimit apiKey={key} defaults={defaults} /> },
+                {
+                  header: 'Rate limit',
+                  cell: (key) => <RateLimit apiKey={key} defaults={defaults} compact />,
+                },
                 {
                   header: 'Last used',
                   cell: (key) => <When at={key.last_used_at} fallback="Never" compact />,
@@ -211,7 +214,19 @@ export function ApiKeys() {
  * A key's rate limit as numbers: its own, or the service's default, said so ("600/min · 20,000/h
  * (defaults)"); the word "default" alone until the defaults are loaded.
  */
-export function RateLimit({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?: KeyDefaults }) {
+/**
+ * A key's limits as numbers, the service's defaults where the key has none. `compact` (the table) keeps
+ * the row on one line: the word "default" is then for screen readers and the tooltip, the numbers muted.
+ */
+export function RateLimit({
+  apiKey: key,
+  defaults,
+  compact = false,
+}: {
+  apiKey: ApiKey;
+  defaults?: KeyDefaults;
+  compact?: boolean;
+}) {
   const { requests_per_minute: perMinute, requests_per_hour: perHour } = key.rate_limit;
   const value = (own: number | null, fallback: number | undefined, unit: string) =>
     own !== null
@@ -222,11 +237,15 @@ export function RateLimit({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?
   const minute = value(perMinute, defaults?.rate_limit.requests_per_minute, 'min');
   const hour = value(perHour, defaults?.rate_limit.requests_per_hour, 'h');
   const marked = defaults !== undefined;
+  const note = compact ? 'visually-hidden' : 'muted';
   if (perMinute === null && perHour === null) {
     return (
-      <span class="rate-limit">
+      <span
+        class={compact && marked ? 'rate-limit muted' : 'rate-limit'}
+        title={compact && marked ? "The service's default limits" : undefined}
+      >
         <span>{minute}</span> · <span>{hour}</span>
-        {marked && <span class="muted"> (defaults)</span>}
+        {marked && <span class={note}> (defaults)</span>}
       </span>
     );
   }
@@ -234,12 +253,12 @@ export function RateLimit({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?
     <span class="rate-limit">
       <span>
         {minute}
-        {perMinute === null && marked && <span class="muted"> (default)</span>}
+        {perMinute === null && marked && <span class={note}> (default)</span>}
       </span>{' '}
       ·{' '}
       <span>
         {hour}
-        {perHour === null && marked && <span class="muted"> (default)</span>}
+        {perHour === null && marked && <span class={note}> (default)</span>}
       </span>
     </span>
   );
