@@ -372,14 +372,10 @@ describeWithPostgres('task costs multi-instance e2e')(
         (await a.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining;
       expect(await balance()).toBe(5);
       // The runs report nothing and end: every reservation comes back, once.
+      // Released once the agent holds every run: a token minted is not yet a call received, and a call
+      // arriving after releaseAll() would be held until the end of the file (a loaded CI run saw 45).
       const ids = accepted.map((res) => res.body.id as string);
-      await pollUntil(
-        () =>
-          a.app
-            .get(DataSource)
-            .query(`SELECT count(*)::int AS n FROM task_tokens WHERE task_id = ANY($1)`, [ids]),
-        (rows) => rows[0].n === ids.length,
-      );
+      await Promise.all(ids.map((id) => runs.nextStart(id)));
       runs.releaseAll();
       const { value } = await pollUntil(balance, (remaining) => remaining === 55, { timeoutMs: 10_000 });
       expect(value).toBe(55);
