@@ -3,7 +3,7 @@
  * API's body, and errors shown on the field they concern, whether the form or the API found them.
  */
 import type { ComponentChildren } from 'preact';
-import { useId } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import type { Schemas } from '../api/client';
 import type { ProblemDetails } from '../api/session';
 
@@ -181,6 +181,20 @@ export function CheckedField({
 }
 
 type Setter = <F extends FormField>(field: F) => (value: IdentityForm[F]) => void;
+
+/**
+ * An identity form's values and the errors shown on its fields; `set(field)` changes a value and clears
+ * that field's error. The create dialog and each form of an identity's page use it.
+ */
+export function useIdentityForm(initial: IdentityForm | (() => IdentityForm)) {
+  const [form, setForm] = useState<IdentityForm>(initial);
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const set: Setter = (field) => (value) => {
+    setForm((previous) => ({ ...previous, [field]: value }));
+    setErrors((previous) => ({ ...previous, [field]: undefined }));
+  };
+  return { form, set, errors, setErrors };
+}
 
 function NumberInput({
   form,

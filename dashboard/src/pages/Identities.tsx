@@ -17,9 +17,7 @@ import {
   MetaField,
   rateLimitOf,
   RateLimitFields,
-  type FieldErrors,
-  type FormField,
-  type IdentityForm,
+  useIdentityForm,
 } from '../components/IdentityFields';
 import { Page, ProblemNote, When } from '../components/Page';
 import { Table } from '../components/Table';
@@ -127,15 +125,8 @@ function CreateIdentityDialog({
   onClose: () => void;
   onCreated: (id: string) => void;
 }) {
-  const [form, setForm] = useState<IdentityForm>(EMPTY_IDENTITY_FORM);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { form, set, errors, setErrors } = useIdentityForm(EMPTY_IDENTITY_FORM);
   const action = useAction();
-  const set =
-    <F extends FormField>(field: F) =>
-    (value: IdentityForm[F]) => {
-      setForm((previous) => ({ ...previous, [field]: value }));
-      setErrors((previous) => ({ ...previous, [field]: undefined }));
-    };
 
   const submit = async (event: Event) => {
     event.preventDefault();

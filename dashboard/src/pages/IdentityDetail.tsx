@@ -16,10 +16,9 @@ import {
   MetaField,
   rateLimitOf,
   RateLimitFields,
-  type FieldErrors,
-  type FormField,
   type Identity,
   type IdentityForm,
+  useIdentityForm,
 } from '../components/IdentityFields';
 import { Loading, Page, ProblemNote, When } from '../components/Page';
 import { Table } from '../components/Table';
@@ -145,15 +144,8 @@ function IdentityFacts({ identity }: { identity: Identity }) {
  * fields) and a save that sends only what `bodyOf` makes of the form.
  */
 function useSettingsForm(identity: Identity, bodyOf: (form: IdentityForm) => Update, onSaved: () => void) {
-  const [form, setForm] = useState<IdentityForm>(() => formOf(identity));
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { form, set, errors, setErrors } = useIdentityForm(() => formOf(identity));
   const action = useAction();
-  const set =
-    <F extends FormField>(field: F) =>
-    (value: IdentityForm[F]) => {
-      setForm((previous) => ({ ...previous, [field]: value }));
-      setErrors((previous) => ({ ...previous, [field]: undefined }));
-    };
   const save = async (event: Event) => {
     event.preventDefault();
     let body: Update;
