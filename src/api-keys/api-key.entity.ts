@@ -1,4 +1,4 @@
-import type { RefillInterval } from '../common/usage-controls.dto';
+import { CreditBalanceColumns } from '../common/credit-balance.columns';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 export const KEY_TYPES = ['personal', 'team', 'service'] as const;
@@ -10,12 +10,6 @@ export type KeyStatus = (typeof KEY_STATUSES)[number];
 export { REFILL_INTERVALS } from '../common/usage-controls.dto';
 export type { RefillInterval } from '../common/usage-controls.dto';
 
-/** pg answers bigint as a string (it may exceed 2^53); credit balances stay far below that. */
-const bigintAsNumber = {
-  to: (value: number | null) => value,
-  from: (value: string | null) => (value === null ? null : Number(value)),
-};
-
 @Entity({ name: 'api_keys' })
 @Index('api_keys_organization_created_idx', ['organizationId', 'createdAt'])
 @Index('api_keys_owner_idx', ['ownerId'])
@@ -24,7 +18,7 @@ const bigintAsNumber = {
 @Index('api_keys_expiration_idx', ['expiration'], { where: 'expiration IS NOT NULL' })
 @Index('api_keys_credits_refill_idx', ['creditsRefilledAt'], { where: 'credits_refill_interval IS NOT NULL' })
 @Index('api_keys_identity_idx', ['identityId'], { where: 'identity_id IS NOT NULL' })
-export class ApiKey {
+export class ApiKey extends CreditBalanceColumns {
   @PrimaryColumn({ type: 'text' })
   id: string;
 
@@ -131,85 +125,7 @@ export class ApiKey {
   @Column({ type: 'jsonb', nullable: true })
   meta: Record<string, unknown> | null;
 
-  // The credit columns are never written by save(): spends move the balance between a read and a save,
-  // and a save would put the old value back. ApiKeysRepository's credit methods write them.
-
-  /**
-   * Credits left; null: unlimited. With Redis the live balance is Redis's and this column follows it
-   * within a second (src/credits); without Redis this column is the balance.
-   */
-  @Column({
-    name: 'credits_remaining',
-    update: false,
-    type: 'bigint',
-    nullable: true,
-    transformer: bigintAsNumber,
-  })
-  creditsRemaining: number | null;
-
-  @Column({ name: 'credits_refill_interval', update: false, type: 'text', nullable: true })
-  creditsRefillInterval: RefillInterval | null;
-
-  @Column({ name: 'credits_refill_amount', update: false, type: 'integer', nullable: true })
-  creditsRefillAmount: number | null;
-
-  /** When the balance was last refilled: the refill boundary (00:00 UTC) it was refilled for. */
-  @Column({ name: 'credits_refilled_at', update: false, type: 'timestamptz', precision: 3, nullable: true })
-  creditsRefilledAt: Date | null;
-
-  /** When the balance was last set by create or PATCH. */
-  @Column({ name: 'credits_set_at', update: false, type: 'timestamptz', precision: 3, nullable: true })
-  creditsSetAt: Date | null;
-
-  /** The amount last set or refilled: `key.credits_low` is sent when the balance falls below 10% of it. */
-  @Column({
-    name: 'credits_baseline',
-    update: false,
-    type: 'bigint',
-    nullable: true,
-    transformer: bigintAsNumber,
-  })
-  creditsBaseline: number | null;
-
-  /**
-   * Bumped whenever the balance is set (create, PATCH, refill): a write-back from a cached or Redis
-   * balance of an older generation never overwrites a newer one.
-   */
-  @Column({ name: 'credits_generation', update: false, type: 'integer', default: 0 })
-  creditsGeneration: number;
-
-  /** The generation `key.credits_low` was sent for: once per amount set or refilled, on any instance. */
-  @Column({ name: 'credits_low_generation', update: false, type: 'integer', nullable: true })
-  creditsLowGeneration: number | null;
-
-  /**
-   * With Redis, which copy of the balance is live (src/api-keys/credits/redis-credit-ledger.ts): bumped
-   * at every hand-over between Redis and this row, so a Redis balance seeded before one is never spent.
-   */
-  @Column({ name: 'credits_epoch', update: false, type: 'integer', default: 0 })
-  creditsEpoch: number;
-
-  /** Until when Redis may spend this epoch's balance; null: the row is the balance. */
-  @Column({
-    name: 'credits_lease_until',
-    update: false,
-    select: false,
-    type: 'timestamptz',
-    precision: 3,
-    nullable: true,
-  })
-  creditsLeaseUntil: Date | null;
-
-  /** Until when an instance that could not reach Redis keeps the balance in the row. */
-  @Column({
-    name: 'credits_hold_until',
-    update: false,
-    select: false,
-    type: 'timestamptz',
-    precision: 3,
-    nullable: true,
-  })
-  creditsHoldUntil: Date | null;
+  // The credit columns (credits_*) come from CreditBalanceColumns.
 
   /** The identity (the customer behind keys) the key belongs to, of the same organization; null: none. */
   @Column({ name: 'identity_id', type: 'text', nullable: true })

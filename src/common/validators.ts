@@ -1,6 +1,18 @@
 import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+
+/** A role's name: a built-in role or a custom role's `role_name`. */
+export const ROLE_NAME_PATTERN = /^[a-z][a-z0-9_]{1,49}$/;
 
 /**
  * An optional field that cannot be null: absent means "leave it as it is", `null` is refused with a
@@ -46,4 +58,32 @@ export const NestedObject = (type: () => new () => object): PropertyDecorator =>
     }),
     ValidateNested(),
     Type(type),
+  );
+
+/**
+ * A display name (of a key, user, team, agent or organization): 1 to 100 characters, not blank.
+ * `optional` makes it a PATCH field: absent leaves the name as it is, null is refused.
+ */
+export const DisplayNameField = (options: { example?: string; optional?: boolean } = {}): PropertyDecorator =>
+  applyDecorators(
+    ...(options.optional
+      ? [ApiPropertyOptional({ minLength: 1, maxLength: 100, example: options.example }), Omittable()]
+      : [ApiProperty({ minLength: 1, maxLength: 100, example: options.example })]),
+    IsString(),
+    MinLength(1),
+    IsNotBlank(),
+    MaxLength(100),
+  );
+
+/**
+ * The role a key or user is given: a built-in role or a custom `role_name` (whether it exists is the
+ * service's check). `optional` makes it a PATCH field, as for DisplayNameField.
+ */
+export const RoleNameField = (options: { optional?: boolean } = {}): PropertyDecorator =>
+  applyDecorators(
+    ...(options.optional
+      ? [ApiPropertyOptional({ example: 'viewer' }), Omittable()]
+      : [ApiProperty({ example: 'developer', description: 'A built-in role or a custom role_name.' })]),
+    IsString(),
+    Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' }),
   );

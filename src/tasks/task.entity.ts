@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { bigintAsNumber } from '../common/credit-balance.columns';
 import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 
 /** An output file as a task lists it (and its `file` event carries it). */
@@ -8,8 +9,6 @@ export interface TaskOutputFile {
   size: number;
   sha256: string;
 }
-
-const bigintAsNumber = { to: (v: number) => v, from: (v: string | number) => Number(v) };
 
 export const TASK_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];

@@ -1,14 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { IsNotBlank } from '../../common/validators';
+import { IsString, Matches } from 'class-validator';
+import { DisplayNameField } from '../../common/validators';
 import type { Team } from '../team.entity';
 
 export class CreateTeamDto {
-  @ApiProperty({ example: 'Platform', maxLength: 100 })
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ example: 'Platform' })
   name: string;
 }
 

@@ -1,23 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsEmail,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  MinLength,
-  ValidateBy,
-} from 'class-validator';
-import { Omittable, IsNotBlank } from '../../common/validators';
+import { IsBoolean, IsEmail, IsOptional, IsString, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { Omittable, DisplayNameField, RoleNameField } from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import type { User } from '../user.entity';
 
 export const normalizeEmail = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' ? value.trim().toLowerCase() : value;
-
-export const ROLE_NAME_PATTERN = /^[a-z][a-z0-9_]{1,49}$/;
 
 /**
  * bcrypt reads only the first 72 bytes of a password, so a longer one would be silently truncated (and
@@ -49,32 +38,18 @@ export class CreateUserDto {
   @MaxPasswordBytes()
   password: string;
 
-  @ApiProperty({ example: 'Dana Developer', maxLength: 100 })
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ example: 'Dana Developer' })
   name: string;
 
-  @ApiProperty({ example: 'developer', description: 'A built-in role or a custom role_name.' })
-  @IsString()
-  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  @RoleNameField()
   role: string;
 }
 
 export class UpdateUserDto {
-  @ApiPropertyOptional({ maxLength: 100 })
-  @Omittable()
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ optional: true })
   name?: string;
 
-  @ApiPropertyOptional({ example: 'viewer' })
-  @Omittable()
-  @IsString()
-  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  @RoleNameField({ optional: true })
   role?: string;
 
   @ApiPropertyOptional({ minLength: 8, maxLength: 72 })

@@ -9,9 +9,8 @@ import {
   Max,
   MaxLength,
   Min,
-  MinLength,
 } from 'class-validator';
-import { Omittable, IsNotBlank, NestedObject } from '../../common/validators';
+import { Omittable, NestedObject, DisplayNameField } from '../../common/validators';
 import { type AgentPricing, FREE } from '../agent-pricing';
 import type { Agent } from '../agent.entity';
 import type { TypedBuiltInAgent } from '../agent-runner';
@@ -66,11 +65,7 @@ const AGENT_CONFIG_DESCRIPTION =
   'unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.';
 
 export class CreateAgentDto extends AgentCostFields {
-  @ApiProperty({ maxLength: 100, example: 'Summariser' })
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ example: 'Summariser' })
   name: string;
 
   @ApiProperty({ example: 'http', description: 'A registered agent type: echo, http, …' })
@@ -96,12 +91,7 @@ export class CreateAgentDto extends AgentCostFields {
 }
 
 export class UpdateAgentDto extends AgentCostFields {
-  @ApiPropertyOptional({ maxLength: 100 })
-  @Omittable()
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ optional: true })
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 500, nullable: true })

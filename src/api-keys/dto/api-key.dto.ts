@@ -13,11 +13,9 @@ import {
   Max,
   MaxLength,
   Min,
-  MinLength,
   ValidateBy,
 } from 'class-validator';
-import { Omittable, IsNotBlank, NestedObject } from '../../common/validators';
-import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
+import { Omittable, NestedObject, DisplayNameField, RoleNameField } from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
 import { CreditsDto, IsMetaObject, RateLimitDto } from '../../common/usage-controls.dto';
@@ -213,16 +211,10 @@ class ApiKeySettingsDto {
 }
 
 export class CreateApiKeyDto extends ApiKeySettingsDto {
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'CI deploys' })
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ example: 'CI deploys' })
   name: string;
 
-  @ApiProperty({ example: 'developer', description: 'A built-in role or a custom role_name.' })
-  @IsString()
-  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  @RoleNameField()
   role: string;
 
   @ApiPropertyOptional({ enum: KEY_TYPES, default: 'personal' })
@@ -236,18 +228,10 @@ export class CreateApiKeyDto extends ApiKeySettingsDto {
 }
 
 export class UpdateApiKeyDto extends ApiKeySettingsDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 100 })
-  @Omittable()
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ optional: true })
   name?: string;
 
-  @ApiPropertyOptional({ example: 'viewer' })
-  @Omittable()
-  @IsString()
-  @Matches(ROLE_NAME_PATTERN, { message: 'role must be a lowercase role name' })
+  @RoleNameField({ optional: true })
   role?: string;
 }
 

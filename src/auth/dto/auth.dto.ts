@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsString, MaxLength, MinLength } from 'class-validator';
-import { IsNotBlank } from '../../common/validators';
+import { DisplayNameField } from '../../common/validators';
 import { MaxPasswordBytes, normalizeEmail } from '../../accounts/dto/user.dto';
 import { OrganizationResponse } from '../../accounts/dto/organization.dto';
 import { UserResponse } from '../../accounts/dto/user.dto';
@@ -21,11 +21,7 @@ export class TokenRequestDto {
 }
 
 export class SignupDto {
-  @ApiProperty({ example: 'Acme Robotics', maxLength: 100 })
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ example: 'Acme Robotics' })
   organization_name: string;
 
   @ApiProperty({ example: 'founder@acme.test' })
@@ -40,11 +36,7 @@ export class SignupDto {
   @MaxPasswordBytes()
   password: string;
 
-  @ApiProperty({ example: 'Ada Founder', maxLength: 100 })
-  @IsString()
-  @MinLength(1)
-  @IsNotBlank()
-  @MaxLength(100)
+  @DisplayNameField({ example: 'Ada Founder' })
   name: string;
 }
 

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
 import { IsString, Matches, registerDecorator, ValidationArguments } from 'class-validator';
-import { ROLE_NAME_PATTERN } from '../../accounts/dto/user.dto';
 import { actionsOf, Permission } from '../permissions';
 import { PERMISSION_SCHEMA_REFS } from '../permission-schemas';
+import { ROLE_NAME_PATTERN } from '../../common/validators';
 
 export type PermissionMap = Partial<Record<string, string[]>>;
 
