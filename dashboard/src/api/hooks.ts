@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useCan } from '../permissions';
-import { api, call, everyPage, type Page } from './client';
+import { api, call, everyPage, type Page, type Role } from './client';
 import { ApiError, type ProblemDetails } from './session';
 
 function problemFrom(error: unknown): ProblemDetails {
@@ -15,20 +15,21 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Loads once per change of `deps`; an answer that arrives after a newer request started is dropped. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [data, setData] = useState<T | undefined>(undefined);
+/**
+ * A request's loading flag and problem, where only the latest request counts: an answer that arrives
+ * after a newer request started is dropped.
+ */
+function useLatestRequest() {
   const [problem, setProblem] = useState<ProblemDetails | null>(null);
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
-
-  const reload = useCallback(() => {
+  const start = <T>(request: () => Promise<T>, settle: (value: T) => void) => {
     const mine = ++generation.current;
     setLoading(true);
-    load().then(
+    request().then(
       (value) => {
         if (mine !== generation.current) return;
-        setData(value);
+        settle(value);
         setProblem(null);
         setLoading(false);
       },
@@ -38,9 +39,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
         setLoading(false);
       },
     );
-    // The caller names what the loader depends on, as with useEffect.
-  }, deps);
+  };
+  return { problem, loading, start };
+}
 
+/** Loads once per change of `deps`; an answer that arrives after a newer request started is dropped. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const { problem, loading, start } = useLatestRequest();
+  // The caller names what the loader depends on, as with useEffect.
+  const reload = useCallback(() => start(load, setData), deps);
   useEffect(reload, [reload]);
   return { data, problem, loading, reload };
 }
@@ -58,28 +66,16 @@ export interface Paged<T> {
 export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, deps: unknown[]): Paged<T> {
   const [items, setItems] = useState<T[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const [problem, setProblem] = useState<ProblemDetails | null>(null);
-  const [loading, setLoading] = useState(true);
-  const generation = useRef(0);
+  const { problem, loading, start } = useLatestRequest();
 
-  const fetchPage = (from: string | undefined, append: boolean) => {
-    const mine = ++generation.current;
-    setLoading(true);
-    loadPage(from).then(
+  const fetchPage = (from: string | undefined, append: boolean) =>
+    start(
+      () => loadPage(from),
       (page) => {
-        if (mine !== generation.current) return;
         setItems((previous) => (append ? [...previous, ...page.data] : page.data));
         setCursor(page.next_cursor);
-        setProblem(null);
-        setLoading(false);
-      },
-      (error: unknown) => {
-        if (mine !== generation.current) return;
-        setProblem(problemFrom(error));
-        setLoading(false);
       },
     );
-  };
 
   // The caller names what the loader depends on, as with useEffect.
   const reload = useCallback(() => fetchPage(undefined, false), deps);
@@ -131,15 +127,20 @@ export function localProblem(detail: string): ApiError {
 // Offered when the user may not list roles: the built-in ones exist in every organization.
 export const BUILT_IN_ROLES = ['viewer', 'developer', 'api_manager', 'administrator'];
 
-/** Role names for a select: every role when the user may list them, else the built-in ones. */
-export function useRoleNames(): string[] {
+/** Every role of the organization when the user may list them; `data` is null when they may not. */
+export function useAllRoles(): Loaded<Role[] | null> {
   const can = useCan();
-  const roles = useLoad(
+  return useLoad(
     async () =>
       can('roles:read')
         ? everyPage((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor, limit: 100 } } })))
         : null,
     [],
   );
+}
+
+/** Role names for a select: every role when the user may list them, else the built-in ones. */
+export function useRoleNames(): string[] {
+  const roles = useAllRoles();
   return roles.data ? roles.data.map((role) => role.role_name) : BUILT_IN_ROLES;
 }

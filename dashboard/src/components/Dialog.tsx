@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 
 /**
  * A modal <dialog>: mounted means open. The browser moves focus into it, traps it and closes on Escape;
@@ -46,4 +46,43 @@ export function Dialog({
       {children}
     </dialog>
   );
+}
+
+/** A form dialog's `Cancel` and its submit button, which says busy while the form's call runs. */
+export function DialogButtons({
+  submitLabel,
+  busy,
+  onCancel,
+}: {
+  submitLabel: string;
+  busy: boolean;
+  onCancel: () => void;
+}) {
+  return (
+    <div class="buttons">
+      <button type="button" class="secondary" onClick={onCancel}>
+        Cancel
+      </button>
+      <button type="submit" disabled={busy} aria-busy={busy}>
+        {submitLabel}
+      </button>
+    </div>
+  );
+}
+
+/**
+ * Which dialog of a list page is open, if any. `done` is for a dialog whose action changed the list: it
+ * closes the dialog and loads the list again.
+ */
+export function useDialogs<D>(reload: () => void) {
+  const [dialog, setDialog] = useState<D | null>(null);
+  return {
+    dialog,
+    open: setDialog,
+    close: () => setDialog(null),
+    done: () => {
+      setDialog(null);
+      reload();
+    },
+  };
 }

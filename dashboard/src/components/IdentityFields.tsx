@@ -5,6 +5,7 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
 import type { Schemas } from '../api/client';
+import { useAction } from '../api/hooks';
 import type { ProblemDetails } from '../api/session';
 
 export type Identity = Schemas['IdentityResponse'];
@@ -183,17 +184,57 @@ export function CheckedField({
 type Setter = <F extends FormField>(field: F) => (value: IdentityForm[F]) => void;
 
 /**
- * An identity form's values and the errors shown on its fields; `set(field)` changes a value and clears
- * that field's error. The create dialog and each form of an identity's page use it.
+ * An identity form: its values, the errors shown on its fields and a submit that sends what `bodyOf`
+ * makes of the form. `set(field)` changes a value and clears that field's error. A form its parsers
+ * refuse sends nothing and keeps their errors (`ownErrors`); the API's refusals show on the fields they
+ * concern. The create dialog and each form of an identity's page use it.
  */
-export function useIdentityForm(initial: IdentityForm | (() => IdentityForm)) {
+export function useIdentityForm<Body, Sent>(
+  initial: IdentityForm | (() => IdentityForm),
+  bodyOf: (form: IdentityForm) => Body,
+  send: (body: Body) => Promise<Sent>,
+  onSent: (sent: Sent) => void,
+) {
   const [form, setForm] = useState<IdentityForm>(initial);
   const [errors, setErrors] = useState<FieldErrors>({});
+  const action = useAction();
   const set: Setter = (field) => (value) => {
     setForm((previous) => ({ ...previous, [field]: value }));
     setErrors((previous) => ({ ...previous, [field]: undefined }));
   };
-  return { form, set, errors, setErrors };
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    let body: Body;
+    try {
+      body = bodyOf(form);
+    } catch (error) {
+      if (!(error instanceof FormErrors)) throw error;
+      setErrors(error.errors);
+      action.clear();
+      return;
+    }
+    setErrors({});
+    let sent: Sent | undefined;
+    const ok = await action.run(async () => {
+      sent = await send(body);
+    });
+    if (ok) onSent(sent as Sent);
+  };
+  return {
+    form,
+    set,
+    errors: { ...fieldErrorsOf(action.problem), ...errors },
+    ownErrors: errors,
+    action,
+    submit,
+  };
+}
+
+/** What every group of fields below is given: the form's values, its setter and the errors to show. */
+interface FieldsProps {
+  form: IdentityForm;
+  set: Setter;
+  errors: FieldErrors;
 }
 
 function NumberInput({
@@ -204,10 +245,7 @@ function NumberInput({
   label,
   min,
   hint,
-}: {
-  form: IdentityForm;
-  set: Setter;
-  errors: FieldErrors;
+}: FieldsProps & {
   field: 'per_minute' | 'per_hour' | 'credits' | 'refill_amount';
   label: string;
   min: number;
@@ -229,54 +267,27 @@ function NumberInput({
   );
 }
 
-export function RateLimitFields({
-  form,
-  set,
-  errors,
-}: {
-  form: IdentityForm;
-  set: Setter;
-  errors: FieldErrors;
-}) {
+export function RateLimitFields(fields: FieldsProps) {
   return (
     <>
       <NumberInput
-        form={form}
-        set={set}
-        errors={errors}
+        {...fields}
         field="per_minute"
         label="Requests per minute"
         min={1}
         hint="Shared by all the identity's keys, beside each key's own. Empty: no limit."
       />
-      <NumberInput
-        form={form}
-        set={set}
-        errors={errors}
-        field="per_hour"
-        label="Requests per hour"
-        min={1}
-        hint="Empty: no limit."
-      />
+      <NumberInput {...fields} field="per_hour" label="Requests per hour" min={1} hint="Empty: no limit." />
     </>
   );
 }
 
-export function CreditFields({
-  form,
-  set,
-  errors,
-}: {
-  form: IdentityForm;
-  set: Setter;
-  errors: FieldErrors;
-}) {
+export function CreditFields(fields: FieldsProps) {
+  const { form, set, errors } = fields;
   return (
     <>
       <NumberInput
-        form={form}
-        set={set}
-        errors={errors}
+        {...fields}
         field="credits"
         label="Credits"
         min={0}
@@ -296,9 +307,7 @@ export function CreditFields({
         )}
       </CheckedField>
       <NumberInput
-        form={form}
-        set={set}
-        errors={errors}
+        {...fields}
         field="refill_amount"
         label="Refill amount"
         min={1}
@@ -308,7 +317,7 @@ export function CreditFields({
   );
 }
 
-export function MetaField({ form, set, errors }: { form: IdentityForm; set: Setter; errors: FieldErrors }) {
+export function MetaField({ form, set, errors }: FieldsProps) {
   return (
     <CheckedField
       label="Meta (JSON)"

@@ -4,7 +4,7 @@ import { useAction } from '../api/hooks';
 import { useCan } from '../permissions';
 import { ActionsMenu, type MenuItem } from './ActionsMenu';
 import { ConfirmDialog } from './ConfirmDialog';
-import { Dialog } from './Dialog';
+import { Dialog, DialogButtons } from './Dialog';
 import { GracePeriodField, graceSeconds, NO_GRACE, type GracePeriod } from './GracePeriodField';
 import { KeyFormDialog, type KeyDefaults } from './KeyForm';
 import { ProblemNote, When } from './Page';
@@ -199,14 +199,7 @@ function RotateDialog({
           hint="None refuses the old value at once; at most 7 days."
         />
         <ProblemNote problem={action.problem} />
-        <div class="buttons">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            Rotate
-          </button>
-        </div>
+        <DialogButtons submitLabel="Rotate" busy={action.busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

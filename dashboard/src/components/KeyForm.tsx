@@ -8,7 +8,7 @@ import { api, call, everyPage, type ApiKey, type Schemas } from '../api/client';
 import { BUILT_IN_ROLES, useAction, useLoad } from '../api/hooks';
 import { ApiError, type ProblemDetails } from '../api/session';
 import { useCan, useUser } from '../permissions';
-import { Dialog } from './Dialog';
+import { Dialog, DialogButtons } from './Dialog';
 import { CheckboxField, SelectField, TextAreaField, TextField, options } from './Field';
 import {
   GracePeriodField,
@@ -51,6 +51,8 @@ export interface KeyForm {
 }
 
 export type FormField = keyof KeyForm;
+/** The fields that take any text (not a choice among a few, nor a checkbox). */
+type TextKey = { [F in FormField]: string extends KeyForm[F] ? F : never }[FormField];
 export type FieldErrors = Partial<Record<FormField, string>>;
 
 export const EMPTY_FORM: KeyForm = {
@@ -417,6 +419,9 @@ export function KeyFormDialog({
       setUnchanged(false);
     };
 
+  // A text field's value, setter and error, all named by the one field of the form they concern.
+  const bind = (field: TextKey) => ({ value: form[field], onValue: set(field), error: errors[field] });
+
   const roleNames = useGrantableRoles();
   const role = form.role || roleNames[0] || '';
   const teams = useLoad(
@@ -483,21 +488,8 @@ export function KeyFormDialog({
       <form ref={formRef} onSubmit={submit} class="form-grid" noValidate>
         <fieldset>
           <legend>Key</legend>
-          <TextField
-            label="Name"
-            required
-            maxLength={100}
-            value={form.name}
-            onValue={set('name')}
-            error={errors.name}
-          />
-          <TextField
-            label="Description"
-            maxLength={500}
-            value={form.description}
-            onValue={set('description')}
-            error={errors.description}
-          />
+          <TextField label="Name" required maxLength={100} {...bind('name')} />
+          <TextField label="Description" maxLength={500} {...bind('description')} />
           <SelectField
             label="Role"
             value={role}
@@ -518,30 +510,19 @@ export function KeyFormDialog({
             (can('teams:read') ? (
               <SelectField
                 label="Team"
-                value={form.team_id}
-                onValue={set('team_id')}
-                error={errors.team_id}
+                {...bind('team_id')}
                 options={[
                   { value: '', label: teams.loading ? 'Loading teams…' : 'Choose a team' },
                   ...(teams.data ?? []).map((team) => ({ value: team.id, label: team.name })),
                 ]}
               />
             ) : (
-              <TextField
-                label="Team"
-                value={form.team_id}
-                onValue={set('team_id')}
-                placeholder="team_…"
-                hint="The team's id."
-                error={errors.team_id}
-              />
+              <TextField label="Team" {...bind('team_id')} placeholder="team_…" hint="The team's id." />
             ))}
           {can('identities:read') ? (
             <SelectField
               label="Identity"
-              value={form.identity_id}
-              onValue={set('identity_id')}
-              error={errors.identity_id}
+              {...bind('identity_id')}
               hint="The customer this key belongs to; its limits and credits are shared by its keys."
               options={[
                 { value: '', label: identities.loading ? 'Loading identities…' : 'None' },
@@ -558,20 +539,16 @@ export function KeyFormDialog({
           ) : (
             <TextField
               label="Identity"
-              value={form.identity_id}
-              onValue={set('identity_id')}
+              {...bind('identity_id')}
               placeholder="idt_…"
               hint="The identity's id; empty: none."
-              error={errors.identity_id}
             />
           )}
           <TextField
             label="Expiration"
             type="datetime-local"
-            value={form.expiration}
-            onValue={set('expiration')}
+            {...bind('expiration')}
             hint="Your local time. Empty: never expires."
-            error={errors.expiration}
           />
           {!editing && <CheckboxField label="Enabled" checked={form.enabled} onChecked={set('enabled')} />}
           <CheckboxField
@@ -586,36 +563,24 @@ export function KeyFormDialog({
           <legend>Restrictions</legend>
           <TextAreaField
             label="Allowed IPs"
-            value={form.allowed_ips}
-            onValue={set('allowed_ips')}
+            {...bind('allowed_ips')}
             hint="One IPv4 or IPv6 address or CIDR range per line. Empty: any."
-            error={errors.allowed_ips}
           />
           <TextAreaField
             label="Allowed referrers"
-            value={form.allowed_referrers}
-            onValue={set('allowed_referrers')}
+            {...bind('allowed_referrers')}
             hint="One URL per line; end with /* for a prefix. Empty: any."
-            error={errors.allowed_referrers}
           />
-          <TextField
-            label="Requests per minute"
-            type="number"
-            min={1}
-            value={form.per_minute}
-            onValue={set('per_minute')}
-            hint={limitHint(defaults?.rate_limit.requests_per_minute)}
-            error={errors.per_minute}
-          />
-          <TextField
-            label="Requests per hour"
-            type="number"
-            min={1}
-            value={form.per_hour}
-            onValue={set('per_hour')}
-            hint={limitHint(defaults?.rate_limit.requests_per_hour)}
-            error={errors.per_hour}
-          />
+          {(['minute', 'hour'] as const).map((unit) => (
+            <TextField
+              key={unit}
+              label={`Requests per ${unit}`}
+              type="number"
+              min={1}
+              {...bind(`per_${unit}`)}
+              hint={limitHint(defaults?.rate_limit[`requests_per_${unit}`])}
+            />
+          ))}
         </fieldset>
         <fieldset>
           <legend>Credits</legend>
@@ -623,10 +588,8 @@ export function KeyFormDialog({
             label="Credits"
             type="number"
             min={0}
-            value={form.credits}
-            onValue={set('credits')}
+            {...bind('credits')}
             hint="Requests the key may still make. Empty: unlimited."
-            error={errors.credits}
           />
           <SelectField
             label="Refill"
@@ -639,10 +602,8 @@ export function KeyFormDialog({
             label="Refill amount"
             type="number"
             min={1}
-            value={form.refill_amount}
-            onValue={set('refill_amount')}
+            {...bind('refill_amount')}
             hint="Credits are set to this at 00:00 UTC daily, or on the 1st of the month."
-            error={errors.refill_amount}
           />
         </fieldset>
         <fieldset>
@@ -653,15 +614,7 @@ export function KeyFormDialog({
             onChecked={set('rotate')}
             error={errors.rotate}
           />
-          <TextField
-            label="Rotation days"
-            type="number"
-            min={1}
-            max={3650}
-            value={form.rotation_days}
-            onValue={set('rotation_days')}
-            error={errors.rotation_days}
-          />
+          <TextField label="Rotation days" type="number" min={1} max={3650} {...bind('rotation_days')} />
           <GracePeriodField
             value={form.grace}
             onValue={set('grace')}
@@ -673,11 +626,9 @@ export function KeyFormDialog({
           <legend>Meta</legend>
           <TextAreaField
             label="Meta (JSON)"
-            value={form.meta}
-            onValue={set('meta')}
+            {...bind('meta')}
             rows={4}
             hint='Your own data, a JSON object of at most 4 KiB, such as {"plan": "pro"}. Never a secret.'
-            error={errors.meta}
           />
         </fieldset>
         <div class="span">
@@ -693,14 +644,7 @@ export function KeyFormDialog({
             </p>
           )}
           <ProblemNote problem={problem} />
-          <div class="buttons">
-            <button type="button" class="secondary" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-              {editing ? 'Save' : 'Create'}
-            </button>
-          </div>
+          <DialogButtons submitLabel={editing ? 'Save' : 'Create'} busy={action.busy} onCancel={onClose} />
         </div>
       </form>
     </Dialog>

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { api, call, everyPage } from '../api/client';
-import { useLoad } from '../api/hooks';
+import { useAllRoles, useLoad } from '../api/hooks';
 import type { ProblemDetails } from '../api/session';
 import { builtInRolesWith, useCan } from '../permissions';
 
@@ -20,14 +20,7 @@ export function Page({ title, children }: { title: string; children: ComponentCh
 
 /** The roles (custom ones too when the user may read them) that hold `permission`. */
 function useRolesWith(permission: string): string[] {
-  const can = useCan();
-  const roles = useLoad(
-    async () =>
-      can('roles:read')
-        ? everyPage((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor, limit: 100 } } })))
-        : null,
-    [permission],
-  );
+  const roles = useAllRoles();
   if (!roles.data) return builtInRolesWith(permission);
   const [resource, action] = permission.split(':');
   return roles.data

@@ -128,6 +128,10 @@ export function UsageChart({
           {buckets.map((bucket, index) => {
             const x = left + index * slot + (slot - barWidth) / 2;
             const label = bucketLabel(bucket.start, granularity);
+            // A bar spans from one count up to another: stacked bars start where the one below ends.
+            const bar = (name: string, from: number, to: number) => (
+              <rect class={name} x={x} width={barWidth} y={y(to)} height={y(from) - y(to)} />
+            );
             return (
               <g key={bucket.start}>
                 <title>
@@ -136,29 +140,11 @@ export function UsageChart({
                     : `${label}: ${bucket.allowed} allowed, ${bucket.denied} denied`}
                 </title>
                 {credits ? (
-                  <rect
-                    class="bar-credits"
-                    x={x}
-                    width={barWidth}
-                    y={y(bucket.credits_spent)}
-                    height={y(0) - y(bucket.credits_spent)}
-                  />
+                  bar('bar-credits', 0, bucket.credits_spent)
                 ) : (
                   <>
-                    <rect
-                      class="bar-allowed"
-                      x={x}
-                      width={barWidth}
-                      y={y(bucket.allowed)}
-                      height={y(0) - y(bucket.allowed)}
-                    />
-                    <rect
-                      class="bar-denied"
-                      x={x}
-                      width={barWidth}
-                      y={y(bucket.allowed + bucket.denied)}
-                      height={y(bucket.allowed) - y(bucket.allowed + bucket.denied)}
-                    />
+                    {bar('bar-allowed', 0, bucket.allowed)}
+                    {bar('bar-denied', bucket.allowed, bucket.allowed + bucket.denied)}
                   </>
                 )}
                 {index % labelEvery === 0 && (

@@ -1,10 +1,10 @@
-import type { ComponentChildren } from 'preact';
 import { api, call, type ApiKey } from '../api/client';
 import { useLoad, usePaged } from '../api/hooks';
 import { useKeyDefaults, useLeakReports } from '../api/keys';
 import { KeyActions } from '../components/KeyActions';
 import { AuditTable } from '../components/AuditTable';
 import type { KeyDefaults } from '../components/KeyForm';
+import { DetailList, Fact, TimeFact } from '../components/Facts';
 import { Loading, Page, ProblemNote, When } from '../components/Page';
 import { UsagePanel } from '../components/UsagePanel';
 import { Link, navigate } from '../router';
@@ -56,15 +56,6 @@ export function ApiKeyDetail({ id }: { id: string }) {
   );
 }
 
-function Fact({ term, children }: { term: string; children: ComponentChildren }) {
-  return (
-    <>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </>
-  );
-}
-
 /** A leaked key's warning: when it was first reported, and every place it was found. */
 function Leaked({ apiKey: key }: { apiKey: ApiKey }) {
   const reports = useLeakReports([key]).get(key.id);
@@ -94,89 +85,74 @@ function Leaked({ apiKey: key }: { apiKey: ApiKey }) {
 function KeyFacts({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?: KeyDefaults }) {
   const credits = key.credits;
   return (
-    <section aria-labelledby="key-details">
-      <h2 id="key-details">Details</h2>
-      <dl class="facts">
-        <Fact term="ID">
-          <code>{key.id}</code>
-        </Fact>
-        <Fact term="Name">{key.name}</Fact>
-        <Fact term="Description">{key.description || '—'}</Fact>
-        <Fact term="Status">
-          <span class={`badge ${key.status}`}>{key.status}</span>
-        </Fact>
-        <Fact term="Enabled">{key.enabled ? 'Yes' : 'No'}</Fact>
-        <Fact term="Role">{key.role}</Fact>
-        <Fact term="Permissions">{key.permissions.join(', ') || 'None'}</Fact>
-        <Fact term="Type">{key.type}</Fact>
-        <Fact term="Owner">{key.owner_id ? <code>{key.owner_id}</code> : '—'}</Fact>
-        <Fact term="Team">{key.team_id ? <code>{key.team_id}</code> : '—'}</Fact>
-        <Fact term="Identity">
-          {key.identity ? (
-            <Link href={`/identities/${encodeURIComponent(key.identity.id)}`}>
-              {key.identity.external_id}
-            </Link>
-          ) : (
-            'None'
-          )}
-        </Fact>
-        <Fact term="Start">
-          <code>{key.start}…</code>
-        </Fact>
-        <Fact term="Created">
-          <When at={key.created_at} />
-        </Fact>
-        <Fact term="Updated">
-          <When at={key.updated_at} />
-        </Fact>
-        <Fact term="Expiration">
-          <When at={key.expiration} fallback="Never" />
-        </Fact>
-        <Fact term="Last used">
-          <When at={key.last_used_at} fallback="Never" />
-          {key.last_used_ip && ` from ${key.last_used_ip}`}
-        </Fact>
-        <Fact term="Last rotated">
-          <When at={key.last_rotated_at} fallback="Never" />
-        </Fact>
-        {key.previous_key_expires_at && (
-          <>
-            <Fact term="Old value works until">
-              <When at={key.previous_key_expires_at} />
-            </Fact>
-            <Fact term="Old value last used">
-              <When at={key.previous_key_last_used_at} fallback="Not since the rotation" />
-            </Fact>
-          </>
+    <DetailList headingId="key-details" heading="Details">
+      <Fact term="ID">
+        <code>{key.id}</code>
+      </Fact>
+      <Fact term="Name">{key.name}</Fact>
+      <Fact term="Description">{key.description || '—'}</Fact>
+      <Fact term="Status">
+        <span class={`badge ${key.status}`}>{key.status}</span>
+      </Fact>
+      <Fact term="Enabled">{key.enabled ? 'Yes' : 'No'}</Fact>
+      <Fact term="Role">{key.role}</Fact>
+      <Fact term="Permissions">{key.permissions.join(', ') || 'None'}</Fact>
+      <Fact term="Type">{key.type}</Fact>
+      <Fact term="Owner">{key.owner_id ? <code>{key.owner_id}</code> : '—'}</Fact>
+      <Fact term="Team">{key.team_id ? <code>{key.team_id}</code> : '—'}</Fact>
+      <Fact term="Identity">
+        {key.identity ? (
+          <Link href={`/identities/${encodeURIComponent(key.identity.id)}`}>{key.identity.external_id}</Link>
+        ) : (
+          'None'
         )}
-        <Fact term="Rotation policy">
-          {key.rotation_policy.enabled ? (
-            <>
-              Every {key.rotation_policy.days} days, grace period{' '}
-              {duration(key.rotation_policy.grace_period_seconds)}; next{' '}
-              <When at={key.rotation_policy.next_rotation_at} />
-            </>
-          ) : (
-            'Off'
-          )}
-        </Fact>
-        <Fact term="Allowed IPs">{list(key.allowed_ips)}</Fact>
-        <Fact term="Allowed referrers">{list(key.allowed_referrers)}</Fact>
-        <Fact term="Rate limit">
-          <RateLimit apiKey={key} defaults={defaults} />
-        </Fact>
-        <Fact term="Credits">
-          {credits
-            ? `${credits.remaining} remaining` +
-              (credits.refill ? `, refilled ${credits.refill.interval} to ${credits.refill.amount}` : '')
-            : 'Unlimited'}
-        </Fact>
-        <Fact term="Hide credentials">{key.hide_credentials ? 'Yes' : 'No'}</Fact>
-        <Fact term="Meta">
-          {Object.keys(key.meta).length ? <code>{JSON.stringify(key.meta)}</code> : '—'}
-        </Fact>
-      </dl>
-    </section>
+      </Fact>
+      <Fact term="Start">
+        <code>{key.start}…</code>
+      </Fact>
+      <TimeFact term="Created" at={key.created_at} />
+      <TimeFact term="Updated" at={key.updated_at} />
+      <TimeFact term="Expiration" at={key.expiration} fallback="Never" />
+      <Fact term="Last used">
+        <When at={key.last_used_at} fallback="Never" />
+        {key.last_used_ip && ` from ${key.last_used_ip}`}
+      </Fact>
+      <TimeFact term="Last rotated" at={key.last_rotated_at} fallback="Never" />
+      {key.previous_key_expires_at && (
+        <>
+          <TimeFact term="Old value works until" at={key.previous_key_expires_at} />
+          <TimeFact
+            term="Old value last used"
+            at={key.previous_key_last_used_at}
+            fallback="Not since the rotation"
+          />
+        </>
+      )}
+      <Fact term="Rotation policy">
+        {key.rotation_policy.enabled ? (
+          <>
+            Every {key.rotation_policy.days} days, grace period{' '}
+            {duration(key.rotation_policy.grace_period_seconds)}; next{' '}
+            <When at={key.rotation_policy.next_rotation_at} />
+          </>
+        ) : (
+          'Off'
+        )}
+      </Fact>
+      <Fact term="Allowed IPs">{list(key.allowed_ips)}</Fact>
+      <Fact term="Allowed referrers">{list(key.allowed_referrers)}</Fact>
+      <Fact term="Rate limit">
+        <RateLimit apiKey={key} defaults={defaults} />
+      </Fact>
+      <Fact term="Credits">
+        {credits
+          ? `${credits.remaining} remaining` +
+            (credits.refill ? `, refilled ${credits.refill.interval} to ${credits.refill.amount}` : '')
+          : 'Unlimited'}
+      </Fact>
+      <Fact term="Hide credentials">{key.hide_credentials ? 'Yes' : 'No'}</Fact>
+      <Fact term="Meta">{Object.keys(key.meta).length ? <code>{JSON.stringify(key.meta)}</code> : '—'}</Fact>
+    </DetailList>
   );
 }
 

@@ -7,6 +7,7 @@ import { count, KEY_TYPES, KeyFormDialog, type KeyDefaults } from '../components
 import { Page, ProblemNote, When } from '../components/Page';
 import { SecretOnce } from '../components/SecretOnce';
 import { Table } from '../components/Table';
+import { CreateButton } from '../components/Toolbar';
 import { useCan } from '../permissions';
 import { Link } from '../router';
 
@@ -120,11 +121,7 @@ export function ApiKeys() {
               onValue={(value) => setType(value as KeyType | '')}
               options={[{ value: '', label: 'Any type' }, ...options(KEY_TYPES)]}
             />
-            {can('api_keys:create') && (
-              <button type="button" class="toolbar-action" onClick={() => setCreating(true)}>
-                Create key
-              </button>
-            )}
+            <CreateButton permission="api_keys:create" label="Create key" onClick={() => setCreating(true)} />
           </div>
           <div class="keys-table">
             <Table

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, call } from '../api/client';
-import { useAction, usePaged } from '../api/hooks';
-import { Dialog } from '../components/Dialog';
+import { usePaged } from '../api/hooks';
+import { Dialog, DialogButtons } from '../components/Dialog';
 import {
   CheckedField,
   creditsOf,
@@ -10,8 +10,6 @@ import {
   describeMeta,
   describeRateLimit,
   EMPTY_IDENTITY_FORM,
-  fieldErrorsOf,
-  FormErrors,
   FormErrorsNote,
   metaOf,
   MetaField,
@@ -21,11 +19,10 @@ import {
 } from '../components/IdentityFields';
 import { Page, ProblemNote, When } from '../components/Page';
 import { Table } from '../components/Table';
-import { useCan } from '../permissions';
+import { CreateButton } from '../components/Toolbar';
 import { Link, navigate } from '../router';
 
 export function Identities() {
-  const can = useCan();
   const [creating, setCreating] = useState(false);
   const [search, setSearch] = useState('');
   const [externalId, setExternalId] = useState('');
@@ -80,11 +77,11 @@ export function Identities() {
             </button>
           )}
         </form>
-        {can('identities:create') && (
-          <button type="button" class="toolbar-action" onClick={() => setCreating(true)}>
-            Create identity
-          </button>
-        )}
+        <CreateButton
+          permission="identities:create"
+          label="Create identity"
+          onClick={() => setCreating(true)}
+        />
       </div>
       <Table
         caption="Identities"
@@ -125,44 +122,31 @@ function CreateIdentityDialog({
   onClose: () => void;
   onCreated: (id: string) => void;
 }) {
-  const { form, set, errors, setErrors } = useIdentityForm(EMPTY_IDENTITY_FORM);
-  const action = useAction();
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    let body;
-    try {
-      const rateLimit = rateLimitOf(form);
-      const credits = creditsOf(form);
-      const meta = metaOf(form);
-      body = {
-        external_id: form.external_id,
+  // The API's refusals show on the fields they concern; the rest (a duplicate external ID) as the problem.
+  const { form, set, errors, ownErrors, action, submit } = useIdentityForm(
+    EMPTY_IDENTITY_FORM,
+    (values) => {
+      const rateLimit = rateLimitOf(values);
+      const credits = creditsOf(values);
+      const meta = metaOf(values);
+      return {
+        external_id: values.external_id,
         ...(rateLimit && { rate_limit: rateLimit }),
         ...(credits && { credits }),
         ...(meta && { meta }),
       };
-    } catch (error) {
-      if (!(error instanceof FormErrors)) throw error;
-      setErrors(error.errors);
-      action.clear();
-      return;
-    }
-    let created = '';
-    const ok = await action.run(async () => {
-      created = (await call(api.POST('/v1/identities', { body }))).id;
-    });
-    if (ok) onCreated(created);
-  };
+    },
+    (body) => call(api.POST('/v1/identities', { body })),
+    (created) => onCreated(created.id),
+  );
 
-  // The API's refusals on the fields they concern; the rest (a duplicate external ID) as the problem.
-  const shown = { ...fieldErrorsOf(action.problem), ...errors };
   return (
     <Dialog title="Create identity" onClose={onClose} wide>
       <form class="form-grid" onSubmit={(event) => void submit(event)} noValidate>
         <div class="span">
           <CheckedField
             label="External ID"
-            error={shown.external_id}
+            error={errors.external_id}
             hint="Your id for the customer, unique in the organization, such as cus_1042."
           >
             {(props) => (
@@ -178,27 +162,20 @@ function CreateIdentityDialog({
         </div>
         <fieldset>
           <legend>Rate limit</legend>
-          <RateLimitFields form={form} set={set} errors={shown} />
+          <RateLimitFields form={form} set={set} errors={errors} />
         </fieldset>
         <fieldset>
           <legend>Credits</legend>
-          <CreditFields form={form} set={set} errors={shown} />
+          <CreditFields form={form} set={set} errors={errors} />
         </fieldset>
         <fieldset class="span">
           <legend>Meta</legend>
-          <MetaField form={form} set={set} errors={shown} />
+          <MetaField form={form} set={set} errors={errors} />
         </fieldset>
         <div class="span">
-          <FormErrorsNote errors={errors} />
+          <FormErrorsNote errors={ownErrors} />
           <ProblemNote problem={action.problem} />
-          <div class="buttons">
-            <button type="button" class="secondary" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-              Create
-            </button>
-          </div>
+          <DialogButtons submitLabel="Create" busy={action.busy} onCancel={onClose} />
         </div>
       </form>
     </Dialog>

@@ -1,16 +1,13 @@
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api/client';
-import { useAction, useLoad, usePaged } from '../api/hooks';
+import { useLoad, usePaged } from '../api/hooks';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import {
   creditsOf,
   CreditFields,
   describeCredits,
   describeRateLimit,
-  fieldErrorsOf,
   formOf,
-  FormErrors,
   FormErrorsNote,
   metaOf,
   MetaField,
@@ -20,6 +17,7 @@ import {
   type IdentityForm,
   useIdentityForm,
 } from '../components/IdentityFields';
+import { DetailList, Fact, TimeFact } from '../components/Facts';
 import { Loading, Page, ProblemNote, When } from '../components/Page';
 import { Table } from '../components/Table';
 import { UsagePanel } from '../components/UsagePanel';
@@ -99,85 +97,46 @@ export function IdentityDetail({ id }: { id: string }) {
   );
 }
 
-function Fact({ term, children }: { term: string; children: ComponentChildren }) {
-  return (
-    <>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </>
-  );
-}
-
 function IdentityFacts({ identity }: { identity: Identity }) {
   return (
-    <section aria-labelledby="identity-details">
-      <h2 id="identity-details">Details</h2>
-      <dl class="facts">
-        <Fact term="ID">
-          <code>{identity.id}</code>
-        </Fact>
-        <Fact term="External ID">{identity.external_id}</Fact>
-        <Fact term="Rate limit">{describeRateLimit(identity.rate_limit)}</Fact>
-        <Fact term="Credits">{describeCredits(identity.credits)}</Fact>
-        {identity.credits && (
-          <Fact term="Last refill">
-            <When at={identity.credits.refilled_at} fallback="Not yet" />
-          </Fact>
-        )}
-        <Fact term="Keys">{identity.key_count}</Fact>
-        <Fact term="Meta">
-          {Object.keys(identity.meta).length ? <code>{JSON.stringify(identity.meta)}</code> : '—'}
-        </Fact>
-        <Fact term="Created">
-          <When at={identity.created_at} />
-        </Fact>
-        <Fact term="Updated">
-          <When at={identity.updated_at} />
-        </Fact>
-      </dl>
-    </section>
+    <DetailList headingId="identity-details" heading="Details">
+      <Fact term="ID">
+        <code>{identity.id}</code>
+      </Fact>
+      <Fact term="External ID">{identity.external_id}</Fact>
+      <Fact term="Rate limit">{describeRateLimit(identity.rate_limit)}</Fact>
+      <Fact term="Credits">{describeCredits(identity.credits)}</Fact>
+      {identity.credits && (
+        <TimeFact term="Last refill" at={identity.credits.refilled_at} fallback="Not yet" />
+      )}
+      <Fact term="Keys">{identity.key_count}</Fact>
+      <Fact term="Meta">
+        {Object.keys(identity.meta).length ? <code>{JSON.stringify(identity.meta)}</code> : '—'}
+      </Fact>
+      <TimeFact term="Created" at={identity.created_at} />
+      <TimeFact term="Updated" at={identity.updated_at} />
+    </DetailList>
   );
 }
 
-/**
- * One form of the settings: its fields' values, its own errors (from parsing, or the API's on these
- * fields) and a save that sends only what `bodyOf` makes of the form.
- */
+/** One form of the settings: it sends only what `bodyOf` makes of the form. */
 function useSettingsForm(identity: Identity, bodyOf: (form: IdentityForm) => Update, onSaved: () => void) {
-  const { form, set, errors, setErrors } = useIdentityForm(() => formOf(identity));
-  const action = useAction();
-  const save = async (event: Event) => {
-    event.preventDefault();
-    let body: Update;
-    try {
-      body = bodyOf(form);
-    } catch (error) {
-      if (!(error instanceof FormErrors)) throw error;
-      setErrors(error.errors);
-      action.clear();
-      return;
-    }
-    setErrors({});
-    if (await action.run(() => updateIdentity(identity.id, body))) onSaved();
-  };
-  return {
-    form,
-    set,
-    errors: { ...fieldErrorsOf(action.problem), ...errors },
-    ownErrors: errors,
-    action,
-    save,
-  };
+  return useIdentityForm(
+    () => formOf(identity),
+    bodyOf,
+    (body) => updateIdentity(identity.id, body),
+    onSaved,
+  );
 }
 
 function RateLimitForm({ identity, onSaved }: { identity: Identity; onSaved: () => void }) {
-  const { form, set, errors, ownErrors, action, save } = useSettingsForm(
+  const { form, set, errors, ownErrors, action, submit } = useSettingsForm(
     identity,
     (values) => ({ rate_limit: rateLimitOf(values) }),
     onSaved,
   );
   return (
-    <form class="card" aria-labelledby="rate-limit-form" onSubmit={(event) => void save(event)} noValidate>
+    <form class="card" aria-labelledby="rate-limit-form" onSubmit={(event) => void submit(event)} noValidate>
       <h3 id="rate-limit-form">Rate limit</h3>
       <RateLimitFields form={form} set={set} errors={errors} />
       <FormErrorsNote errors={ownErrors} />
@@ -190,14 +149,14 @@ function RateLimitForm({ identity, onSaved }: { identity: Identity; onSaved: () 
 }
 
 function CreditsForm({ identity, onSaved }: { identity: Identity; onSaved: (what: string) => void }) {
-  const { form, set, errors, ownErrors, action, save } = useSettingsForm(
+  const { form, set, errors, ownErrors, action, submit } = useSettingsForm(
     identity,
     (values) => ({ credits: creditsOf(values) }),
     () => onSaved('Credits'),
   );
   return (
     <div class="card">
-      <form aria-labelledby="credits-form" onSubmit={(event) => void save(event)} noValidate>
+      <form aria-labelledby="credits-form" onSubmit={(event) => void submit(event)} noValidate>
         <h3 id="credits-form">Credits</h3>
         <p class="hint">Saving sets the balance to Credits, whatever is left now.</p>
         <CreditFields form={form} set={set} errors={errors} />
@@ -212,13 +171,13 @@ function CreditsForm({ identity, onSaved }: { identity: Identity; onSaved: (what
 }
 
 function MetaForm({ identity, onSaved }: { identity: Identity; onSaved: () => void }) {
-  const { form, set, errors, ownErrors, action, save } = useSettingsForm(
+  const { form, set, errors, ownErrors, action, submit } = useSettingsForm(
     identity,
     (values) => ({ meta: metaOf(values) }),
     onSaved,
   );
   return (
-    <form class="card" aria-labelledby="meta-form" onSubmit={(event) => void save(event)} noValidate>
+    <form class="card" aria-labelledby="meta-form" onSubmit={(event) => void submit(event)} noValidate>
       <h3 id="meta-form">Meta</h3>
       <MetaField form={form} set={set} errors={errors} />
       <FormErrorsNote errors={ownErrors} />

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Action, type Role } from '../api/client';
 import { useAction, useLoad, usePaged } from '../api/hooks';
-import { Dialog } from '../components/Dialog';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { Dialog, DialogButtons, useDialogs } from '../components/Dialog';
 import { TextField } from '../components/Field';
 import { Page, ProblemNote } from '../components/Page';
 import { Table } from '../components/Table';
+import { CreateToolbar } from '../components/Toolbar';
 import { useCan } from '../permissions';
-import { ConfirmDialog } from '../components/ConfirmDialog';
 
 type Permissions = Role['permissions'];
 
@@ -19,14 +20,9 @@ const summary = (permissions: Permissions) =>
 export function Roles() {
   const can = useCan();
   const roles = usePaged((cursor) => call(api.GET('/v1/roles', { params: { query: { cursor } } })), []);
-  const [dialog, setDialog] = useState<{ kind: 'create' } | { kind: 'edit' | 'delete'; role: Role } | null>(
-    null,
-  );
-  const close = () => setDialog(null);
-  const done = () => {
-    setDialog(null);
-    roles.reload();
-  };
+  const { dialog, open, close, done } = useDialogs<
+    { kind: 'create' } | { kind: 'edit' | 'delete'; role: Role }
+  >(roles.reload);
 
   return (
     <Page title="Roles">
@@ -34,13 +30,7 @@ export function Roles() {
         A role grants permissions to the users and keys that hold it. Built-in roles are fixed; custom roles
         are a matrix of resources and actions.
       </p>
-      {can('roles:create') && (
-        <div class="toolbar">
-          <button type="button" class="toolbar-action" onClick={() => setDialog({ kind: 'create' })}>
-            Create role
-          </button>
-        </div>
-      )}
+      <CreateToolbar permission="roles:create" label="Create role" onClick={() => open({ kind: 'create' })} />
       <Table
         caption="Roles"
         rows={roles.items}
@@ -56,12 +46,12 @@ export function Roles() {
               role.built_in ? null : (
                 <div class="actions">
                   {can('roles:update') && (
-                    <button type="button" class="secondary" onClick={() => setDialog({ kind: 'edit', role })}>
+                    <button type="button" class="secondary" onClick={() => open({ kind: 'edit', role })}>
                       Edit
                     </button>
                   )}
                   {can('roles:delete') && (
-                    <button type="button" class="danger" onClick={() => setDialog({ kind: 'delete', role })}>
+                    <button type="button" class="danger" onClick={() => open({ kind: 'delete', role })}>
                       Delete
                     </button>
                   )}
@@ -72,7 +62,21 @@ export function Roles() {
       />
       {dialog?.kind === 'create' && <RoleDialog onClose={close} onSaved={done} />}
       {dialog?.kind === 'edit' && <RoleDialog role={dialog.role} onClose={close} onSaved={done} />}
-      {dialog?.kind === 'delete' && <DeleteRoleDialog role={dialog.role} onClose={close} onDeleted={done} />}
+      {dialog?.kind === 'delete' && (
+        <ConfirmDialog
+          title={`Delete role ${dialog.role.role_name}?`}
+          confirmLabel="Delete"
+          confirm={() =>
+            call(
+              api.DELETE('/v1/roles/{roleName}', { params: { path: { roleName: dialog.role.role_name } } }),
+            )
+          }
+          onDone={done}
+          onClose={close}
+        >
+          <p>A role still held by a user or key cannot be deleted.</p>
+        </ConfirmDialog>
+      )}
     </Page>
   );
 }
@@ -117,14 +121,7 @@ function RoleDialog({ role, onClose, onSaved }: { role?: Role; onClose: () => vo
         )}
         <PermissionMatrix permissions={permissions} onChange={setPermissions} />
         <ProblemNote problem={action.problem} />
-        <div class="buttons">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            {role ? 'Save' : 'Create'}
-          </button>
-        </div>
+        <DialogButtons submitLabel={role ? 'Save' : 'Create'} busy={action.busy} onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -194,29 +191,5 @@ function PermissionMatrix({
         </tbody>
       </table>
     </div>
-  );
-}
-
-function DeleteRoleDialog({
-  role,
-  onClose,
-  onDeleted,
-}: {
-  role: Role;
-  onClose: () => void;
-  onDeleted: () => void;
-}) {
-  return (
-    <ConfirmDialog
-      title={`Delete role ${role.role_name}?`}
-      confirmLabel="Delete"
-      confirm={() =>
-        call(api.DELETE('/v1/roles/{roleName}', { params: { path: { roleName: role.role_name } } }))
-      }
-      onDone={onDeleted}
-      onClose={onClose}
-    >
-      <p>A role still held by a user or key cannot be deleted.</p>
-    </ConfirmDialog>
   );
 }

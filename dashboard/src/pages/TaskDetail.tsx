@@ -1,10 +1,10 @@
-import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Task, type TaskOutputFile } from '../api/client';
 import { useAction, useLoad } from '../api/hooks';
 import { authorizedFetch, ApiError, problemOf, type ProblemDetails } from '../api/session';
 import { followTaskEvents, TERMINAL_STATUSES } from '../api/task-events';
-import { Loading, Page, ProblemNote, When } from '../components/Page';
+import { DetailList, Fact, TimeFact } from '../components/Facts';
+import { Loading, Page, ProblemNote } from '../components/Page';
 import { useCan } from '../permissions';
 import { Link } from '../router';
 import { StatusBadge } from './Tasks';
@@ -106,39 +106,30 @@ export function TaskDetail({ id }: { id: string }) {
             {streamProblem ? 'Not following: the event stream was refused.' : CONNECTION_LABEL[connection]}
           </p>
           <CancelTask task={data} status={status} onCancelled={task.reload} />
-          <section aria-labelledby="task-summary">
-            <h2 id="task-summary">Summary</h2>
-            <dl class="facts">
-              <Fact term="Status">{status && <StatusBadge status={status} />}</Fact>
-              <Fact term="Instruction">
-                <span class="break">{data.instruction}</span>
-              </Fact>
-              <Fact term="Agent">
-                {data.agent_type}
-                {data.agent_id && (
-                  <>
-                    {' '}
-                    <code>{data.agent_id}</code>
-                  </>
-                )}
-              </Fact>
-              <Fact term="Created">
-                <When at={data.created_at} />
-              </Fact>
-              <Fact term="Started">
-                <When at={data.started_at} fallback="Not yet" />
-              </Fact>
-              <Fact term="Completed">
-                <When at={data.completed_at} fallback="Not yet" />
-              </Fact>
-              <Fact term="Attempts">{data.attempts}</Fact>
-              {data.error && (
-                <Fact term="Error">
-                  <code>{data.error.code}</code>: {data.error.message}
-                </Fact>
+          <DetailList headingId="task-summary" heading="Summary">
+            <Fact term="Status">{status && <StatusBadge status={status} />}</Fact>
+            <Fact term="Instruction">
+              <span class="break">{data.instruction}</span>
+            </Fact>
+            <Fact term="Agent">
+              {data.agent_type}
+              {data.agent_id && (
+                <>
+                  {' '}
+                  <code>{data.agent_id}</code>
+                </>
               )}
-            </dl>
-          </section>
+            </Fact>
+            <TimeFact term="Created" at={data.created_at} />
+            <TimeFact term="Started" at={data.started_at} fallback="Not yet" />
+            <TimeFact term="Completed" at={data.completed_at} fallback="Not yet" />
+            <Fact term="Attempts">{data.attempts}</Fact>
+            {data.error && (
+              <Fact term="Error">
+                <code>{data.error.code}</code>: {data.error.message}
+              </Fact>
+            )}
+          </DetailList>
           <Progress progress={followed.progress ?? data.progress} />
           <Output pieces={followed.output} ended={connection === 'ended'} />
           <Usage task={data} tokens={followed.tokens} ended={connection === 'ended'} />
@@ -152,15 +143,6 @@ export function TaskDetail({ id }: { id: string }) {
         </>
       )}
     </Page>
-  );
-}
-
-function Fact({ term, children }: { term: string; children: ComponentChildren }) {
-  return (
-    <>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </>
   );
 }
 
@@ -233,16 +215,13 @@ function Usage({ task, tokens, ended }: { task: Task; tokens: Followed['tokens']
   const input = ended ? task.usage.input_tokens : Math.max(tokens.input, task.usage.input_tokens);
   const output = ended ? task.usage.output_tokens : Math.max(tokens.output, task.usage.output_tokens);
   return (
-    <section aria-labelledby="task-usage">
-      <h2 id="task-usage">Usage and cost</h2>
-      <dl class="facts">
-        <Fact term="Input tokens">{input}</Fact>
-        <Fact term="Output tokens">{output}</Fact>
-        <Fact term="Credits">
-          {ended ? task.usage.credits : `settled when the run ends (at most ${task.max_credits} reserved)`}
-        </Fact>
-      </dl>
-    </section>
+    <DetailList headingId="task-usage" heading="Usage and cost">
+      <Fact term="Input tokens">{input}</Fact>
+      <Fact term="Output tokens">{output}</Fact>
+      <Fact term="Credits">
+        {ended ? task.usage.credits : `settled when the run ends (at most ${task.max_credits} reserved)`}
+      </Fact>
+    </DetailList>
   );
 }
 

@@ -97,35 +97,29 @@ export function Usage() {
                 title={chartTitle('Credits spent', data.range)}
               />
             </section>
-            <section aria-labelledby="usage-top-keys">
-              <h2 id="usage-top-keys">Top keys</h2>
-              <TopList
-                caption={`Keys with the most requests in the last ${data.range.label}`}
-                rows={data.keys}
-                rowKey={(row) => row.key_id}
-                name={{
-                  header: 'Key',
-                  cell: (row) => <Link href={`/api-keys/${row.key_id}`}>{row.name}</Link>,
-                }}
-                empty="No key was used in this range."
-                more="keys"
-              />
-            </section>
+            <TopList
+              of="keys"
+              rangeLabel={data.range.label}
+              rows={data.keys}
+              rowKey={(row) => row.key_id}
+              name={{
+                header: 'Key',
+                cell: (row) => <Link href={`/api-keys/${row.key_id}`}>{row.name}</Link>,
+              }}
+              empty="No key was used in this range."
+            />
             {data.identities && (
-              <section aria-labelledby="usage-top-identities">
-                <h2 id="usage-top-identities">Top identities</h2>
-                <TopList
-                  caption={`Identities with the most requests in the last ${data.range.label}`}
-                  rows={data.identities}
-                  rowKey={(row) => row.identity_id}
-                  name={{
-                    header: 'Identity',
-                    cell: (row) => <Link href={`/identities/${row.identity_id}`}>{row.external_id}</Link>,
-                  }}
-                  empty="No identity's keys were used in this range."
-                  more="identities"
-                />
-              </section>
+              <TopList
+                of="identities"
+                rangeLabel={data.range.label}
+                rows={data.identities}
+                rowKey={(row) => row.identity_id}
+                name={{
+                  header: 'Identity',
+                  cell: (row) => <Link href={`/identities/${row.identity_id}`}>{row.external_id}</Link>,
+                }}
+                empty="No identity's keys were used in this range."
+              />
             )}
           </>
         )}
@@ -150,26 +144,29 @@ interface Totals {
   credits_spent: number;
 }
 
+/** The busiest keys or identities of the range, in their own section. */
 function TopList<T extends Totals>({
-  caption,
+  of,
+  rangeLabel,
   rows,
   rowKey,
   name,
   empty,
-  more,
 }: {
-  caption: string;
+  of: 'keys' | 'identities';
+  rangeLabel: string;
   rows: T[];
   rowKey: (row: T) => string;
   name: { header: string; cell: (row: T) => ComponentChildren };
   empty: string;
-  more: string;
 }) {
   const rest = rows.length - TOP;
+  const headingId = `usage-top-${of}`;
   return (
-    <>
+    <section aria-labelledby={headingId}>
+      <h2 id={headingId}>{`Top ${of}`}</h2>
       <Table
-        caption={caption}
+        caption={`${of === 'keys' ? 'Keys' : 'Identities'} with the most requests in the last ${rangeLabel}`}
         rows={rows.slice(0, TOP)}
         rowKey={rowKey}
         empty={empty}
@@ -183,9 +180,9 @@ function TopList<T extends Totals>({
       />
       {rest > 0 && (
         <p class="hint">
-          And {rest} more {more} with fewer requests.
+          And {rest} more {of} with fewer requests.
         </p>
       )}
-    </>
+    </section>
   );
 }

@@ -1,30 +1,26 @@
 import { useState } from 'preact/hooks';
 import { api, call, type User } from '../api/client';
 import { useAction, usePaged, useRoleNames } from '../api/hooks';
-import { Dialog } from '../components/Dialog';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { Dialog, DialogButtons, useDialogs } from '../components/Dialog';
 import { SelectField, TextField, options } from '../components/Field';
 import { Page, ProblemNote } from '../components/Page';
 import { Table } from '../components/Table';
+import { CreateToolbar } from '../components/Toolbar';
 import { useCan, useUser } from '../permissions';
-import { ConfirmDialog } from '../components/ConfirmDialog';
 
 export function Users() {
   const can = useCan();
   const roleNames = useRoleNames();
-  const [creating, setCreating] = useState(false);
-  const [deactivating, setDeactivating] = useState<User | null>(null);
   const users = usePaged((cursor) => call(api.GET('/v1/users', { params: { query: { cursor } } })), []);
+  const { dialog, open, close, done } = useDialogs<{ kind: 'create' } | { kind: 'deactivate'; user: User }>(
+    users.reload,
+  );
 
   return (
     <Page title="Users">
       <p class="lead">The people of your organization. Deactivating a user revokes their personal keys.</p>
-      {can('users:create') && (
-        <div class="toolbar">
-          <button type="button" class="toolbar-action" onClick={() => setCreating(true)}>
-            Create user
-          </button>
-        </div>
-      )}
+      <CreateToolbar permission="users:create" label="Create user" onClick={() => open({ kind: 'create' })} />
       <Table
         caption="Users"
         rows={users.items}
@@ -56,32 +52,31 @@ export function Users() {
               can('users:update') ? (
                 <ActiveToggle
                   user={user}
-                  onDeactivate={() => setDeactivating(user)}
+                  onDeactivate={() => open({ kind: 'deactivate', user })}
                   onChanged={users.reload}
                 />
               ) : null,
           },
         ]}
       />
-      {creating && (
-        <CreateUserDialog
-          roleNames={roleNames}
-          onClose={() => setCreating(false)}
-          onCreated={() => {
-            setCreating(false);
-            users.reload();
-          }}
-        />
+      {dialog?.kind === 'create' && (
+        <CreateUserDialog roleNames={roleNames} onClose={close} onCreated={done} />
       )}
-      {deactivating && (
-        <DeactivateDialog
-          user={deactivating}
-          onClose={() => setDeactivating(null)}
-          onDone={() => {
-            setDeactivating(null);
-            users.reload();
-          }}
-        />
+      {dialog?.kind === 'deactivate' && (
+        <ConfirmDialog
+          title={`Deactivate ${dialog.user.name}?`}
+          confirmLabel="Deactivate"
+          confirm={() =>
+            call(api.POST('/v1/users/{id}/deactivate', { params: { path: { id: dialog.user.id } } }))
+          }
+          onDone={done}
+          onClose={close}
+        >
+          <p>
+            {dialog.user.email} can no longer sign in, their access tokens stop working at once and every
+            personal key they own is revoked. Activating them again later does not restore revoked keys.
+          </p>
+        </ConfirmDialog>
       )}
     </Page>
   );
@@ -157,31 +152,6 @@ function ActiveToggle({
   );
 }
 
-function DeactivateDialog({
-  user,
-  onClose,
-  onDone,
-}: {
-  user: User;
-  onClose: () => void;
-  onDone: () => void;
-}) {
-  return (
-    <ConfirmDialog
-      title={`Deactivate ${user.name}?`}
-      confirmLabel="Deactivate"
-      confirm={() => call(api.POST('/v1/users/{id}/deactivate', { params: { path: { id: user.id } } }))}
-      onDone={onDone}
-      onClose={onClose}
-    >
-      <p>
-        {user.email} can no longer sign in, their access tokens stop working at once and every personal key
-        they own is revoked. Activating them again later does not restore revoked keys.
-      </p>
-    </ConfirmDialog>
-  );
-}
-
 function CreateUserDialog({
   roleNames,
   onClose,
@@ -223,14 +193,7 @@ function CreateUserDialog({
         <TextField label="Name" required maxLength={100} value={name} onValue={setName} />
         <SelectField label="Role" value={chosenRole} onValue={setRole} options={options(roleNames)} />
         <ProblemNote problem={action.problem} />
-        <div class="buttons">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            Create
-          </button>
-        </div>
+        <DialogButtons submitLabel="Create" busy={action.busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -1,14 +1,15 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas, type Webhook, type WebhookEvent } from '../api/client';
 import { localProblem, useAction, usePaged } from '../api/hooks';
-import { Dialog } from '../components/Dialog';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { Dialog, DialogButtons, useDialogs } from '../components/Dialog';
 import { CheckboxField, TextField } from '../components/Field';
 import { Page, ProblemNote, When } from '../components/Page';
 import { SecretOnce } from '../components/SecretOnce';
 import { Table } from '../components/Table';
+import { CreateToolbar } from '../components/Toolbar';
 import { useCan } from '../permissions';
 import { Link } from '../router';
-import { ConfirmDialog } from '../components/ConfirmDialog';
 
 const EVENTS: WebhookEvent[] = [
   'key.created',
@@ -28,10 +29,10 @@ const EVENTS: WebhookEvent[] = [
 type Created = Schemas['WebhookWithSecretResponse'];
 
 export function Webhooks() {
-  const can = useCan();
   const hooks = usePaged((cursor) => call(api.GET('/v1/webhooks', { params: { query: { cursor } } })), []);
-  const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState<Webhook | null>(null);
+  const { dialog, open, close, done } = useDialogs<{ kind: 'create' } | { kind: 'delete'; hook: Webhook }>(
+    hooks.reload,
+  );
   // The signing secret: in this component's state only, gone when the user leaves the page.
   const [created, setCreated] = useState<Created | null>(null);
 
@@ -53,13 +54,11 @@ export function Webhooks() {
           </p>
         </SecretOnce>
       )}
-      {can('webhooks:create') && (
-        <div class="toolbar">
-          <button type="button" class="toolbar-action" onClick={() => setCreating(true)}>
-            Create webhook
-          </button>
-        </div>
-      )}
+      <CreateToolbar
+        permission="webhooks:create"
+        label="Create webhook"
+        onClick={() => open({ kind: 'create' })}
+      />
       <Table
         caption="Webhook endpoints"
         rows={hooks.items}
@@ -85,30 +84,36 @@ export function Webhooks() {
           {
             header: 'Actions',
             cell: (hook) => (
-              <WebhookActions hook={hook} onChanged={hooks.reload} onDelete={() => setDeleting(hook)} />
+              <WebhookActions
+                hook={hook}
+                onChanged={hooks.reload}
+                onDelete={() => open({ kind: 'delete', hook })}
+              />
             ),
           },
         ]}
       />
-      {creating && (
+      {dialog?.kind === 'create' && (
         <CreateWebhookDialog
-          onClose={() => setCreating(false)}
+          onClose={close}
           onCreated={(hook) => {
-            setCreating(false);
             setCreated(hook);
-            hooks.reload();
+            done();
           }}
         />
       )}
-      {deleting && (
-        <DeleteWebhookDialog
-          hook={deleting}
-          onClose={() => setDeleting(null)}
-          onDeleted={() => {
-            setDeleting(null);
-            hooks.reload();
-          }}
-        />
+      {dialog?.kind === 'delete' && (
+        <ConfirmDialog
+          title="Delete this webhook endpoint?"
+          confirmLabel="Delete"
+          confirm={() => call(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: dialog.hook.id } } }))}
+          onDone={done}
+          onClose={close}
+        >
+          <p>
+            <code class="break">{dialog.hook.url}</code> receives no more events. This cannot be undone.
+          </p>
+        </ConfirmDialog>
       )}
     </Page>
   );
@@ -210,39 +215,8 @@ function CreateWebhookDialog({
           </div>
         </fieldset>
         <ProblemNote problem={action.problem} />
-        <div class="buttons">
-          <button type="button" class="secondary" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            Create
-          </button>
-        </div>
+        <DialogButtons submitLabel="Create" busy={action.busy} onCancel={onClose} />
       </form>
     </Dialog>
-  );
-}
-
-function DeleteWebhookDialog({
-  hook,
-  onClose,
-  onDeleted,
-}: {
-  hook: Webhook;
-  onClose: () => void;
-  onDeleted: () => void;
-}) {
-  return (
-    <ConfirmDialog
-      title="Delete this webhook endpoint?"
-      confirmLabel="Delete"
-      confirm={() => call(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))}
-      onDone={onDeleted}
-      onClose={onClose}
-    >
-      <p>
-        <code class="break">{hook.url}</code> receives no more events. This cannot be undone.
-      </p>
-    </ConfirmDialog>
   );
 }
