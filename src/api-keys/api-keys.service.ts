@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { creditColumnsAsSet } from '../common/credit-balance.columns';
 import { EntityManager } from 'typeorm';
 import { TeamsService } from '../accounts/teams.service';
 import { UserLifecycle } from '../accounts/user-lifecycle';
@@ -124,7 +125,7 @@ export class ApiKeysService {
       enabled: dto.enabled ?? true,
       meta: dto.meta ?? null,
       // Refills count from when the balance was set, on the clock the refills run by.
-      ...creditColumns(dto.credits ?? null, this.clock.date()),
+      ...creditColumnsAsSet(dto.credits ?? null, this.clock.date()),
       creditsRefilledAt: null,
       creditsGeneration: 0,
       creditsLowGeneration: null,
@@ -231,7 +232,7 @@ export class ApiKeysService {
     const saved = await this.transaction(async (manager) => {
       const row = await this.keys.save(manager, key);
       if (dto.credits !== undefined) {
-        Object.assign(row, creditColumns(dto.credits, now), {
+        Object.assign(row, creditColumnsAsSet(dto.credits, now), {
           creditsGeneration: await this.keys.credits.set(manager, row.id, dto.credits, now),
         });
       }
@@ -453,17 +454,6 @@ function applyRotationPolicy(key: ApiKey, policy: CreateApiKeyDto['rotation_poli
   key.rotationGraceSeconds = policy?.grace_period_seconds ?? 0;
   key.nextRotationAt =
     key.rotationEnabled && key.rotationDays ? new Date(now.getTime() + key.rotationDays * DAY_MS) : null;
-}
-
-/** The credit columns of a balance as set by create or PATCH (null: unlimited). */
-function creditColumns(credits: CreateApiKeyDto['credits'], now: Date): Partial<ApiKey> {
-  return {
-    creditsRemaining: credits?.remaining ?? null,
-    creditsBaseline: credits?.remaining ?? null,
-    creditsRefillInterval: credits?.refill?.interval ?? null,
-    creditsRefillAmount: credits?.refill?.amount ?? null,
-    creditsSetAt: credits ? now : null,
-  };
 }
 
 function applyRateLimit(key: ApiKey, limit: CreateApiKeyDto['rate_limit']): void {

@@ -1,5 +1,5 @@
 import { Column } from 'typeorm';
-import type { RefillInterval } from './usage-controls.dto';
+import type { CreditsDto, RefillInterval } from './usage-controls.dto';
 
 /**
  * pg answers bigint as a string (it may exceed 2^53); balances and token counts stay far below that.
@@ -95,4 +95,18 @@ export abstract class CreditBalanceColumns {
     nullable: true,
   })
   creditsHoldUntil: Date | null;
+}
+
+/** The credit columns of a balance as create or PATCH sets it (null: no balance). */
+export function creditColumnsAsSet(
+  credits: CreditsDto | null | undefined,
+  now: Date,
+): Partial<CreditBalanceColumns> {
+  return {
+    creditsRemaining: credits?.remaining ?? null,
+    creditsBaseline: credits?.remaining ?? null,
+    creditsRefillInterval: credits?.refill?.interval ?? null,
+    creditsRefillAmount: credits?.refill?.amount ?? null,
+    creditsSetAt: credits ? now : null,
+  };
 }

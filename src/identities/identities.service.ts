@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { creditColumnsAsSet } from '../common/credit-balance.columns';
 import type { EntityManager } from 'typeorm';
 import { actorOf, AuditActor, AuditService, RequestOrigin, SYSTEM_ACTOR } from '../audit/audit.service';
 import type { CreditBalanceTable } from '../common/credit-balance-table';
@@ -7,7 +8,7 @@ import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { Clock } from '../common/clock';
 import { isIdOf, newId } from '../common/ids';
 import { Page } from '../common/pagination';
-import type { CreditsDto, RateLimitDto } from '../common/usage-controls.dto';
+import type { RateLimitDto } from '../common/usage-controls.dto';
 import { isUniqueViolation } from '../database/database-errors';
 import type { IdentityEventData, IdentityEventDetails } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
@@ -64,7 +65,7 @@ export class IdentitiesService {
       externalId: dto.external_id,
       meta: dto.meta ?? null,
       ...rateLimitColumns(dto.rate_limit),
-      ...creditColumns(dto.credits ?? null, now),
+      ...creditColumnsAsSet(dto.credits ?? null, now),
       creditsRefilledAt: null,
       creditsGeneration: 0,
     });
@@ -282,16 +283,5 @@ function rateLimitColumns(limit: RateLimitDto | null | undefined): Partial<Ident
   return {
     rateLimitPerMinute: limit?.requests_per_minute ?? null,
     rateLimitPerHour: limit?.requests_per_hour ?? null,
-  };
-}
-
-/** The credit columns of a balance as set by create (null: no identity budget). */
-function creditColumns(credits: CreditsDto | null, now: Date): Partial<Identity> {
-  return {
-    creditsRemaining: credits?.remaining ?? null,
-    creditsBaseline: credits?.remaining ?? null,
-    creditsRefillInterval: credits?.refill?.interval ?? null,
-    creditsRefillAmount: credits?.refill?.amount ?? null,
-    creditsSetAt: credits ? now : null,
   };
 }
