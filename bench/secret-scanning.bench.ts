@@ -20,6 +20,7 @@ import { AppModule } from '../src/app.module';
 import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
 import { StableShapeExpressAdapter } from '../src/http/stable-shape.adapter';
+import { QUIET_INSTANCE_ENV } from '../test/support/quiet-instance';
 import { freshDatabase } from './bench-database';
 
 const TOKENS = 3000;
@@ -48,13 +49,9 @@ async function main(): Promise<void> {
     process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
     'bench_leaks',
   );
+  // Configured as a test instance is: quiet, fast hashing, no workers.
   const config = loadAppConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    BCRYPT_ROUNDS: '4',
-    ALLOW_SIGNUP: 'true',
-    WORKER_CONCURRENCY: '0',
-    WEBHOOK_WORKERS: '0',
+    ...QUIET_INSTANCE_ENV,
     DATABASE_URL: database.url,
     DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-leaks-')),
     SECRET_SCANNING_KEYS_URL: keysUrl,

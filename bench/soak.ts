@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nextMessage } from './bench-child';
 import { freshDatabase } from './bench-database';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
@@ -31,15 +32,7 @@ async function main(): Promise<void> {
     env: { ...process.env, DATABASE_URL: database?.url, DATA_DIR: dataDir, WORKER_CONCURRENCY: '4' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const next = <T>(type: string): Promise<T> =>
-    new Promise((resolve) => {
-      const onMessage = (message: { type: string }): void => {
-        if (message.type !== type) return;
-        child.off('message', onMessage);
-        resolve(message as T);
-      };
-      child.on('message', onMessage);
-    });
+  const next = <T>(type: string): Promise<T> => nextMessage<T>(child, type);
   const rss = async (): Promise<number> => {
     const reply = next<{ rss: number }>('memory');
     child.send({ type: 'memory' });

@@ -24,6 +24,7 @@ import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { Pool } from 'pg';
+import { nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
 import { freshDatabase } from './bench-database';
 
 const LAYOUTS = (process.env.BENCH_STREAM_LAYOUTS ?? '100x10,1000x1').split(',').map((layout) => {
@@ -34,11 +35,6 @@ const EVENTS_PER_S = Number(process.env.BENCH_EVENTS_PER_S ?? 100);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 20);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 5);
 const OPEN_CONCURRENCY = 50;
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-};
 
 interface Counters {
   cpuMicros: number;
@@ -114,25 +110,13 @@ async function main(): Promise<void> {
     await run(child, pool);
   } finally {
     await pool.end();
-    if (child.connected) child.send({ type: 'exit' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(child, exited, 15_000);
     await database.drop();
   }
 }
 
 async function run(child: ReturnType<typeof fork>, pool: Pool): Promise<void> {
-  const next = <T>(type: string): Promise<T> =>
-    new Promise((resolve) => {
-      const onMessage = (message: { type: string }): void => {
-        if (message.type === type) {
-          child.off('message', onMessage);
-          resolve(message as T);
-        }
-      };
-      child.on('message', onMessage);
-    });
+  const next = <T>(type: string): Promise<T> => nextMessage<T>(child, type);
   const ask = <T>(command: string): Promise<T> => {
     const answer = next<T>(command);
     child.send({ type: command });
@@ -150,18 +134,7 @@ async function run(child: ReturnType<typeof fork>, pool: Pool): Promise<void> {
   });
   const { appUrl } = await next<{ appUrl: string }>('ready');
 
-  const signup = await fetch(`${appUrl}/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      organization_name: 'Bench',
-      email: 'bench@example.test',
-      password: 'bench-password',
-      name: 'Bench',
-    }),
-  }).then((r) => r.json() as Promise<{ access_token: string }>);
-  // A user token: per-key rate limits and concurrency caps do not apply, so they do not shape the figures.
-  const authorization = `Bearer ${signup.access_token}`;
+  const authorization = `Bearer ${await signUpForBench(appUrl)}`;
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 
   const createTask = async (i: number): Promise<string> => {

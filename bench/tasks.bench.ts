@@ -19,7 +19,7 @@
  *    is generated as a stream (neither side should hold the file), hashed on the way, and the server
  *    samples its own RSS every 50 ms during the upload. The file is deleted afterwards.
  */
-import { ChildProcess, fork } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +27,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
 import { freshDatabase } from './bench-database';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 3000);
@@ -67,28 +68,12 @@ interface Round {
 }
 
 const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
-const percentile = (values: number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-};
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 const perSecond = (count: number, ms: number): number => (count * 1000) / ms;
-
-/** Waits for the first message of `type` from a forked process. */
-const nextMessage = <T>(child: ChildProcess, type: string): Promise<T> =>
-  new Promise((resolve) => {
-    const onMessage = (message: { type: string }): void => {
-      if (message.type === type) {
-        child.off('message', onMessage);
-        resolve(message as T);
-      }
-    };
-    child.on('message', onMessage);
-  });
 
 /** bench/slow-agent.ts in a process of its own: its URL, the most requests it held open at once, and its end. */
 async function startSlowAgent(): Promise<{
@@ -110,12 +95,7 @@ async function startSlowAgent(): Promise<{
       child.send({ type: 'peak' });
       return (await answer).peak;
     },
-    close: async () => {
-      if (child.connected) child.send({ type: 'exit' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    close: () => stopChild(child, exited, 5_000),
   };
 }
 
@@ -147,10 +127,7 @@ async function main(): Promise<void> {
   try {
     await run(child, agent);
   } finally {
-    if (child.connected) child.send({ type: 'exit' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(child, exited, 15_000);
     await agent.close();
     rmSync(dataDir, { recursive: true, force: true });
     await database?.drop();
@@ -161,16 +138,7 @@ async function run(
   child: ReturnType<typeof fork>,
   agent: Awaited<ReturnType<typeof startSlowAgent>>,
 ): Promise<void> {
-  const next = <T>(type: string): Promise<T> =>
-    new Promise((resolve) => {
-      const onMessage = (message: { type: string }): void => {
-        if (message.type === type) {
-          child.off('message', onMessage);
-          resolve(message as T);
-        }
-      };
-      child.on('message', onMessage);
-    });
+  const next = <T>(type: string): Promise<T> => nextMessage<T>(child, type);
   const ask = <T>(command: string, reply: string): Promise<T> => {
     const answer = next<T>(reply);
     child.send({ type: command });
@@ -178,18 +146,7 @@ async function run(
   };
   const { appUrl } = await next<{ appUrl: string }>('ready');
 
-  const signup = await fetch(`${appUrl}/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      organization_name: 'Bench',
-      email: 'bench@example.test',
-      password: 'bench-password',
-      name: 'Bench',
-    }),
-  }).then((r) => r.json() as Promise<{ access_token: string }>);
-  // A user token: per-key rate limits and concurrency caps do not apply, so they do not shape the figures.
-  const auth = { authorization: `Bearer ${signup.access_token}` };
+  const auth = { authorization: `Bearer ${await signUpForBench(appUrl)}` };
 
   // node:http with kept-alive connections, one per client: the bench shares the machine with the server,
   // and fetch costs the client several times the CPU per request.

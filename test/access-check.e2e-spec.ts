@@ -53,7 +53,11 @@ class AlphaProbe extends ProbePolicy {
 @Module({ providers: [LateProbe, ZuluProbe, AlphaProbe] })
 class ProbesModule {}
 
-/** Each built-in step by its class, independently of the registry under test. */
+/**
+ * Each built-in step by its class, written out here rather than taken from AccessModule's registry
+ * (STEP_PROVIDERS), which is under test: labelled by the registry itself, a step registered under
+ * another step's name would still be recorded under the expected name.
+ */
 const STEP_CLASSES: Record<AccessStepName, abstract new (...args: never[]) => AccessStep> = {
   credential: CredentialStep,
   restrictions: RestrictionsStep,

@@ -5,6 +5,7 @@ import {
   createUser,
   CreatedUser,
   expectProblem,
+  firstTwoPages,
   listAll,
   PASSWORD,
   signIn,
@@ -12,6 +13,7 @@ import {
   signUpOrganization,
   uniqueEmail,
 } from './support/factories';
+import { nextMillisecond } from './support/pagination';
 import { startTestApp, TestApp } from './support/test-app';
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -37,9 +39,6 @@ function expectNoSecrets(body: unknown, ...passwords: string[]): void {
   expect(text).not.toMatch(/\$2[aby]\$\d\d\$/); // a bcrypt hash
   expect(text).not.toMatch(/"[a-z_]*(password|hash)[a-z_]*"\s*:/i);
 }
-
-// created_at has millisecond precision; a pause between creations keeps "newest first" unambiguous.
-const nextMillisecond = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 3));
 
 const fieldsOf = (problem: { errors?: { field: string }[] }): string[] => [
   ...new Set((problem.errors ?? []).map((e) => e.field)),
@@ -445,14 +444,8 @@ describe('accounts', () => {
     });
 
     it('ends with next_cursor null when the last page is exactly full', async () => {
-      const first = await t.http.get('/v1/users').query({ limit: 2 }).set(org.auth).expect(200);
+      const [first, second] = await firstTwoPages(t.http, '/v1/users', org.auth, 2);
       expect(first.body.data.map((u: UserBody) => u.id)).toEqual(newestFirst.slice(0, 2));
-      expect(first.body.next_cursor).toEqual(expect.any(String));
-      const second = await t.http
-        .get('/v1/users')
-        .query({ limit: 2, cursor: first.body.next_cursor })
-        .set(org.auth)
-        .expect(200);
       expect(second.body.data.map((u: UserBody) => u.id)).toEqual(newestFirst.slice(2));
       expect(second.body.next_cursor).toBeNull();
 
@@ -567,14 +560,8 @@ describe('accounts', () => {
       expect(ids.indexOf(newer.id)).toBeLessThan(ids.indexOf(older.id));
       expect(list.body.data).toContainEqual(older);
 
-      const page = await t.http.get('/v1/teams').query({ limit: 1 }).set(orgA.auth).expect(200);
+      const [page, next] = await firstTwoPages(t.http, '/v1/teams', orgA.auth, 1);
       expect(page.body.data).toEqual([newer]);
-      expect(page.body.next_cursor).toEqual(expect.any(String));
-      const next = await t.http
-        .get('/v1/teams')
-        .query({ limit: 1, cursor: page.body.next_cursor })
-        .set(orgA.auth)
-        .expect(200);
       expect(next.body.data).toEqual([older]);
 
       expect((await t.http.get(`/v1/teams/${older.id}`).set(orgA.auth).expect(200)).body).toEqual(older);

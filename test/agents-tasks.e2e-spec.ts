@@ -15,6 +15,7 @@ import {
   SignedUpOrganization,
 } from './support/factories';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
+import { CALLS_LOCAL_TARGETS } from './support/outbound-targets';
 import { freeLoopbackPort } from './support/ports';
 import { compiledEntryPoint } from './support/compiled-app';
 
@@ -79,9 +80,8 @@ describe('agents and tasks', () => {
     server = await FakeAgentServer.start();
     t = await startTestApp({
       env: {
+        ...CALLS_LOCAL_TARGETS,
         WORKER_CONCURRENCY: '2',
-        WORKER_POLL_MS: '50',
-        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
         TASK_MAX_ATTEMPTS: '2',
         TASK_LEASE_MS: '6000',
         SHUTDOWN_GRACE_MS: '2000',

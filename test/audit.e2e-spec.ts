@@ -5,24 +5,15 @@ import {
   createUser,
   expectProblem,
   PASSWORD,
+  listAll,
   SignedUpOrganization,
   signUpOrganization,
 } from './support/factories';
+import type { AuditEntry } from './support/audit-log';
 import { pollUntil } from './support/keys';
 import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 type Auth = { Authorization: string } | { 'X-API-Key': string };
-
-interface AuditEntry {
-  id: string;
-  action: string;
-  key_id: string | null;
-  actor: { type: string; id: string | null };
-  ip: string | null;
-  user_agent: string | null;
-  created_at: string;
-  details: Record<string, any>;
-}
 
 interface CreatedKey {
   id: string;
@@ -86,20 +77,8 @@ describe('audit log', () => {
   }
 
   /** The whole organization log (or a filtered part), following next_cursor to the end. */
-  async function orgLog(auth: Auth, filters: Record<string, string> = {}): Promise<AuditEntry[]> {
-    const out: AuditEntry[] = [];
-    let cursor: string | null = null;
-    do {
-      const res: Response = await t.http
-        .get('/v1/audit-log')
-        .query({ ...filters, limit: 100, ...(cursor ? { cursor } : {}) })
-        .set(auth)
-        .expect(200);
-      out.push(...res.body.data);
-      cursor = res.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
+  const orgLog = (auth: Auth, filters: Record<string, string> = {}): Promise<AuditEntry[]> =>
+    listAll(t.http, '/v1/audit-log', auth, filters);
 
   /** Polls until `read` returns entries satisfying `done`, for batched or swept writes. */
   async function waitFor(

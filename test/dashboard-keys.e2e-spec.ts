@@ -12,7 +12,6 @@ import {
   PHONE,
   screenshot,
   signedInPage,
-  signInThroughForm,
   startBrowserDashboard,
 } from './support/dashboard-browser';
 import type { TestApp } from './support/test-app';
@@ -84,10 +83,7 @@ describeInBrowser('test/dashboard-keys.e2e-spec.ts')('API keys pages in a browse
     for (const name of ['needle-search', 'limits-edit', 'toggle-me', 'rotate-me', 'leaky']) {
       k[name] = await createKey(t.http, org.auth, { name, role: 'developer' });
     }
-    page = await dashboard.openPage('administrator', { expected: refusalOnPurpose });
-    await page.goto(`${dashboard.baseUrl}/dashboard/api-keys`);
-    await page.getByLabel('Email', { exact: true }).waitFor();
-    await signInThroughForm(page, org.email);
+    page = await signedInPage(dashboard, 'administrator', org.email, '/api-keys', refusalOnPurpose);
     await pageShown(page, 'API Keys');
   }, 300_000);
 

@@ -14,7 +14,6 @@ import {
   PHONE,
   screenshot,
   signedInPage,
-  signInThroughForm,
   startBrowserDashboard,
 } from './support/dashboard-browser';
 import type { TestApp } from './support/test-app';
@@ -76,11 +75,7 @@ describeInBrowser('test/dashboard-usage.e2e-spec.ts')('identities and usage page
     t = dashboard.t;
     org = await signUpOrganization(t.http, 'Dashboard usage');
     admin = await createUser(t.http, org, 'administrator');
-    page = await dashboard.openPage('administrator', { expected: refusedOnPurpose });
-    await page.goto(`${dashboard.baseUrl}/dashboard/identities`);
-    await page.getByLabel('Email', { exact: true }).waitFor();
-    await signInThroughForm(page, admin.email);
-    await page.getByText(admin.email, { exact: true }).waitFor();
+    page = await signedInPage(dashboard, 'administrator', admin.email, '/identities', refusedOnPurpose);
   }, 300_000);
 
   afterAll(async () => {

@@ -33,6 +33,21 @@ const getKey = async (id: string): Promise<Record<string, any>> => {
   expect(res.status).toBe(200);
   return res.body;
 };
+/**
+ * An exhausted key, at `exhaustedAt`, is refused with credits_exhausted and a Retry-After of the seconds
+ * until its refill; at `refillAt` it is refilled: a request passes and leaves `remainingAfter`.
+ */
+async function expectRefill(
+  key: CreatedKey,
+  at: { exhaustedAt: string; retryAfter: string; refillAt: string; remainingAfter: number },
+): Promise<void> {
+  clock.set(Date.parse(at.exhaustedAt));
+  const refused = await verify(t.http, key.auth);
+  expectProblem(refused, 429, 'credits_exhausted');
+  expect(refused.headers['retry-after']).toBe(at.retryAfter);
+  clock.set(Date.parse(at.refillAt));
+  expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBe(at.remainingAfter);
+}
 const patchKey = (id: string, body: Record<string, unknown>): Test =>
   t.http.patch(`/v1/api-keys/${id}`).set(org.auth).send(body);
 const auditActions = async (id: string): Promise<string[]> => {
@@ -222,13 +237,12 @@ describe('credits', () => {
     await verify(t.http, key.auth).expect(200);
     await verify(t.http, key.auth).expect(200);
 
-    clock.set(Date.parse('2026-03-10T23:59:00Z'));
-    const refused = await verify(t.http, key.auth);
-    expectProblem(refused, 429, 'credits_exhausted');
-    expect(refused.headers['retry-after']).toBe('60');
-
-    clock.set(Date.parse('2026-03-11T00:00:00Z'));
-    expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBe(4);
+    await expectRefill(key, {
+      exhaustedAt: '2026-03-10T23:59:00Z',
+      retryAfter: '60',
+      refillAt: '2026-03-11T00:00:00Z',
+      remainingAfter: 4,
+    });
     expect((await getKey(key.id)).credits).toEqual({
       remaining: 4,
       refill: { interval: 'daily', amount: 5 },
@@ -251,12 +265,12 @@ describe('credits', () => {
       credits: { remaining: 1, refill: { interval: 'monthly', amount: 3 } },
     });
     await verify(t.http, key.auth).expect(200);
-    clock.set(Date.parse('2026-03-31T23:00:00Z'));
-    const refused = await verify(t.http, key.auth);
-    expectProblem(refused, 429, 'credits_exhausted');
-    expect(refused.headers['retry-after']).toBe('3600');
-    clock.set(Date.parse('2026-04-01T00:00:00Z'));
-    expect((await verify(t.http, key.auth).expect(200)).body.credits_remaining).toBe(2);
+    await expectRefill(key, {
+      exhaustedAt: '2026-03-31T23:00:00Z',
+      retryAfter: '3600',
+      refillAt: '2026-04-01T00:00:00Z',
+      remainingAfter: 2,
+    });
   });
 
   it('records key.credits_low once when the balance falls below 10% of the amount set', async () => {

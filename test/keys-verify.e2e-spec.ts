@@ -39,16 +39,18 @@ async function answer(body: Record<string, unknown>, auth?: Auth): Promise<Json>
   return res.body as Json;
 }
 
+/**
+ * The contract's answer for a value that names no key: every field that would describe a key null, no
+ * permissions. Written from the contract, not taken from the service (its unnamedAnswer), so that a
+ * change to the service's answer fails here.
+ */
 const NAMES_NO_KEY = {
   valid: false,
   code: 'invalid_credentials',
-  key_id: null,
-  name: null,
-  identity: null,
   permissions: [],
-  meta: null,
-  credits_remaining: null,
-  expires_at: null,
+  ...Object.fromEntries(
+    ['key_id', 'name', 'identity', 'meta', 'credits_remaining', 'expires_at'].map((field) => [field, null]),
+  ),
 };
 
 describe('a valid key', () => {

@@ -2,6 +2,7 @@ import { createHash, generateKeyPairSync, type KeyObject, sign } from 'node:cryp
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import { expectProblem, SignedUpOrganization, signUpOrganization } from './support/factories';
 import { Auth, createKey, CreatedKey, pollUntil } from './support/keys';
+import { CALLS_LOCAL_TARGETS } from './support/outbound-targets';
 import { startTestApp, TestApp } from './support/test-app';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -77,9 +78,8 @@ describe('leaked keys', () => {
         // Each revoke test speaks from its own address (X-Forwarded-For, one trusted hop).
         TRUST_PROXY: '1',
         CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE: '5',
+        ...CALLS_LOCAL_TARGETS,
         WEBHOOK_WORKERS: '1',
-        WORKER_POLL_MS: '50',
-        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
       },
     });
     a = await signUpOrganization(t.http, 'Leaks A');

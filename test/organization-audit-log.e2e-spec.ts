@@ -2,22 +2,13 @@ import type { Response } from 'supertest';
 import {
   expectProblem,
   PASSWORD,
+  listAll,
   SignedUpOrganization,
   signUpOrganization,
   uniqueEmail,
 } from './support/factories';
+import type { AuditEntry } from './support/audit-log';
 import { startTestApp, TestApp } from './support/test-app';
-
-interface AuditEntry {
-  id: string;
-  action: string;
-  key_id: string | null;
-  actor: { type: string; id: string | null };
-  ip: string | null;
-  user_agent: string | null;
-  created_at: string;
-  details: Record<string, any>;
-}
 
 const USER_AGENT = 'gatehouse-org-audit-e2e/1.0';
 const COOKIE = 'gatehouse_session';
@@ -37,23 +28,10 @@ describe('organization audit log', () => {
   let other: SignedUpOrganization;
 
   /** The entries of the organization, newest first, following next_cursor. */
-  async function orgLog(
+  const orgLog = (
     auth: Record<string, string>,
     filters: Record<string, string> = {},
-  ): Promise<AuditEntry[]> {
-    const out: AuditEntry[] = [];
-    let cursor: string | null = null;
-    do {
-      const res: Response = await t.http
-        .get('/v1/audit-log')
-        .query({ ...filters, limit: 100, ...(cursor ? { cursor } : {}) })
-        .set(auth)
-        .expect(200);
-      out.push(...res.body.data);
-      cursor = res.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
+  ): Promise<AuditEntry[]> => listAll(t.http, '/v1/audit-log', auth, filters);
 
   /** The headers of a change made from `ip` by `auth`. */
   const from = (ip: string, auth: Record<string, string> = org.auth): Record<string, string> => ({
@@ -143,18 +121,15 @@ describe('organization audit log', () => {
       .send({ email, password: `${PASSWORD}-2` })
       .expect(200);
     const cookie = sessionCookieOf(signedIn);
-    await t.http
-      .delete('/v1/auth/session')
-      .set(from('203.0.113.22', {}))
-      .set(CSRF)
-      .set('Cookie', `${COOKIE}=${cookie}`)
-      .expect(204);
-    await t.http
-      .delete('/v1/auth/session')
-      .set(from('203.0.113.99', {}))
-      .set(CSRF)
-      .set('Cookie', `${COOKIE}=${cookie}`)
-      .expect(204);
+    const signOut = (ip: string) =>
+      t.http
+        .delete('/v1/auth/session')
+        .set(from(ip, {}))
+        .set(CSRF)
+        .set('Cookie', `${COOKIE}=${cookie}`)
+        .expect(204);
+    await signOut('203.0.113.22');
+    await signOut('203.0.113.99');
 
     // An API key acting: its entries name the key.
     const key = await t.http

@@ -44,6 +44,22 @@ function expectIntegerSeconds(value: string | undefined, min: number, max: numbe
 const longestRetryAfter = (app: TestApp, seconds: number, limit: number): number =>
   app.config.RATE_LIMIT_WINDOW === 'sliding' ? seconds + Math.ceil(seconds / limit) : seconds;
 
+/**
+ * A 429 rate_limited refusal of a key whose `limit` a window of `seconds` spent, with a Retry-After it
+ * allows. The refusal shows that window's spent budget as well, in the X-RateLimit-* headers of the
+ * minute (no suffix) or the hour (`-hour`).
+ */
+function expectRateLimited(
+  refused: Response,
+  window: { suffix: '' | '-hour'; seconds: number; limit: number },
+): void {
+  expectProblem(refused, 429, 'rate_limited');
+  expectIntegerSeconds(refused.headers['retry-after'], 1, longestRetryAfter(t, window.seconds, window.limit));
+  expect(refused.headers[`x-ratelimit-limit${window.suffix}`]).toBe(String(window.limit));
+  expect(refused.headers[`x-ratelimit-remaining${window.suffix}`]).toBe('0');
+  expectIntegerSeconds(refused.headers[`x-ratelimit-reset${window.suffix}`], 1, window.seconds);
+}
+
 let t: TestApp;
 let tuned: TestApp;
 let org: SignedUpOrganization;
@@ -71,14 +87,8 @@ describe('the per-minute limit of a key', () => {
     const key = await createKey(t.http, org.auth, { rate_limit: { requests_per_minute: 3 } });
     const responses = await sequentially(5, () => verify(t.http, key.auth));
     expect(statuses(responses)).toEqual([200, 200, 200, 429, 429]);
-    for (const refused of responses.slice(3)) {
-      expectProblem(refused, 429, 'rate_limited');
-      expectIntegerSeconds(refused.headers['retry-after'], 1, longestRetryAfter(t, 60, 3));
-      // The refusal shows the spent budget as well.
-      expect(refused.headers['x-ratelimit-limit']).toBe('3');
-      expect(refused.headers['x-ratelimit-remaining']).toBe('0');
-      expectIntegerSeconds(refused.headers['x-ratelimit-reset'], 1, 60);
-    }
+    for (const refused of responses.slice(3))
+      expectRateLimited(refused, { suffix: '', seconds: 60, limit: 3 });
   });
 
   it('reports the budget in X-RateLimit-* headers, minute and hour, on every accepted key request', async () => {
@@ -121,13 +131,9 @@ describe('the per-hour limit of a key', () => {
     expect(statuses(responses)).toEqual([200, 200, 429, 429]);
     expect(header(responses.slice(0, 2), 'X-RateLimit-Remaining-hour')).toEqual(['1', '0']);
     expect(header(responses.slice(0, 2), 'X-RateLimit-Remaining')).toEqual(['99', '98']);
+    // The spent budget is the hour's, and the refusal says so.
     for (const refused of responses.slice(2)) {
-      expectProblem(refused, 429, 'rate_limited');
-      expectIntegerSeconds(refused.headers['retry-after'], 1, longestRetryAfter(t, 3600, 2));
-      // The spent budget is the hour's, and the refusal says so.
-      expect(refused.headers['x-ratelimit-limit-hour']).toBe('2');
-      expect(refused.headers['x-ratelimit-remaining-hour']).toBe('0');
-      expectIntegerSeconds(refused.headers['x-ratelimit-reset-hour'], 1, 3600);
+      expectRateLimited(refused, { suffix: '-hour', seconds: 3600, limit: 2 });
     }
   });
 });

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { exited, spawnCaptured, waitUntilLive } from './support/child-process';
-import { compiledEntryPoint } from './support/compiled-app';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './support/ports';
-import { bashBlocksOfSection, README_BASH_PRELUDE, withExpectedStatuses } from './support/readme-bash';
-import { createTestDatabase, dropTestDatabase } from './support/test-app';
+import {
+  bashBlocksOfSection,
+  README_BASH_PRELUDE,
+  withExpectedStatuses,
+  withReadmeServer,
+} from './support/readme-bash';
 
 /**
  * The README's "When a key leaks" runs as printed: its ```bash blocks (a self-signed secret-scanning report,
@@ -122,67 +123,37 @@ describe('the README on leaked keys', () => {
     const readme = readFileSync(README, 'utf8');
     const port = await freeLoopbackPort();
     const keysPort = await freeLoopbackPort();
-    const base = `http://127.0.0.1:${port}`;
     const { script, env } = leakScript(readme, port, keysPort);
-    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-leaks-data-'));
-    const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-leaks-'));
-    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
-    const path = `${dirname(process.execPath)}:${process.env.PATH}`;
-    const server = spawnCaptured(process.execPath, [compiledEntryPoint('main')], {
-      cwd: PROJECT_ROOT,
-      env: {
-        PATH: path,
-        HOME: process.env.HOME,
-        ...env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-      },
-    });
-    try {
-      await waitUntilLive(server, base, 90_000);
+    await withReadmeServer({ port, label: 'readme-leaks', env }, async ({ base, workDir, runScript }) => {
+      try {
+        writeFileSync(join(workDir, 'leaks.sh'), script);
+        // bash killed on a timeout leaves the public-keys server holding its output open: stop it too.
+        const guard = setTimeout(() => stopKeysServer(workDir), 90_000);
+        const run = await runScript('leaks.sh', "the README's leak blocks").finally(() =>
+          clearTimeout(guard),
+        );
 
-      writeFileSync(join(workDir, 'leaks.sh'), script);
-      // bash killed on a timeout leaves the public-keys server holding its output open: stop it too.
-      const guard = setTimeout(() => stopKeysServer(workDir), 90_000);
-      const run = await exited(
-        spawnCaptured('bash', ['leaks.sh'], { cwd: workDir, env: { PATH: path, HOME: process.env.HOME } }),
-        90_000,
-      );
-      clearTimeout(guard);
-      const transcript = `exit ${run.code}${run.timedOut ? ' (timed out)' : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
-      if (run.code !== 0 || run.timedOut) throw new Error(`the README's leak blocks failed: ${transcript}`);
+        const key = /^README_VAR KEY=(.*)$/m.exec(run.stdout)?.[1] ?? '';
+        expect(key).toMatch(/^sk_/);
+        const hash = createHash('sha256').update(key).digest('hex');
+        // The report: GitHub's feedback format, the key a true positive.
+        expect(run.stdout).toContain(
+          JSON.stringify([{ token_hash: hash, token_type: 'gatehouse_api_key', label: 'true_positive' }]),
+        );
+        // The key is refused, saying why.
+        expect(run.stdout).toMatch(/"code":"key_revoked"/);
+        expect(run.stdout).toContain(`"detail":"${REVOKED_DETAIL}"`);
+        // The forged report is refused.
+        expect(run.stdout).toMatch(/"code":"invalid_signature"/);
+        // The public revocation takes both values.
+        expect(run.stdout).toContain('{"received":2}');
 
-      const key = /^README_VAR KEY=(.*)$/m.exec(run.stdout)?.[1] ?? '';
-      expect(key).toMatch(/^sk_/);
-      const hash = createHash('sha256').update(key).digest('hex');
-      // The report: GitHub's feedback format, the key a true positive.
-      expect(run.stdout).toContain(
-        JSON.stringify([{ token_hash: hash, token_type: 'gatehouse_api_key', label: 'true_positive' }]),
-      );
-      // The key is refused, saying why.
-      expect(run.stdout).toMatch(/"code":"key_revoked"/);
-      expect(run.stdout).toContain(`"detail":"${REVOKED_DETAIL}"`);
-      // The forged report is refused.
-      expect(run.stdout).toMatch(/"code":"invalid_signature"/);
-      // The public revocation takes both values.
-      expect(run.stdout).toContain('{"received":2}');
-
-      const verify = await fetch(`${base}/v1/auth/verify`, { headers: { authorization: `Bearer ${key}` } });
-      expect(verify.status).toBe(401);
-      expect(await verify.json()).toMatchObject({ code: 'key_revoked', detail: REVOKED_DETAIL });
-    } finally {
-      stopKeysServer(workDir);
-      if (server.exitCode === null && server.signalCode === null) {
-        server.kill('SIGTERM');
-        await exited(server, 30_000);
+        const verify = await fetch(`${base}/v1/auth/verify`, { headers: { authorization: `Bearer ${key}` } });
+        expect(verify.status).toBe(401);
+        expect(await verify.json()).toMatchObject({ code: 'key_revoked', detail: REVOKED_DETAIL });
+      } finally {
+        stopKeysServer(workDir);
       }
-      rmSync(workDir, { recursive: true, force: true });
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropTestDatabase(databaseUrl);
-    }
+    });
   });
 });

@@ -1,11 +1,7 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { exited, spawnCaptured, waitUntilLive } from './support/child-process';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './support/ports';
-import { createTestDatabase, dropTestDatabase } from './support/test-app';
-import { compiledEntryPoint } from './support/compiled-app';
-import { README_BASH_PRELUDE, withExpectedStatuses } from './support/readme-bash';
+import { README_BASH_PRELUDE, withExpectedStatuses, withReadmeServer } from './support/readme-bash';
 
 /**
  * The README's "Using the API" walkthrough runs as written: every ```bash block of that section, in order,
@@ -74,41 +70,11 @@ describe('the README walkthrough', () => {
 
   it('runs as written against the real process, offline', async () => {
     const port = await freeLoopbackPort();
-    const base = `http://127.0.0.1:${port}`;
-    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-data-'));
-    const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-readme-'));
-    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
-    const path = `${dirname(process.execPath)}:${process.env.PATH}`;
-    const server = spawnCaptured(process.execPath, [compiledEntryPoint('main')], {
-      cwd: PROJECT_ROOT,
-      env: {
-        PATH: path,
-        HOME: process.env.HOME,
-        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
-        BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-      },
-    });
-    try {
-      await waitUntilLive(server, base, 90_000);
-
+    const env = { BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com', BOOTSTRAP_ADMIN_PASSWORD: 'change-me-now' };
+    await withReadmeServer({ port, label: 'readme', env }, async ({ base, workDir, runScript }) => {
       copyFileSync(README, join(workDir, 'README.md'));
       writeFileSync(join(workDir, 'walkthrough.sh'), walkthroughScript(readFileSync(README, 'utf8'), port));
-      const run = await exited(
-        spawnCaptured('bash', ['walkthrough.sh'], {
-          cwd: workDir,
-          env: { PATH: path, HOME: process.env.HOME },
-        }),
-        90_000,
-      );
-      const transcript = `exit ${run.code}${run.timedOut ? ' (timed out)' : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
-      if (run.code !== 0 || run.timedOut) throw new Error(`the walkthrough failed: ${transcript}`);
-
+      const run = await runScript('walkthrough.sh', 'the walkthrough');
       const vars = Object.fromEntries(
         [...run.stdout.matchAll(/^README_VAR (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]]),
       );
@@ -133,14 +99,6 @@ describe('the README walkthrough', () => {
       expect(((await task.json()) as { status: string }).status).toBe('succeeded');
       // The file downloaded back is the one uploaded.
       expect(readFileSync(join(workDir, 'copy.md'))).toEqual(readFileSync(README));
-    } finally {
-      if (server.exitCode === null && server.signalCode === null) {
-        server.kill('SIGTERM');
-        await exited(server, 30_000);
-      }
-      rmSync(workDir, { recursive: true, force: true });
-      rmSync(dataDir, { recursive: true, force: true });
-      if (databaseUrl) await dropTestDatabase(databaseUrl);
-    }
+    });
   });
 });

@@ -1,8 +1,8 @@
-import type { Response } from 'supertest';
 import {
   createUser,
   expectProblem,
   PASSWORD,
+  listAll,
   SignedUpOrganization,
   signUpOrganization,
   uniqueEmail,
@@ -58,20 +58,7 @@ describe('custom roles', () => {
   afterAll(() => t.close());
 
   /** Every role the organization lists, following next_cursor to the end. */
-  async function listAll(auth: Auth): Promise<any[]> {
-    const out: any[] = [];
-    let cursor: string | null = null;
-    do {
-      const res: Response = await t.http
-        .get('/v1/roles')
-        .query(cursor ? { cursor, limit: 100 } : { limit: 100 })
-        .set(auth)
-        .expect(200);
-      out.push(...res.body.data);
-      cursor = res.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
+  const allRoles = (auth: Auth): Promise<any[]> => listAll(t.http, '/v1/roles', auth);
 
   async function createRole(auth: Auth, name: string, permissions: PermissionMap): Promise<any> {
     const res = await t.http.post('/v1/roles').set(auth).send({ role_name: name, permissions });
@@ -141,7 +128,7 @@ describe('custom roles', () => {
         expect(normalize(role.permissions)).toEqual(normalize(BUILT_INS[role.role_name]));
       }
 
-      const listed = (await listAll(a.auth)).filter((r) => !r.built_in);
+      const listed = (await allRoles(a.auth)).filter((r) => !r.built_in);
       const mine = listed.find((r) => r.role_name === name);
       expect(mine).toEqual(created);
       expect(normalize(mine.permissions)).toEqual({ files: ['create', 'read'], tasks: ['read'] });
@@ -238,14 +225,14 @@ describe('custom roles', () => {
     it.each(invalid)(
       'refuses %s with 400 naming the field, and creates nothing',
       async (_label, body, field) => {
-        const rolesBefore = await listAll(a.auth);
+        const rolesBefore = await allRoles(a.auth);
         const res = await t.http.post('/v1/roles').set(a.auth).send(body);
         expectProblem(res, 400, 'validation_failed');
         expect(Array.isArray(res.body.errors)).toBe(true);
         expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
         for (const e of res.body.errors) expect(typeof e.message).toBe('string');
 
-        const rolesAfter = await listAll(a.auth);
+        const rolesAfter = await allRoles(a.auth);
         expect(rolesAfter.map((r) => r.role_name).sort()).toEqual(rolesBefore.map((r) => r.role_name).sort());
         if (typeof body.role_name === 'string' && /^[a-z][a-z0-9_]{1,49}$/.test(body.role_name)) {
           expectProblem(await t.http.get(`/v1/roles/${body.role_name}`).set(a.auth), 404, 'not_found');
@@ -398,7 +385,7 @@ describe('custom roles', () => {
       expect(gone.text).toBe('');
 
       expectProblem(await t.http.get(`/v1/roles/${name}`).set(a.auth), 404, 'not_found');
-      expect((await listAll(a.auth)).map((r) => r.role_name)).not.toContain(name);
+      expect((await allRoles(a.auth)).map((r) => r.role_name)).not.toContain(name);
       expectProblem(await t.http.delete(`/v1/roles/${name}`).set(a.auth), 404, 'not_found');
 
       // A deleted role can no longer be given to anyone.
@@ -542,7 +529,7 @@ describe('custom roles', () => {
       );
       expectProblem(await t.http.delete(`/v1/roles/${name}`).set(b.auth), 404, 'not_found');
 
-      const bRoles = await listAll(b.auth);
+      const bRoles = await allRoles(b.auth);
       expect(bRoles.map((r) => r.id)).not.toContain(original.id);
       expect(bRoles.filter((r) => !r.built_in).map((r) => r.role_name)).not.toContain(name);
 
@@ -573,7 +560,7 @@ describe('custom roles', () => {
       expect(aView.body).toEqual(original);
       const bView = await t.http.get(`/v1/roles/${name}`).set(b.auth).expect(200);
       expect(normalize(bView.body.permissions)).toEqual({ tasks: ['read'] });
-      expect((await listAll(a.auth)).map((r) => r.id)).not.toContain(bRole.body.id);
+      expect((await allRoles(a.auth)).map((r) => r.id)).not.toContain(bRole.body.id);
 
       // A change in B does not reach A's holders.
       const aKey = await createKey(a.auth, name);

@@ -1,9 +1,14 @@
 import { DataSource } from 'typeorm';
-import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
-import { HeldRuns, startAppWithHeldRuns, type HeldRun } from './support/held-runs';
-import { describeWithPostgres, sharedSecrets } from './support/instances';
+import { expectProblem, SignedUpOrganization } from './support/factories';
+import {
+  HeldRuns,
+  startAppWithHeldRuns,
+  startTwoInstancesWithHeldRuns,
+  type HeldRun,
+} from './support/held-runs';
+import { describeWithPostgres } from './support/instances';
 import { createKey, pollUntil, type CreatedKey } from './support/keys';
-import { startTestApp, TestApp } from './support/test-app';
+import type { TestApp } from './support/test-app';
 import { UsageCounter } from '../src/usage/usage-counter';
 
 /**
@@ -329,25 +334,15 @@ describeWithPostgres('task costs multi-instance e2e')(
     let runs: HeldRuns;
     let org: SignedUpOrganization;
     let agentId: string;
+    let close: () => Promise<void>;
 
     beforeAll(async () => {
-      runs = await HeldRuns.start();
-      const env = {
-        ...sharedSecrets(),
-        WORKER_CONCURRENCY: '8',
-        WORKER_POLL_MS: '50',
-        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-      };
-      a = await startTestApp({ env });
-      b = await startTestApp({ databaseUrl: a.databaseUrl, env });
-      org = await signUpOrganization(a.http);
-      agentId = await runs.agent(a.http, org.auth, { pricing: PRICING });
+      ({ a, b, runs, org, agentId, close } = await startTwoInstancesWithHeldRuns(
+        { a: 8, b: 8 },
+        { pricing: PRICING },
+      ));
     });
-    afterAll(async () => {
-      await runs.close();
-      await b?.close();
-      await a?.close();
-    });
+    afterAll(() => close?.());
 
     it('reserves no more than the balance, whichever instance takes the request, and settles each run once', async () => {
       const key = await createKey(a.http, org.auth, {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { TaskChanges } from '../src/tasks/task-changes';
 import { TaskEventFeeds } from '../src/tasks/task-event-feed';
-import { listen, openEventStream } from './support/event-stream';
+import { listen, openEventStream, startListeningApp } from './support/event-stream';
 import { signUpOrganization, SignedUpOrganization } from './support/factories';
 import { queueTask } from './support/held-agent';
 import { startTestApp, TestApp } from './support/test-app';
@@ -40,9 +40,7 @@ describe('many event streams of one task', () => {
   let baseUrl: string;
   let org: SignedUpOrganization;
   beforeAll(async () => {
-    t = await startTestApp();
-    baseUrl = await listen(t);
-    org = await signUpOrganization(t.http);
+    ({ t, baseUrl, org } = await startListeningApp());
   });
   afterAll(() => t?.close());
 

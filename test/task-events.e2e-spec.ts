@@ -3,7 +3,7 @@ import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { sleep } from './support/keys';
 import { queueTask, startWithHeldAgent } from './support/held-agent';
 import { startTestApp, TestApp } from './support/test-app';
-import { listen, openEventStream } from './support/event-stream';
+import { listen, openEventStream, startListeningApp } from './support/event-stream';
 
 /**
  * `GET /v1/tasks/{id}/events` (contract, "Agent runs"): a task's events, status changes among them, as a
@@ -20,11 +20,9 @@ describe('GET /v1/tasks/{id}/events', () => {
   let baseUrl: string;
   let org: SignedUpOrganization;
   beforeAll(async () => {
-    t = await startTestApp();
-    baseUrl = await listen(t);
-    org = await signUpOrganization(t.http);
+    ({ t, baseUrl, org } = await startListeningApp());
   });
-  afterAll(() => t.close());
+  afterAll(() => t?.close());
 
   it('lists the status changes, oldest first, numbered from 1, in pages', async () => {
     const id = await queueTask(t.http, org.auth);

@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { HeldRuns, startAppWithHeldRuns, type HeldRun } from './support/held-runs';
-import { bearer, expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
+import {
+  HeldRuns,
+  startAppWithHeldRuns,
+  startTwoInstancesWithHeldRuns,
+  type HeldRun,
+} from './support/held-runs';
+import { bearer, expectProblem, SignedUpOrganization } from './support/factories';
 import { createKey, pollUntil, type Auth } from './support/keys';
-import { startTestApp, TestApp } from './support/test-app';
-import { describeWithPostgres, expectWithinOneSecond, sharedSecrets } from './support/instances';
+import type { TestApp } from './support/test-app';
+import { describeWithPostgres, expectWithinOneSecond } from './support/instances';
 
 /**
  * Task tokens, agents' events and output files (contract, "Agent runs"): every run of an http agent
@@ -332,21 +337,13 @@ describeWithPostgres('task tokens multi-instance e2e')(
     let runs: HeldRuns;
     let org: SignedUpOrganization;
     let agentId: string;
+    let close: () => Promise<void>;
 
     beforeAll(async () => {
-      runs = await HeldRuns.start();
-      const env = { ...sharedSecrets(), WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' };
       // A runs the task; B has no worker.
-      a = await startTestApp({ env: { ...env, WORKER_CONCURRENCY: '2' } });
-      b = await startTestApp({ databaseUrl: a.databaseUrl, env });
-      org = await signUpOrganization(a.http);
-      agentId = await runs.agent(a.http, org.auth);
+      ({ a, b, runs, org, agentId, close } = await startTwoInstancesWithHeldRuns({ a: 2, b: 0 }));
     });
-    afterAll(async () => {
-      await runs.close();
-      await b?.close();
-      await a?.close();
-    });
+    afterAll(() => close?.());
 
     it('works on every instance while the run lasts, and is refused on every instance within a second of its end', async () => {
       const run = await runs.begin(a.http, org.auth, agentId);

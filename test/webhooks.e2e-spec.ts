@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { KeyExpiryJob } from '../src/api-keys/key-expiry.job';
 import { KeyRotationJob } from '../src/api-keys/key-rotation.job';
 import { WebhookDeliveryWorker } from '../src/webhooks/webhook-delivery.worker';
+import { WEBHOOK_EVENTS } from '../src/webhooks/webhook.entity';
+import { waitFor as waitUntil } from './support/agent-server';
 import {
   createUser,
   expectProblem,
@@ -14,6 +16,7 @@ import { dropTestDatabase, startTestApp, type TestApp } from './support/test-app
 import { verifyStandardWebhook, WebhookReceiver, type ReceivedWebhook } from './support/webhook-receiver';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { loadOpenApiMetadata } from './support/openapi-metadata';
+import { CALLS_LOCAL_TARGETS } from './support/outbound-targets';
 
 type Auth = { Authorization: string };
 
@@ -24,33 +27,12 @@ const SECRETS = {
 
 /** An instance that delivers webhooks quickly to the local receiver and runs tasks. */
 const DELIVERING = {
+  ...CALLS_LOCAL_TARGETS,
   WEBHOOK_WORKERS: '1',
-  WORKER_POLL_MS: '50',
-  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
   WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1',
   WORKER_CONCURRENCY: '1',
   ...SECRETS,
 };
-
-const ALL_EVENTS = [
-  'key.created',
-  'key.rotated',
-  'key.expiring',
-  'key.deleted',
-  'key.revoked',
-  'key.expired',
-  'key.disabled',
-  'key.enabled',
-  'key.credits_low',
-  'key.leaked',
-  'identity.created',
-  'identity.updated',
-  'identity.deleted',
-  'identity.credits_low',
-  'task.succeeded',
-  'task.failed',
-  'task.cancelled',
-];
 
 const SECRET_SHAPE = /^whsec_[A-Za-z0-9+/=]+$/;
 /** A key hash (HMAC-SHA256 in hex) or anything that looks like one. */
@@ -58,22 +40,13 @@ const HEX_64 = /[0-9a-f]{64}/i;
 /** A key value: `sk_` + base62 (32 bytes) + checksum (not the tail of a `task_` id). */
 const KEY_VALUE = /(?<![0-9A-Za-z_])sk_[0-9A-Za-z]{40,}/;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Calls `probe` until `done` holds or the deadline passes; returns the last value for the assertion. */
-async function waitFor<T>(
+/** As the shared waitFor, with a longer default: deliveries retry on a schedule of whole seconds. */
+const waitFor = <T>(
   probe: () => Promise<T> | T,
   done: (value: T) => boolean,
   timeoutMs = 20_000,
   intervalMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() >= deadline) return value;
-    await sleep(intervalMs);
-  }
-}
+): Promise<T> => waitUntil(probe, done, { timeoutMs, intervalMs });
 
 let pathCounter = 0;
 const newPath = (label: string): string => `/${label}-${++pathCounter}`;
@@ -160,7 +133,7 @@ describe('webhooks', () => {
     async function createWebhook(
       auth: Auth,
       path: string,
-      events: string[] = ALL_EVENTS,
+      events: readonly string[] = WEBHOOK_EVENTS,
     ): Promise<{ id: string; secret: string; url: string }> {
       const url = receiver.url(path);
       const res = await t.http.post('/v1/webhooks').set(auth).send({ url, events }).expect(201);
@@ -412,12 +385,17 @@ describe('webhooks', () => {
 
       const keyEvent = (type: string, keyId: string) => (b: any) =>
         b.type === type && b.data?.key_id === keyId;
+      /** The delivery on this block's endpoint that `match` picks, checked well-formed (no issued key in it). */
+      const event = async (match: (body: any) => boolean): Promise<ReceivedWebhook> => {
+        const request = await received(path, match);
+        expectWellFormed(request, secret, { forbidden: issued });
+        return request;
+      };
 
       it('sends key.created with the public fields of the key', async () => {
         const key = await createKey(org.auth, { name: 'created key', description: 'for the created event' });
         issued.push(key.key);
-        const request = await received(path, keyEvent('key.created', key.id));
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event(keyEvent('key.created', key.id));
         expect(request.json.data).toMatchObject({
           key_id: key.id,
           name: 'created key',
@@ -433,8 +411,7 @@ describe('webhooks', () => {
         const key = await createKey(org.auth);
         issued.push(key.key);
         await t.http.delete(`/v1/api-keys/${key.id}`).set(org.auth).expect(204);
-        const request = await received(path, keyEvent('key.deleted', key.id));
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event(keyEvent('key.deleted', key.id));
         expect(request.json.data).toMatchObject({ key_id: key.id, actor: { type: 'user', id: org.userId } });
       });
 
@@ -442,16 +419,14 @@ describe('webhooks', () => {
         const key = await createKey(org.auth);
         issued.push(key.key);
         await t.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: false }).expect(200);
-        const disabled = await received(path, keyEvent('key.disabled', key.id));
-        expectWellFormed(disabled, secret, { forbidden: issued });
+        const disabled = await event(keyEvent('key.disabled', key.id));
         expect(disabled.json.data).toMatchObject({
           key_id: key.id,
           enabled: false,
           actor: { type: 'user', id: org.userId },
         });
         await t.http.patch(`/v1/api-keys/${key.id}`).set(org.auth).send({ enabled: true }).expect(200);
-        const enabled = await received(path, keyEvent('key.enabled', key.id));
-        expectWellFormed(enabled, secret, { forbidden: issued });
+        const enabled = await event(keyEvent('key.enabled', key.id));
         expect(enabled.json.data).toMatchObject({ key_id: key.id, enabled: true });
       });
 
@@ -462,8 +437,7 @@ describe('webhooks', () => {
           .post('/v1/credentials/revoke')
           .send({ credentials: [key.key] })
           .expect(202);
-        const leaked = await received(path, keyEvent('key.leaked', key.id));
-        expectWellFormed(leaked, secret, { forbidden: issued });
+        const leaked = await event(keyEvent('key.leaked', key.id));
         expect(leaked.json.data).toMatchObject({
           key_id: key.id,
           source: 'public_report',
@@ -485,8 +459,7 @@ describe('webhooks', () => {
         const identityEvent = (type: string) => (b: any) => b.type === type && b.data?.identity_id === id;
         const actor = { type: 'user', id: org.userId };
 
-        const createdEvent = await received(path, identityEvent('identity.created'));
-        expectWellFormed(createdEvent, secret, { forbidden: issued });
+        const createdEvent = await event(identityEvent('identity.created'));
         expect(createdEvent.json.data).toEqual({ identity_id: id, external_id: 'cus_webhooks', actor });
 
         await t.http
@@ -494,8 +467,7 @@ describe('webhooks', () => {
           .set(org.auth)
           .send({ external_id: 'cus_webhooks_2', meta: { plan: 'pro' } })
           .expect(200);
-        const updated = await received(path, identityEvent('identity.updated'));
-        expectWellFormed(updated, secret, { forbidden: issued });
+        const updated = await event(identityEvent('identity.updated'));
         expect(updated.json.data).toEqual({
           identity_id: id,
           external_id: 'cus_webhooks_2',
@@ -504,8 +476,7 @@ describe('webhooks', () => {
         });
 
         await t.http.delete(`/v1/identities/${id}`).set(org.auth).expect(204);
-        const deleted = await received(path, identityEvent('identity.deleted'));
-        expectWellFormed(deleted, secret, { forbidden: issued });
+        const deleted = await event(identityEvent('identity.deleted'));
         expect(deleted.json.data).toEqual({ identity_id: id, external_id: 'cus_webhooks_2', actor });
       });
 
@@ -516,8 +487,7 @@ describe('webhooks', () => {
         for (let i = 0; i < 10; i++) {
           await t.http.get('/v1/auth/verify').set('Authorization', `Bearer ${key.key}`).expect(200);
         }
-        const request = await received(path, keyEvent('key.credits_low', key.id));
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event(keyEvent('key.credits_low', key.id));
         expect(request.json.data).toMatchObject({
           key_id: key.id,
           remaining: 0,
@@ -548,8 +518,7 @@ describe('webhooks', () => {
             .expect(200);
         }
         const lowEvent = (b: any) => b.type === 'identity.credits_low' && b.data?.identity_id === id;
-        const request = await received(path, lowEvent);
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event(lowEvent);
         expect(request.json.data).toEqual({
           identity_id: id,
           external_id: 'cus_webhooks_low',
@@ -566,8 +535,7 @@ describe('webhooks', () => {
         const key = await createKey(owner.auth, { name: 'personal key' });
         issued.push(key.key);
         await t.http.post(`/v1/users/${owner.id}/deactivate`).set(org.auth).expect(200);
-        const request = await received(path, keyEvent('key.revoked', key.id));
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event(keyEvent('key.revoked', key.id));
         expect(request.json.data).toMatchObject({
           key_id: key.id,
           name: 'personal key',
@@ -586,8 +554,7 @@ describe('webhooks', () => {
           .send({ grace_period_seconds: 60 })
           .expect(200);
         issued.push(rotated.body.key);
-        const request = await received(path, keyEvent('key.rotated', key.id));
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event(keyEvent('key.rotated', key.id));
         expect(request.json.data).toMatchObject({
           key_id: key.id,
           automatic: false,
@@ -664,8 +631,7 @@ describe('webhooks', () => {
           20,
         );
         expect(warned).toBe(1);
-        const expiring = await received(path, keyEvent('key.expiring', key.id));
-        expectWellFormed(expiring, secret, { forbidden: issued });
+        const expiring = await event(keyEvent('key.expiring', key.id));
         expect(expiring.json.data).toMatchObject({ key_id: key.id, expiration, actor: { type: 'system' } });
 
         const expired = await waitFor(
@@ -702,11 +668,7 @@ describe('webhooks', () => {
           .set({ 'X-API-Key': key.key })
           .send({ instruction: 'say hello', agent_type: 'echo' })
           .expect(202);
-        const request = await received(
-          path,
-          (b) => b.type === 'task.succeeded' && b.data.task_id === task.body.id,
-        );
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event((b) => b.type === 'task.succeeded' && b.data.task_id === task.body.id);
         expect(request.json.data).toMatchObject({ task_id: task.body.id, agent_type: 'echo' });
         const done = await t.http.get(`/v1/tasks/${task.body.id}`).set(org.auth).expect(200);
         expect(done.body.status).toBe('succeeded');
@@ -721,11 +683,7 @@ describe('webhooks', () => {
           .set(org.auth)
           .send({ instruction: 'fail please', agent_type: 'http', agent_id: agentId })
           .expect(202);
-        const request = await received(
-          path,
-          (b) => b.type === 'task.failed' && b.data.task_id === task.body.id,
-        );
-        expectWellFormed(request, secret, { forbidden: issued });
+        const request = await event((b) => b.type === 'task.failed' && b.data.task_id === task.body.id);
         expect(request.json.data).toMatchObject({
           task_id: task.body.id,
           agent_type: 'http',
@@ -755,11 +713,7 @@ describe('webhooks', () => {
           );
           expect(receiver.at(agentPath)).toHaveLength(1);
           await t.http.post(`/v1/tasks/${task.body.id}/cancel`).set(org.auth).expect(200);
-          const request = await received(
-            path,
-            (b) => b.type === 'task.cancelled' && b.data.task_id === task.body.id,
-          );
-          expectWellFormed(request, secret, { forbidden: issued });
+          const request = await event((b) => b.type === 'task.cancelled' && b.data.task_id === task.body.id);
           expect(request.json.data).toMatchObject({ task_id: task.body.id });
           release();
           const after = await t.http.get(`/v1/tasks/${task.body.id}`).set(org.auth).expect(200);
@@ -792,7 +746,7 @@ describe('webhooks', () => {
           });
         }
         const types = new Set(sent.map((r) => r.json.type));
-        expect([...types].sort()).toEqual([...ALL_EVENTS].sort());
+        expect([...types].sort()).toEqual([...WEBHOOK_EVENTS].sort());
       });
     });
 
@@ -1031,7 +985,7 @@ describe('webhooks', () => {
       const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
       ajv.addSchema({ $id: 'openapi', components: document.components });
       const documented = Object.keys(document.webhooks).sort();
-      expect(documented).toEqual([...ALL_EVENTS].sort());
+      expect(documented).toEqual([...WEBHOOK_EVENTS].sort());
       const validators = Object.fromEntries(
         documented.map((event) => {
           const schema = document.webhooks[event].post.requestBody.content['application/json'].schema;
@@ -1177,7 +1131,7 @@ describe('webhooks', () => {
           const res = await first.http
             .post('/v1/webhooks')
             .set(auth)
-            .send({ url, events: ALL_EVENTS })
+            .send({ url, events: WEBHOOK_EVENTS })
             .expect(201);
           return { id: res.body.id, secret: res.body.secret };
         };

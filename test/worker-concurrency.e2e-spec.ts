@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { FakeAgentServer, Gate, gate, sleep, waitFor } from './support/agent-server';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
+import { CALLS_LOCAL_TARGETS } from './support/outbound-targets';
 import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -30,9 +31,8 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
     server = await FakeAgentServer.start();
     t = await startTestApp({
       env: {
+        ...CALLS_LOCAL_TARGETS,
         WORKER_CONCURRENCY: '64',
-        WORKER_POLL_MS: '50',
-        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
         TASK_LEASE_MS: '2000',
         SHUTDOWN_GRACE_MS: '2000',
       },

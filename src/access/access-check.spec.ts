@@ -4,14 +4,9 @@ describe('the key check order', () => {
   it('is credential, restrictions, permission, policies, rate limit, credits, concurrency across the guards', () => {
     // Nest runs global guards in registration order; AccessModule registers GLOBAL_GUARDS as listed.
     expect(GLOBAL_GUARDS.flatMap((guard) => guard.steps)).toEqual([...ACCESS_STEPS]);
-    expect(ACCESS_STEPS).toEqual([
-      'credential',
-      'restrictions',
-      'permission',
-      'policies',
-      'rate_limit',
-      'credits',
-      'concurrency',
-    ]);
+    // Written out, not derived: the order is the contract's, and changing it must change this line too.
+    expect(ACCESS_STEPS.join(' > ')).toBe(
+      'credential > restrictions > permission > policies > rate_limit > credits > concurrency',
+    );
   });
 });

@@ -1,12 +1,11 @@
-import Redis, { type RedisOptions } from 'ioredis';
 import { randomBytes } from 'node:crypto';
+import { itAnswersWithoutRedis, redisClientsOfSuite } from '../../test/support/redis-window-storage';
 import {
   MemoryFixedWindowStorage,
   RedisFixedWindowStorage,
   type WindowBatchCounter,
   type WindowToCount,
 } from './fixed-window.storage';
-import { RateLimitErrorCode } from './rate-limits.errors';
 
 /** A key's two windows as the rate-limit step asks for them: 2 a minute, 10 an hour. */
 function windowsOf(tracker: string): WindowToCount[] {
@@ -45,29 +44,9 @@ describeBatchCounting('in this process', () => new MemoryFixedWindowStorage());
 
 const redisUrl = process.env.REDIS_URL;
 (redisUrl ? describe : describe.skip)('in Redis (REDIS_URL)', () => {
-  const clients: Redis[] = [];
-  const client = (url: string, options: RedisOptions = {}) => {
-    const redis = new Redis(url, { keyPrefix: `test:${randomBytes(4).toString('hex')}:`, ...options });
-    clients.push(redis);
-    return redis;
-  };
-  afterAll(() => Promise.all(clients.map((redis) => redis.quit().catch(() => redis.disconnect()))));
+  const client = redisClientsOfSuite();
 
   describeBatchCounting('in Redis', () => new RedisFixedWindowStorage(client(redisUrl!), 'closed'));
 
-  it('answers every window with its whole budget when Redis cannot be reached and failing open', async () => {
-    const unreachable = client('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true });
-    const counts = await new RedisFixedWindowStorage(unreachable, 'open').countWindows(windowsOf('key_open'));
-    expect(counts.map((count) => [count.totalHits, count.isBlocked])).toEqual([
-      [0, false],
-      [0, false],
-    ]);
-  });
-
-  it('refuses with rate_limiter_unavailable when Redis cannot be reached and failing closed', async () => {
-    const unreachable = client('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true });
-    await expect(
-      new RedisFixedWindowStorage(unreachable, 'closed').countWindows(windowsOf('key_closed')),
-    ).rejects.toMatchObject({ code: RateLimitErrorCode.RateLimiterUnavailable });
-  });
+  itAnswersWithoutRedis(client, (redis, mode) => new RedisFixedWindowStorage(redis, mode), windowsOf);
 });

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import Redis, { type RedisOptions } from 'ioredis';
+import type Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RateLimitErrorCode } from './rate-limits.errors';
+import { itAnswersWithoutRedis, redisClientsOfSuite } from '../../test/support/redis-window-storage';
 import {
   MemorySlidingWindowStorage,
   msUntilOneMoreFits,
@@ -183,14 +183,7 @@ describe('msUntilOneMoreFits', () => {
 
 const redisUrl = process.env.REDIS_URL;
 (redisUrl ? describe : describe.skip)('RedisSlidingWindowStorage (REDIS_URL)', () => {
-  const prefix = `test:${randomBytes(4).toString('hex')}:`;
-  const clients: Redis[] = [];
-  const client = (url: string, options: RedisOptions = {}) => {
-    const redis = new Redis(url, { keyPrefix: prefix, ...options });
-    clients.push(redis);
-    return redis;
-  };
-  afterAll(() => Promise.all(clients.map((redis) => redis.quit().catch(() => redis.disconnect()))));
+  const client = redisClientsOfSuite();
 
   const storageOf = () => new RedisSlidingWindowStorage(client(redisUrl!), 'closed');
   /** Milliseconds into a window of `ttl` by Redis's clock, which the script reads. */
@@ -286,21 +279,9 @@ const redisUrl = process.env.REDIS_URL;
     );
   });
 
-  it('answers every window with its whole budget when Redis cannot be reached and failing open', async () => {
-    const unreachable = client('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true });
-    const counts = await new RedisSlidingWindowStorage(unreachable, 'open').countWindows(
-      windowsOf('key_open'),
-    );
-    expect(counts.map((count) => [count.totalHits, count.isBlocked])).toEqual([
-      [0, false],
-      [0, false],
-    ]);
-  });
-
-  it('refuses with rate_limiter_unavailable when Redis cannot be reached and failing closed', async () => {
-    const unreachable = client('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true });
-    await expect(
-      new RedisSlidingWindowStorage(unreachable, 'closed').countWindows(windowsOf('key_closed')),
-    ).rejects.toMatchObject({ code: RateLimitErrorCode.RateLimiterUnavailable });
-  });
+  itAnswersWithoutRedis(
+    client,
+    (redis, mode) => new RedisSlidingWindowStorage(redis, mode),
+    (tracker) => windowsOf(tracker),
+  );
 });

@@ -214,55 +214,47 @@ describeIfRunnable('credits through a Redis stop or hang on two instances', () =
     return seen;
   }
 
-  it('never accepts more than N (a spend in flight at the kill may be lost, never granted twice) in 20 trials each killing Redis in the middle of the burst', async () => {
-    const seen = await trials(20, () => redis!.stop().then(() => redis!.start()), 'stop');
+  /** Redis killed and started again. */
+  const kill = () => redis!.stop().then(() => redis!.start());
+  /** Redis hung (it stops answering) for HANG_MS, then answering again. */
+  const hang = async () => {
+    redis!.pause();
+    await sleep(HANG_MS);
+    redis!.resume();
+  };
+
+  /**
+   * What every trial must show, whatever the fault: never more than N accepted, the instances answering
+   * again once Redis does, and A, B and the row showing one balance. A spend in flight when Redis dies or
+   * hangs has an unknown outcome: it counts as spent (lost, never granted twice), so at most the requests
+   * in flight at that moment are missing from the balance, and never more than what was not accepted is
+   * left.
+   */
+  function expectNeverOverspent(seen: Trial[]): void {
     expect(seen.filter((t) => t.accepted > N)).toEqual([]);
     expect(seen.filter((t) => !t.onRedisAgain)).toEqual([]);
     for (const t of seen) {
       expect(t.shown).toEqual({ a: t.shown.a, b: t.shown.a, row: t.shown.a });
-      // A spend in flight when Redis dies has an unknown outcome: it counts as spent (lost, never
-      // granted twice), so at most the requests in flight at that moment are missing from the balance.
       expect(t.shown.a).toBeLessThanOrEqual(t.expectedLeft);
       expect(t.expectedLeft - t.shown.a).toBeLessThanOrEqual(IN_FLIGHT);
     }
+  }
+
+  it('never accepts more than N (a spend in flight at the kill may be lost, never granted twice) in 20 trials each killing Redis in the middle of the burst', async () => {
+    expectNeverOverspent(await trials(20, kill, 'stop'));
   });
 
   it('never accepts more than N in 10 trials each hanging Redis in the middle of the burst', async () => {
-    const hang = async () => {
-      redis!.pause();
-      await sleep(HANG_MS);
-      redis!.resume();
-    };
-    const seen = await trials(10, hang, 'hang');
-    expect(seen.filter((t) => t.accepted > N)).toEqual([]);
-    expect(seen.filter((t) => !t.onRedisAgain)).toEqual([]);
-    for (const t of seen) {
-      // An ambiguous spend may be lost, never granted: at most what was not accepted is left.
-      expect(t.shown.a).toBeLessThanOrEqual(t.expectedLeft);
-      expect(t.expectedLeft - t.shown.a).toBeLessThanOrEqual(IN_FLIGHT);
-      expect(t.shown).toEqual({ a: t.shown.a, b: t.shown.a, row: t.shown.a });
-    }
+    expectNeverOverspent(await trials(10, hang, 'hang'));
   });
 
   // An identity's balance is spent by the same ledger as a key's (another table): the same guarantees,
   // in fewer trials.
   it("never overspends an identity's shared balance in 6 trials killing Redis and 4 hanging it", async () => {
-    const hang = async () => {
-      redis!.pause();
-      await sleep(HANG_MS);
-      redis!.resume();
-    };
-    const seen = [
-      ...(await trials(6, () => redis!.stop().then(() => redis!.start()), 'stop', 'identity')),
+    expectNeverOverspent([
+      ...(await trials(6, kill, 'stop', 'identity')),
       ...(await trials(4, hang, 'hang', 'identity')),
-    ];
-    expect(seen.filter((t) => t.accepted > N)).toEqual([]);
-    expect(seen.filter((t) => !t.onRedisAgain)).toEqual([]);
-    for (const t of seen) {
-      expect(t.shown).toEqual({ a: t.shown.a, b: t.shown.a, row: t.shown.a });
-      expect(t.shown.a).toBeLessThanOrEqual(t.expectedLeft);
-      expect(t.expectedLeft - t.shown.a).toBeLessThanOrEqual(IN_FLIGHT);
-    }
+    ]);
   });
 
   it('accepts exactly N when one instance is cut off from Redis and the other is not', async () => {

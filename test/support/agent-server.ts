@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
+import { closeServer, createBodyServer, listenOnLoopback } from './loopback-server';
 
 /** One request the fake agent received. */
 export interface ReceivedRequest {
@@ -38,55 +38,42 @@ export class FakeAgentServer {
   private port = 0;
 
   private constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        let answered = false;
-        const closed = new Promise<{ answered: boolean }>((resolve) =>
-          res.once('close', () => resolve({ answered })),
-        );
-        res.once('finish', () => (answered = true));
-        const path = (req.url ?? '/').split('?')[0];
-        const received: ReceivedRequest = {
-          method: req.method ?? '',
-          path,
-          headers: req.headers,
-          text,
-          json,
-          closed,
-        };
-        this.requests.push(received);
-        this.open.add(res);
-        res.once('close', () => this.open.delete(res));
-        const handler = this.handlers.get(path);
-        const count = this.requestsTo(path).length;
-        Promise.resolve(handler ? handler(received, count) : { status: 404, json: { error: 'no handler' } })
-          .then((answer) => {
-            if (res.destroyed) return;
-            const body = answer.json === undefined ? '' : JSON.stringify(answer.json);
-            res.writeHead(answer.status, {
-              ...(answer.json === undefined ? {} : { 'content-type': 'application/json' }),
-              ...answer.headers,
-            });
-            res.end(body);
-          })
-          .catch(() => res.destroy());
-      });
+    this.server = createBodyServer((req, res, { path, text, json }) => {
+      let answered = false;
+      const closed = new Promise<{ answered: boolean }>((resolve) =>
+        res.once('close', () => resolve({ answered })),
+      );
+      res.once('finish', () => (answered = true));
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        text,
+        json,
+        closed,
+      };
+      this.requests.push(received);
+      this.open.add(res);
+      res.once('close', () => this.open.delete(res));
+      const handler = this.handlers.get(path);
+      const count = this.requestsTo(path).length;
+      Promise.resolve(handler ? handler(received, count) : { status: 404, json: { error: 'no handler' } })
+        .then((answer) => {
+          if (res.destroyed) return;
+          const body = answer.json === undefined ? '' : JSON.stringify(answer.json);
+          res.writeHead(answer.status, {
+            ...(answer.json === undefined ? {} : { 'content-type': 'application/json' }),
+            ...answer.headers,
+          });
+          res.end(body);
+        })
+        .catch(() => res.destroy());
     });
   }
 
   static async start(): Promise<FakeAgentServer> {
     const fake = new FakeAgentServer();
-    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    fake.port = (fake.server.address() as AddressInfo).port;
+    fake.port = await listenOnLoopback(fake.server);
     return fake;
   }
 
@@ -114,9 +101,7 @@ export class FakeAgentServer {
 
   async close(): Promise<void> {
     for (const res of this.open) res.destroy();
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeAllConnections();
-    await closed;
+    await closeServer(this.server);
   }
 }
 

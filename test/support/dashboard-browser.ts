@@ -171,14 +171,18 @@ export async function signInThroughForm(page: Page, email: string): Promise<void
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
-/** Opens `path` under /dashboard in a fresh profile and signs in there as `email`. */
+/**
+ * Opens `path` under /dashboard in a fresh profile and signs in there as `email`; `expected` names the
+ * console error the page's test provokes on purpose (see watchForErrors).
+ */
 export async function signedInPage(
   dashboard: BrowserDashboard,
   who: string,
   email: string,
   path = '/api-keys',
+  expected?: (text: string, url: string) => boolean,
 ): Promise<Page> {
-  const page = await dashboard.openPage(who);
+  const page = await dashboard.openPage(who, { expected });
   await page.goto(`${dashboard.baseUrl}/dashboard${path}`);
   await page.getByLabel('Email', { exact: true }).waitFor();
   await signInThroughForm(page, email);

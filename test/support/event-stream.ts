@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import type { TestApp } from './test-app';
+import { signUpOrganization, type SignedUpOrganization } from './factories';
+import { startTestApp, type TestApp } from './test-app';
 
 export interface StreamedEvent {
   id: string;
@@ -12,6 +13,21 @@ export async function listen(t: TestApp): Promise<string> {
   const server = t.app.getHttpServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A fresh app listening on a loopback port (its base URL) for event streams, and a new organization on it. */
+export async function startListeningApp(): Promise<{
+  t: TestApp;
+  baseUrl: string;
+  org: SignedUpOrganization;
+}> {
+  const t = await startTestApp();
+  try {
+    return { t, baseUrl: await listen(t), org: await signUpOrganization(t.http) };
+  } catch (error) {
+    await t.close();
+    throw error;
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Response } from 'supertest';
+import type { Response, Test } from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 
 export const uniqueEmail = (label = 'user'): string =>
@@ -94,22 +94,46 @@ export function expectProblem(
   return res.body;
 }
 
+/**
+ * Sends `body` exactly as given, text or bytes, as `contentType` (JSON unless said): for bodies no client
+ * would build. The bytes as they are: supertest would serialise a Buffer as JSON (`{"type":"Buffer",…}`).
+ */
+export const sendAsIs = (request: Test, body: string | Buffer, contentType = 'application/json'): Test =>
+  request
+    .set('Content-Type', contentType)
+    .serialize((value) => value as string)
+    .send(body);
+
 /** Every item of a list endpoint, following `next_cursor` page by page. */
 export async function listAll<T = any>(
   http: TestAgent,
   path: string,
-  auth: { Authorization: string },
+  auth: Record<string, string>,
+  query: Record<string, string> = {},
 ): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | null = null;
   do {
     const res: Response = await http
       .get(path)
-      .query(cursor ? { limit: 100, cursor } : { limit: 100 })
+      .query({ ...query, limit: 100, ...(cursor ? { cursor } : {}) })
       .set(auth)
       .expect(200);
     items.push(...(res.body.data as T[]));
     cursor = res.body.next_cursor;
   } while (cursor);
   return items;
+}
+
+/** A list's first page of `limit` items and the page its `next_cursor` (which must be there) leads to. */
+export async function firstTwoPages(
+  http: TestAgent,
+  path: string,
+  auth: Record<string, string>,
+  limit: number,
+): Promise<[first: Response, second: Response]> {
+  const first = await http.get(path).query({ limit }).set(auth).expect(200);
+  expect(first.body.next_cursor).toEqual(expect.any(String));
+  const second = await http.get(path).query({ limit, cursor: first.body.next_cursor }).set(auth).expect(200);
+  return [first, second];
 }

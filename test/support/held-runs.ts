@@ -1,7 +1,9 @@
 import type TestAgent from 'supertest/lib/agent';
 import { FakeAgentServer, gate, type Gate } from './agent-server';
 import { bearer, signUpOrganization } from './factories';
-import { startTestApp } from './test-app';
+import { sharedSecrets } from './instances';
+import { CALLS_LOCAL_TARGETS } from './outbound-targets';
+import { startTestApp, type TestApp } from './test-app';
 import type { Auth } from './keys';
 
 /** A task an http agent holds: its task token, the headers the agent got, and how to let it answer. */
@@ -119,9 +121,7 @@ export class HeldRuns {
  */
 export async function startAppWithHeldRuns(agent: Record<string, unknown> = {}) {
   const runs = await HeldRuns.start();
-  const t = await startTestApp({
-    env: { WORKER_CONCURRENCY: '4', WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
-  });
+  const t = await startTestApp({ env: { ...CALLS_LOCAL_TARGETS, WORKER_CONCURRENCY: '4' } });
   const org = await signUpOrganization(t.http);
   const agentId = await runs.agent(t.http, org.auth, agent);
   return {
@@ -134,4 +134,37 @@ export async function startAppWithHeldRuns(agent: Record<string, unknown> = {}) 
       await t.close();
     },
   };
+}
+
+/**
+ * Two API instances on one database (and one Redis when the run has it), signing and hashing alike, with
+ * `workers` task workers each; a new organization, and an http agent of it (`agent`: more of its fields)
+ * on a HeldRuns server. Needs PostgreSQL (describeWithPostgres).
+ */
+export async function startTwoInstancesWithHeldRuns(
+  workers: { a: number; b: number },
+  agent: Record<string, unknown> = {},
+) {
+  const runs = await HeldRuns.start();
+  const env = { ...sharedSecrets(), ...CALLS_LOCAL_TARGETS };
+  let a: TestApp | undefined;
+  let b: TestApp | undefined;
+  const close = async (): Promise<void> => {
+    await runs.close();
+    await b?.close();
+    await a?.close();
+  };
+  try {
+    a = await startTestApp({ env: { ...env, WORKER_CONCURRENCY: String(workers.a) } });
+    b = await startTestApp({
+      databaseUrl: a.databaseUrl,
+      env: { ...env, WORKER_CONCURRENCY: String(workers.b) },
+    });
+    const org = await signUpOrganization(a.http);
+    const agentId = await runs.agent(a.http, org.auth, agent);
+    return { a, b, runs, org, agentId, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

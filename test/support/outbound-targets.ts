@@ -13,3 +13,9 @@ export const PRIVATE_TARGETS: readonly (readonly [string, string])[] = [
   ['the link-local metadata address', 'http://169.254.169.254/latest/meta-data/'],
   ['an IPv4-mapped loopback address', 'http://[::ffff:127.0.0.1]:8080/'],
 ];
+
+/**
+ * An instance whose workers pick work up within 50 ms and may call the tests' own agents and webhook
+ * receivers on 127.0.0.1, which the default policy refuses. Workers are turned on beside it.
+ */
+export const CALLS_LOCAL_TARGETS = { WORKER_POLL_MS: '50', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' } as const;

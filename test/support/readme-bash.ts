@@ -1,7 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { exited, spawnCaptured, waitUntilLive, type ChildOutput } from './child-process';
+import { compiledEntryPoint } from './compiled-app';
+import { createTestDatabase, dropTestDatabase } from './test-instance';
+
 /**
  * Running the README's ```bash blocks as written: a prelude for a script under `set -euo pipefail` whose
  * `curl` fails the script on an unexpected HTTP status, and the convention that marks the refusals the
- * README shows on purpose (a command whose last line ends with `# <status>` must answer exactly that).
+ * README shows on purpose (a command whose last line ends with `# <status>` must answer exactly that),
+ * and the real entry point such a script runs against (withReadmeServer).
  */
 
 /** The ```bash blocks of the README from `heading` (the whole line, e.g. `## When a key leaks`) to the next heading of its level or above. */
@@ -74,3 +82,71 @@ readme_check_vars() {
   done
 }
 `;
+
+const PROJECT_ROOT = resolve(__dirname, '..', '..');
+/** The PATH a README script and its server run with: the node running the tests first. */
+const PATH = `${dirname(process.execPath)}:${process.env.PATH}`;
+
+/** The real entry point running as the README starts it, and a directory to run a README script in. */
+export interface ReadmeServer {
+  base: string;
+  workDir: string;
+  /**
+   * Runs `file` (written in workDir) with bash, offline, with only PATH and HOME; throws with the whole
+   * transcript, saying `what` failed, unless it exits 0 within 90 s.
+   */
+  runScript(file: string, what: string): Promise<ChildOutput>;
+}
+
+/**
+ * Starts the compiled entry point on `port` as the README starts it (`env`, e.g. its bootstrap admin),
+ * on a database and data directory of its own, with no network; runs `body` once it is live; then stops
+ * it and removes what it made. `label` names the temporary directories.
+ */
+export async function withReadmeServer(
+  options: { port: number; label: string; env: Record<string, string> },
+  body: (server: ReadmeServer) => Promise<void>,
+): Promise<void> {
+  const base = `http://127.0.0.1:${options.port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-${options.label}-data-`));
+  const workDir = mkdtempSync(join(tmpdir(), `gatehouse-${options.label}-`));
+  const databaseUrl = await createTestDatabase(); // undefined on the embedded run
+  const server = spawnCaptured(process.execPath, [compiledEntryPoint('main')], {
+    cwd: PROJECT_ROOT,
+    env: {
+      PATH,
+      HOME: process.env.HOME,
+      ...options.env,
+      PORT: String(options.port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    },
+  });
+  try {
+    await waitUntilLive(server, base, 90_000);
+    await body({
+      base,
+      workDir,
+      async runScript(file, what) {
+        const run = await exited(
+          spawnCaptured('bash', [file], { cwd: workDir, env: { PATH, HOME: process.env.HOME } }),
+          90_000,
+        );
+        const transcript = `exit ${run.code}${run.timedOut ? ' (timed out)' : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+        if (run.code !== 0 || run.timedOut) throw new Error(`${what} failed: ${transcript}`);
+        return run;
+      },
+    });
+  } finally {
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill('SIGTERM');
+      await exited(server, 30_000);
+    }
+    rmSync(workDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+    if (databaseUrl) await dropTestDatabase(databaseUrl);
+  }
+}

@@ -2,6 +2,7 @@ import type { ModuleMetadata } from '@nestjs/common';
 import { Test, TestingModule, TestingModuleBuilder } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { QUIET_INSTANCE_ENV } from './quiet-instance';
 import { SCRATCH_ROOT } from './scratch-directory';
 import { basename, join } from 'node:path';
 import { Clock } from '../../src/common/clock';
@@ -69,13 +70,7 @@ export async function prepareInstance(options: TestAppOptions) {
   if (ownsDataDir && !databaseUrl) copyEmbeddedTemplate(dataDir);
 
   const config = loadAppConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    BCRYPT_ROUNDS: '4',
-    ALLOW_SIGNUP: 'true',
-    // Suites that exercise tasks turn workers on; the others need no polling in the background.
-    WORKER_CONCURRENCY: '0',
-    WEBHOOK_WORKERS: '0',
+    ...QUIET_INSTANCE_ENV,
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL,

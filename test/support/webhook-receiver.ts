@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import { closeServer, createBodyServer, listenOnLoopback } from './loopback-server';
 
 /** One request the receiver got, exactly as it arrived. */
 export interface ReceivedWebhook {
@@ -37,39 +37,26 @@ export class WebhookReceiver {
   private port = 0;
 
   private constructor() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(raw);
-        } catch {
-          json = undefined;
-        }
-        const path = (req.url ?? '/').split('?')[0];
-        const entry: ReceivedWebhook = { path, headers: req.headers, raw, json, receivedAt: Date.now() };
-        this.received.push(entry);
-        const count = this.at(path).length;
-        const script = this.scripts.get(path);
-        const decided = script ? script(entry, count) : 200;
-        const answer: ReceiverAnswer = typeof decided === 'number' ? { status: decided } : decided;
-        void Promise.resolve(answer.after).then(() => {
-          if (res.destroyed) return;
-          entry.answered = answer.status;
-          const body = JSON.stringify(answer.json ?? { received: true });
-          res.writeHead(answer.status, { 'content-type': 'application/json' });
-          res.end(body);
-        });
+    this.server = createBodyServer((req, res, { path, text: raw, json }) => {
+      const entry: ReceivedWebhook = { path, headers: req.headers, raw, json, receivedAt: Date.now() };
+      this.received.push(entry);
+      const count = this.at(path).length;
+      const script = this.scripts.get(path);
+      const decided = script ? script(entry, count) : 200;
+      const answer: ReceiverAnswer = typeof decided === 'number' ? { status: decided } : decided;
+      void Promise.resolve(answer.after).then(() => {
+        if (res.destroyed) return;
+        entry.answered = answer.status;
+        const body = JSON.stringify(answer.json ?? { received: true });
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(body);
       });
     });
   }
 
   static async start(): Promise<WebhookReceiver> {
     const receiver = new WebhookReceiver();
-    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
-    receiver.port = (receiver.server.address() as AddressInfo).port;
+    receiver.port = await listenOnLoopback(receiver.server);
     return receiver;
   }
 
@@ -92,10 +79,8 @@ export class WebhookReceiver {
     return this.received.filter((r) => r.path === path);
   }
 
-  async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeAllConnections();
-    await closed;
+  close(): Promise<void> {
+    return closeServer(this.server);
   }
 }
 
