@@ -310,6 +310,8 @@ describeInBrowser('test/dashboard-keys.e2e-spec.ts')('API keys pages in a browse
     await menuItem('Rotate').click();
     const dialog = page.getByRole('dialog', { name: /Rotate key/ });
     const grace = dialog.getByRole('group', { name: 'Grace period' });
+    // count() does not wait: the dialog is shown first.
+    await grace.waitFor();
     for (const preset of ['None', '1 hour', '24 hours', '7 days', 'Other']) {
       expect(await grace.getByRole('radio', { name: preset, exact: true }).count()).toBe(1);
     }

@@ -308,7 +308,12 @@ describe('GET /v1/usage?group_by=identity', () => {
       (body) => body.data.length === 3 && body.data[0].requests === 4,
       { timeoutMs: READABLE_WITHIN_MS, intervalMs: 100 },
     );
-    const byKey = (await organizationUsage({}, own.auth).expect(200)).body;
+    // Usage reaches the database in batches: the keys' rows may land a flush after the identities'.
+    const { value: byKey } = await pollUntil(
+      async () => (await organizationUsage({}, own.auth).expect(200)).body as Json,
+      (body) => body.data.length === 5 && body.data[0].requests === 5,
+      { timeoutMs: READABLE_WITHIN_MS, intervalMs: 100 },
+    );
     const row = (identity: Json, requests: number, allowed: number, creditsSpent = 0) => ({
       identity_id: identity.id,
       external_id: identity.external_id,
