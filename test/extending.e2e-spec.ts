@@ -45,10 +45,10 @@ describe('extensions: one list, loaded by the API and the worker', () => {
     let api: TestApp;
     let worker: ServiceContext;
     beforeAll(async () => {
-      [api, worker] = await Promise.all([
-        startTestApp({ extensions: EXAMPLE_EXTENSIONS, imports: [ForgetfulModule] }),
-        startServiceContext({ root: 'worker', extensions: EXAMPLE_EXTENSIONS }),
-      ]);
+      // One after the other: on PGlite each instance runs its engine on this file's one thread, and two
+      // starting together on a loaded machine kept each other's first connection past its deadline.
+      api = await startTestApp({ extensions: EXAMPLE_EXTENSIONS, imports: [ForgetfulModule] });
+      worker = await startServiceContext({ root: 'worker', extensions: EXAMPLE_EXTENSIONS });
     });
     afterAll(async () => {
       await Promise.all([api?.close(), worker?.close()]);
