@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mapFromPermissions } from '../src/roles/dto/role.dto';
 import { builtInRolePermissions } from '../src/roles/permissions';
 import http from 'node:http';
@@ -35,7 +36,6 @@ const VIEWER = [...builtInRolePermissions('viewer')].sort();
 const DEVELOPER = [...builtInRolePermissions('developer')].sort();
 
 const bearer = (value: string): Auth => ({ Authorization: `Bearer ${value}` });
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const sorted = (values: string[]): string[] => [...values].sort();
 const ids = (res: Response): string[] => res.body.data.map((key: Json) => key.id);
 

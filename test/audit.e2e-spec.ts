@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import {
@@ -25,8 +26,6 @@ const USER_AGENT = 'gatehouse-audit-e2e/1.0 (+https://example.test)';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const AUDIT_ID = /^aud_[0-9A-Za-z]{22}$/;
 const HEX_64 = /[0-9a-f]{64}/i;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An entry as the contract shapes it, and nothing more (in particular no hash of the chain). */
 function expectEntryShape(entry: AuditEntry): void {

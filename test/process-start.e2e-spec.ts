@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CapturedChild, exited } from './support/child-process';
-import {
-  logEntriesOf,
-  ProcessResult,
-  runMain,
-  scratchDataDirs,
-  sleep,
-  spawnMain,
-} from './support/main-process';
+import { logEntriesOf, ProcessResult, runMain, scratchDataDirs, spawnMain } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase } from './support/test-app';
 

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { closeServer, createBodyServer, listenOnLoopback } from './loopback-server';
 
 /** One request the fake agent received. */
@@ -117,7 +118,8 @@ export function gate(): Gate {
   return { promise, release };
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+// The suites' one pause: Node's own, re-exported where suites already import it from.
+export { sleep };
 
 /**
  * Calls `probe` until `done` holds or `timeoutMs` passes; returns the last value, so the caller's

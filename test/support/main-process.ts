@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
 import { CapturedChild, ChildOutput, exited, spawnCaptured } from './child-process';
 import { compiledEntryPoint } from './compiled-app';
@@ -43,8 +44,6 @@ export function logEntriesOf(stdout: string): Array<{ level: number; msg: string
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as { level: number; msg: string; context?: string });
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls /health/live until the child answers 200; fails at once if the child exits instead. */
 export async function waitUntilLive(child: CapturedChild, base: string): Promise<void> {
