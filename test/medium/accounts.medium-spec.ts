@@ -8,6 +8,7 @@ import { TeamsService } from '../../src/accounts/teams.service';
 import { UserLifecycle } from '../../src/accounts/user-lifecycle';
 import type { User } from '../../src/accounts/user.entity';
 import { UsersService } from '../../src/accounts/users.service';
+import { UsersRepository } from '../../src/accounts/users.repository';
 import type { Permission } from '../../src/roles/permissions';
 import { RolesService } from '../../src/roles/roles.service';
 import { ServiceContext, startFeatureContext } from '../support/feature-context';
@@ -278,6 +279,34 @@ describe('accounts (service level)', () => {
           deactivatedAt: null,
         });
         expect((await users.ownerStates([member.id])).get(member.id)?.active).toBe(true);
+      });
+
+      it('reads a member for the requests of one turn in one statement, and the next read sees a deactivation', async () => {
+        const member = await newUser(a, 'developer');
+        const other = await newUser(a, 'viewer');
+        const reads = jest.spyOn(context.get(UsersRepository), 'findByIds');
+        try {
+          const [first, second, third, foreign] = await Promise.all([
+            users.findMemberForRequest(a.organizationId, member.id),
+            users.findMemberForRequest(a.organizationId, member.id),
+            users.findMemberForRequest(a.organizationId, other.id),
+            // The right id under another organization is nobody.
+            users.findMemberForRequest(b.organizationId, member.id),
+          ]);
+          expect(reads).toHaveBeenCalledTimes(1);
+          expect(first).toMatchObject({ id: member.id, active: true, role: 'developer' });
+          expect(second).toMatchObject({ id: member.id });
+          expect(third).toMatchObject({ id: other.id, role: 'viewer' });
+          expect(foreign).toBeNull();
+
+          await users.deactivate(a, member.id, origin);
+          expect(await users.findMemberForRequest(a.organizationId, member.id)).toMatchObject({
+            active: false,
+          });
+          expect(reads).toHaveBeenCalledTimes(2);
+        } finally {
+          reads.mockRestore();
+        }
       });
 
       it('rolls the deactivation back when a consequence of it fails', async () => {

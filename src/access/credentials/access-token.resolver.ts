@@ -12,7 +12,8 @@ const DENIAL_CODES = new Set<string>(Object.values(AccessDenialCode));
 
 /**
  * An access token to a Principal, or the reason it is refused. The user row is read on every request
- * (a primary-key lookup) so a deactivation or a role change applies to the very next request; so is the
+ * (a primary-key lookup, batched with the other requests of the same turn: UsersService
+ * .findMemberForRequest) so a deactivation or a role change applies to the very next request; so is the
  * dashboard session row of a token that names one (`sid`), so a sign-out does too.
  */
 @Injectable()
@@ -39,7 +40,7 @@ export class AccessTokenResolver {
     }
     // A dashboard session's token lives only as long as its session: the two reads go out together.
     const [user, sessionLive] = await Promise.all([
-      this.users.findMember(claims.org, claims.sub),
+      this.users.findMemberForRequest(claims.org, claims.sub),
       claims.sid === undefined ? true : this.sessions.isLive(claims.sid, claims.sub),
     ]);
     if (user && user.active && !sessionLive) {
@@ -56,10 +57,10 @@ export class AccessTokenResolver {
    * (a task token acts for the user who created its task, never beyond them).
    */
   async byId(organizationId: string, userId: string): Promise<Principal | AccessDenial> {
-    return this.principalOf(await this.users.findMember(organizationId, userId));
+    return this.principalOf(await this.users.findMemberForRequest(organizationId, userId));
   }
 
-  private async principalOf(user: User | null): Promise<Principal | AccessDenial> {
+  private async principalOf(user: Readonly<User> | null): Promise<Principal | AccessDenial> {
     if (!user) return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The access token is not valid.');
     if (!user.active) {
       return new AccessDenial(AccessDenialCode.UserDeactivated, 'The user account is deactivated.');
