@@ -61,6 +61,8 @@ interface FileView {
 interface Round {
   /** The server process's CPU time over the round, as a share of one core (2 cores here: at most 200%). */
   serverCpu: number;
+  /** SQL statements the server sent over the round (its pg driver's count), polling included. */
+  queries: number;
   created: number;
   observed: number;
   lastCompleted: number;
@@ -211,6 +213,7 @@ async function run(
    */
   const runTasks = async (count: number, label: string, body: Record<string, unknown>): Promise<Round> => {
     const cpuBefore = (await ask<{ micros: number }>('cpu', 'cpu')).micros;
+    const queriesBefore = (await ask<{ total: number }>('queries', 'queries')).total;
     const start = Date.now();
     const ids = new Set<string>();
     let nextIndex = 0;
@@ -226,6 +229,7 @@ async function run(
     while (!((await isEmpty('queued')) && (await isEmpty('running')))) await sleep(POLL_MS);
     const observed = Date.now() - start;
     const serverCpu = ((await ask<{ micros: number }>('cpu', 'cpu')).micros - cpuBefore) / 1000 / observed;
+    const queries = (await ask<{ total: number }>('queries', 'queries')).total - queriesBefore;
 
     // Newest first: this round's tasks are the first pages.
     const done = (
@@ -243,6 +247,7 @@ async function run(
     const completedAt = done.map((task) => Date.parse(task.completed_at!));
     return {
       serverCpu,
+      queries,
       created,
       observed,
       lastCompleted: Math.max(...completedAt) - start,
@@ -280,6 +285,9 @@ async function run(
     const cpuPerTask = median(rounds.map((round) => (round.serverCpu * round.observed * 1000) / count));
     console.log(
       `  server CPU:                median ${(median(rounds.map((round) => round.serverCpu)) * 100).toFixed(0)}% of a core, ${cpuPerTask.toFixed(0)} µs per task (create, run, outcome, polling)`,
+    );
+    console.log(
+      `  SQL statements:            median ${median(rounds.map((round) => round.queries / count)).toFixed(2)} per task (the server's pg driver, polling included)`,
     );
     const latencies = rounds.flatMap((round) => round.latencies);
     console.log(

@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../database/database-errors';
 import { newId, isIdOf } from '../common/ids';
 import { USER_ID } from './accounts.declarations';
 import { Page } from '../common/pagination';
-import { TickBatch } from '../common/tick-batch';
+import { batchedReadsById } from '../common/batched-reads';
 import { assertWithinPrincipal } from '../roles/escalation';
 import type { Permission } from '../roles/permissions';
 import { RoleHolders } from '../roles/role-holders';
@@ -19,11 +19,6 @@ import { UserLifecycle } from './user-lifecycle';
 import { User } from './user.entity';
 import { UsersRepository } from './users.repository';
 import { AccountError, AccountErrorCode } from './accounts.errors';
-
-interface MemberRef {
-  organizationId: string;
-  id: string;
-}
 
 @Injectable()
 export class UsersService {
@@ -56,25 +51,11 @@ export class UsersService {
   }
 
   /**
-   * The same as findMember, for the access-token check of every request: the reads of one turn of the
-   * event loop go out as one statement, a user asked for by several of them once. Each read is still
-   * sent after its request arrived, so a deactivation or a role change applies to the very next request,
-   * as with a read of its own; under load, one token's concurrent requests cost one row, not one query
-   * each. The answer may be shared by the requests of that turn: read it, never change it.
+   * The same as findMember, for the access-token check of every request: batched with the other reads
+   * of the same event-loop turn (batchedReadsById), so a deactivation or a role change still applies to
+   * the very next request. Read the answer, never change it.
    */
-  findMemberForRequest(organizationId: string, id: string): Promise<Readonly<User> | null> {
-    return this.memberReads.add({ organizationId, id });
-  }
-
-  private readonly memberReads = new TickBatch<MemberRef, Readonly<User> | null>(async (refs) => {
-    const found = new Map(
-      (await this.users.findByIds(refs.map((ref) => ref.id))).map((user) => [user.id, user]),
-    );
-    return refs.map(({ organizationId, id }) => {
-      const user = found.get(id);
-      return user?.organizationId === organizationId ? user : null;
-    });
-  });
+  readonly findMemberForRequest = batchedReadsById((ids) => this.users.findByIds(ids));
 
   /** The owners of personal keys as the key check needs them: active, and their role. */
   async ownerStates(

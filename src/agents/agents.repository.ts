@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
 import { Agent } from './agent.entity';
 
@@ -24,6 +24,11 @@ export class AgentsRepository {
         .where('agent.organization_id = :organizationId', { organizationId }),
       query,
     );
+  }
+
+  /** The agents among `ids` (any organization). */
+  findByIds(ids: string[]): Promise<Agent[]> {
+    return this.agents.findBy({ id: In([...new Set(ids)]) });
   }
 
   findInOrganization(organizationId: string, id: string): Promise<Agent | null> {

@@ -1,3 +1,4 @@
+import { batchedReadsById } from '../common/batched-reads';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
@@ -57,6 +58,19 @@ export class AgentsService {
     if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
     return agent;
   }
+
+  /**
+   * The agent a new task names, as get() answers it, batched with the other task creations of the same
+   * event-loop turn (batchedReadsById): under load, many tasks for one agent cost one row. Read it, never
+   * change it.
+   */
+  async getForNewTask(principal: Principal, id: string): Promise<Readonly<Agent>> {
+    const agent = isIdOf(AGENT_ID, id) ? await this.agentReads(principal.organizationId, id) : null;
+    if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
+    return agent;
+  }
+
+  private readonly agentReads = batchedReadsById((ids) => this.agents.findByIds(ids));
 
   /** An agent by id within an organization, for work done outside a request (task workers). */
   findInOrganization(organizationId: string, id: string): Promise<Agent | null> {

@@ -100,7 +100,7 @@ export class TasksService {
     }
     let agent: Agent | null = null;
     if (dto.agent_id) {
-      agent = (await this.agents.get(principal, dto.agent_id).catch(() => undefined)) ?? null;
+      agent = (await this.agents.getForNewTask(principal, dto.agent_id).catch(() => undefined)) ?? null;
       if (!agent || agent.type !== dto.agent_type) {
         throw unprocessable(
           TaskErrorCode.AgentNotFound,

@@ -1,5 +1,6 @@
 import type { Principal } from '../../src/access/principal';
 import { AgentsModule } from '../../src/agents/agents.module';
+import { AgentsRepository } from '../../src/agents/agents.repository';
 import { AgentsService, ECHO_AGENT } from '../../src/agents/agents.service';
 import { ServiceContext, startFeatureContext } from '../support/feature-context';
 import { PRIVATE_TARGETS, PUBLIC_URL } from '../support/outbound-targets';
@@ -71,6 +72,32 @@ describe('agents (service level)', () => {
       await expect(agents.get(a, id)).rejects.toMatchObject({ code: 'not_found' });
     }
     await expect(agents.delete(a, agent.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it("reads a new task's agents of one turn in one statement, within the organization, and sees a deletion next", async () => {
+    const a = userOfNewOrganization();
+    const b = userOfNewOrganization();
+    const [first, second] = [await echo(a, 'first'), await echo(a, 'second')];
+    const reads = jest.spyOn(context.get(AgentsRepository), 'findByIds');
+    try {
+      const answers = await Promise.allSettled([
+        agents.getForNewTask(a, first.id),
+        agents.getForNewTask(a, first.id),
+        agents.getForNewTask(a, second.id),
+        agents.getForNewTask(b, first.id),
+        agents.getForNewTask(a, 'nope'),
+      ]);
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(
+        answers.map((answer) => (answer.status === 'fulfilled' ? answer.value.name : answer.reason.code)),
+      ).toEqual(['first', 'first', 'second', 'not_found', 'not_found']);
+
+      await agents.delete(a, first.id);
+      await expect(agents.getForNewTask(a, first.id)).rejects.toMatchObject({ code: 'not_found' });
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it('lists the built-in echo agent first on the first page only, then its own agents newest first', async () => {
