@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
+import type { OrganizationRowRef } from '../common/batched-reads';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
 import { User } from './user.entity';
 
@@ -44,6 +45,11 @@ export class UsersRepository {
 
   findInOrganization(organizationId: string, id: string): Promise<User | null> {
     return this.users.findOneBy({ id, organizationId });
+  }
+
+  /** The users among these (organization, id) pairs: one statement, each pair scoped by both. */
+  findAmong(refs: OrganizationRowRef[]): Promise<User[]> {
+    return this.users.findBy(refs.map(({ organizationId, id }) => ({ organizationId, id })));
   }
 
   /** The users among `ids` (any organization); duplicates are asked once. */

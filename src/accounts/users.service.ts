@@ -55,7 +55,7 @@ export class UsersService {
    * of the same event-loop turn (batchedReadsById), so a deactivation or a role change still applies to
    * the very next request. Read the answer, never change it.
    */
-  readonly findMemberForRequest = batchedReadsById((ids) => this.users.findByIds(ids));
+  readonly findMemberForRequest = batchedReadsById((refs) => this.users.findAmong(refs));
 
   /** The owners of personal keys as the key check needs them: active, and their role. */
   async ownerStates(

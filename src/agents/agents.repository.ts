@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
+import type { OrganizationRowRef } from '../common/batched-reads';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
 import { Agent } from './agent.entity';
 
@@ -26,9 +27,9 @@ export class AgentsRepository {
     );
   }
 
-  /** The agents among `ids` (any organization). */
-  findByIds(ids: string[]): Promise<Agent[]> {
-    return this.agents.findBy({ id: In([...new Set(ids)]) });
+  /** The agents among these (organization, id) pairs: one statement, each pair scoped by both. */
+  findAmong(refs: OrganizationRowRef[]): Promise<Agent[]> {
+    return this.agents.findBy(refs.map(({ organizationId, id }) => ({ organizationId, id })));
   }
 
   findInOrganization(organizationId: string, id: string): Promise<Agent | null> {

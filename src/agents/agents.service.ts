@@ -70,7 +70,7 @@ export class AgentsService {
     return agent;
   }
 
-  private readonly agentReads = batchedReadsById((ids) => this.agents.findByIds(ids));
+  private readonly agentReads = batchedReadsById((refs) => this.agents.findAmong(refs));
 
   /** An agent by id within an organization, for work done outside a request (task workers). */
   findInOrganization(organizationId: string, id: string): Promise<Agent | null> {

@@ -284,7 +284,7 @@ describe('accounts (service level)', () => {
       it('reads a member for the requests of one turn in one statement, and the next read sees a deactivation', async () => {
         const member = await newUser(a, 'developer');
         const other = await newUser(a, 'viewer');
-        const reads = jest.spyOn(context.get(UsersRepository), 'findByIds');
+        const reads = jest.spyOn(context.get(UsersRepository), 'findAmong');
         try {
           const [first, second, third, foreign] = await Promise.all([
             users.findMemberForRequest(a.organizationId, member.id),
@@ -294,6 +294,12 @@ describe('accounts (service level)', () => {
             users.findMemberForRequest(b.organizationId, member.id),
           ]);
           expect(reads).toHaveBeenCalledTimes(1);
+          // Each distinct (organization, id) pair once, the repeated one too.
+          expect(reads.mock.calls[0][0]).toEqual([
+            { organizationId: a.organizationId, id: member.id },
+            { organizationId: a.organizationId, id: other.id },
+            { organizationId: b.organizationId, id: member.id },
+          ]);
           expect(first).toMatchObject({ id: member.id, active: true, role: 'developer' });
           expect(second).toMatchObject({ id: member.id });
           expect(third).toMatchObject({ id: other.id, role: 'viewer' });

@@ -78,7 +78,7 @@ describe('agents (service level)', () => {
     const a = userOfNewOrganization();
     const b = userOfNewOrganization();
     const [first, second] = [await echo(a, 'first'), await echo(a, 'second')];
-    const reads = jest.spyOn(context.get(AgentsRepository), 'findByIds');
+    const reads = jest.spyOn(context.get(AgentsRepository), 'findAmong');
     try {
       const answers = await Promise.allSettled([
         agents.getForNewTask(a, first.id),
@@ -88,6 +88,12 @@ describe('agents (service level)', () => {
         agents.getForNewTask(a, 'nope'),
       ]);
       expect(reads).toHaveBeenCalledTimes(1);
+      // Each distinct (organization, id) pair once; 'nope' is no agent id and is never asked.
+      expect(reads.mock.calls[0][0]).toEqual([
+        { organizationId: a.organizationId, id: first.id },
+        { organizationId: a.organizationId, id: second.id },
+        { organizationId: b.organizationId, id: first.id },
+      ]);
       expect(
         answers.map((answer) => (answer.status === 'fulfilled' ? answer.value.name : answer.reason.code)),
       ).toEqual(['first', 'first', 'second', 'not_found', 'not_found']);
