@@ -1,6 +1,6 @@
-import { batchedReadsById } from '../common/batched-reads';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
+import { batchedReadsById } from '../common/batched-reads';
 import { isIdOf, newId } from '../common/ids';
 import { AGENT_ID } from './agents.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
@@ -51,12 +51,10 @@ export class AgentsService {
   }
 
   /** One of the organization's own agents (a row); built-in agents are not among them (builtIn). */
-  async get(principal: Principal, id: string): Promise<Agent> {
-    const agent = isIdOf(AGENT_ID, id)
-      ? await this.agents.findInOrganization(principal.organizationId, id)
-      : null;
-    if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
-    return agent;
+  get(principal: Principal, id: string): Promise<Agent> {
+    return agentOrNotFound(id, (agentId) =>
+      this.agents.findInOrganization(principal.organizationId, agentId),
+    );
   }
 
   /**
@@ -64,10 +62,8 @@ export class AgentsService {
    * event-loop turn (batchedReadsById): under load, many tasks for one agent cost one row. Read it, never
    * change it.
    */
-  async getForNewTask(principal: Principal, id: string): Promise<Readonly<Agent>> {
-    const agent = isIdOf(AGENT_ID, id) ? await this.agentReads(principal.organizationId, id) : null;
-    if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
-    return agent;
+  getForNewTask(principal: Principal, id: string): Promise<Readonly<Agent>> {
+    return agentOrNotFound(id, (agentId) => this.agentReads(principal.organizationId, agentId));
   }
 
   private readonly agentReads = batchedReadsById((refs) => this.agents.findAmong(refs));
@@ -116,4 +112,14 @@ export class AgentsService {
     }
     return runner;
   }
+}
+
+/** The agent `find` answers for a well-formed agent id; not_found for any other id or no row. */
+async function agentOrNotFound<Found extends Readonly<Agent>>(
+  id: string,
+  find: (agentId: string) => Promise<Found | null>,
+): Promise<Found> {
+  const agent = isIdOf(AGENT_ID, id) ? await find(id) : null;
+  if (!agent) throw new AgentError(AgentErrorCode.NotFound, 'The agent was not found.');
+  return agent;
 }
