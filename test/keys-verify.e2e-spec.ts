@@ -310,6 +310,19 @@ describe('credits', () => {
     expect(shown.body.credits).toMatchObject({ remaining: 0 });
   });
 
+  it('spends exactly the balance under concurrent verifies, each all or none with its own balance left', async () => {
+    const key = await createKey(t.http, org.auth, { role: 'viewer', credits: { remaining: 7 } });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => answer({ key: key.key, cost: 2 })));
+    const granted = answers.filter((body) => body.valid);
+    expect(granted.map((body) => body.credits_remaining).sort()).toEqual([1, 3, 5]);
+    expect(answers.filter((body) => !body.valid).map((body) => body.code)).toEqual(
+      Array(3).fill('credits_exhausted'),
+    );
+    expect(await answer({ key: key.key })).toMatchObject({ valid: true, credits_remaining: 0 });
+    const shown = await t.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200);
+    expect(shown.body.credits).toMatchObject({ remaining: 0 });
+  });
+
   it('a refusal before credits spends none', async () => {
     const key = await createKey(t.http, org.auth, { role: 'viewer', credits: { remaining: 2 } });
     expect(await answer({ key: key.key, permissions: 'users:delete', cost: 2 })).toMatchObject({

@@ -3,6 +3,8 @@ import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeyValues } from '../../src/api-keys/api-key-format';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service';
+import { CreditLedger } from '../../src/api-keys/credits/credit-ledger';
+import { CreditsService } from '../../src/api-keys/credits/credits.service';
 import { KeyPermissions } from '../../src/api-keys/key-permissions';
 import { builtInRolePermissions, Permission } from '../../src/roles/permissions';
 import { RolesService } from '../../src/roles/roles.service';
@@ -116,5 +118,39 @@ describe('API keys and roles (service level)', () => {
 
     await users.deactivate(a, owner.id, origin);
     expect((await grants.of([row]))[0]).toEqual({ permissions: new Set(), ownerActive: false });
+  });
+
+  it('spends the concurrent reservations of one balance in one ledger call, each all or none, in order', async () => {
+    const a = await administratorOf('Reserved');
+    const created = await keys.create(
+      a,
+      { name: 'credited', role: 'viewer', type: 'service', credits: { remaining: 7 } },
+      origin,
+    );
+    const holder = (await context.get(ApiKeysRepository).findInOrganization(a.organizationId, created.id))!;
+    const credits = context.get(CreditsService);
+    const reserve = jest.spyOn(context.get(CreditLedger), 'reserve');
+    try {
+      // Five in one turn of the event loop, nine credits of seven: the group's reserve is refused, so each
+      // is tried alone, in order: the first three are granted, the fourth finds 1 left and is refused,
+      // the last takes that credit.
+      const outcomes = await Promise.all([2, 2, 2, 2, 1].map((count) => credits.spendAtOnce(holder, count)));
+      expect(outcomes.map((outcome) => outcome?.remaining ?? null)).toEqual([5, 3, 1, null, 0]);
+      expect(reserve.mock.calls.map(([, count]) => count)).toEqual([9, 2, 2, 2, 2, 1]);
+
+      // Covered as a whole: one call for all of them, each told the balance after its own share.
+      const refilled = await keys.update(a, created.id, { credits: { remaining: 10 } }, origin);
+      expect(refilled.credits).toMatchObject({ remaining: 10 });
+      const reloaded = (await context
+        .get(ApiKeysRepository)
+        .findInOrganization(a.organizationId, created.id))!;
+      reserve.mockClear();
+      const covered = await Promise.all([3, 1, 2].map((count) => credits.spendAtOnce(reloaded, count)));
+      expect(covered.map((outcome) => outcome?.remaining)).toEqual([7, 6, 4]);
+      expect(reserve.mock.calls.map(([account, count]) => [account.keyId, count])).toEqual([[created.id, 6]]);
+      expect((await keys.get(a, created.id)).credits).toMatchObject({ remaining: 4 });
+    } finally {
+      reserve.mockRestore();
+    }
   });
 });

@@ -90,6 +90,82 @@ export async function spendGroupedByKey(
   return results;
 }
 
+/** A reservation of `count` credits of one balance, all or none (CreditLedger.reserve). */
+export interface Reservation {
+  account: CreditAccount;
+  count: number;
+}
+
+/** A reservation's answer in a batch: each settles alone, so one balance's failure fails only its own. */
+export type ReservationResult = { granted: GrantedCredit | null } | { error: unknown };
+
+/**
+ * A group's total stays under this many credits, as a single reservation's may be: the Redis ledger
+ * answers a balance per credit (grantedBalances).
+ */
+const MAX_GROUPED_CREDITS = 1000;
+
+/**
+ * The reservations of one turn of the event loop (see TickBatch), grouped by balance: a hot key's
+ * concurrent reservations (a service verifying its callers' keys with a cost) are one exact reserve of
+ * their total, one round trip or one UPDATE, each answered its own balance as if it had gone alone in
+ * that order (the first saw the highest). When the balance cannot cover the group, each is tried alone,
+ * in order, so "all or none" still holds for every reservation and none is refused that would have fit.
+ */
+export async function reserveGroupedByKey(
+  reservations: Reservation[],
+  reserve: (account: CreditAccount, count: number) => Promise<GrantedCredit | null>,
+): Promise<ReservationResult[]> {
+  const results = new Array<ReservationResult>(reservations.length);
+  const groups: number[][] = [];
+  const open = new Map<string, { indexes: number[]; total: number }>();
+  reservations.forEach(({ account, count }, i) => {
+    const group = open.get(account.keyId);
+    if (group && group.total + count <= MAX_GROUPED_CREDITS) {
+      group.indexes.push(i);
+      group.total += count;
+      return;
+    }
+    const started = { indexes: [i], total: count };
+    open.set(account.keyId, started);
+    groups.push(started.indexes);
+  });
+  const alone = async (i: number): Promise<void> => {
+    const { account, count } = reservations[i];
+    try {
+      results[i] = { granted: await reserve(account, count) };
+    } catch (error) {
+      results[i] = { error };
+    }
+  };
+  await Promise.all(
+    groups.map(async (indexes) => {
+      if (indexes.length === 1) return alone(indexes[0]);
+      const members = indexes.map((i) => reservations[i]);
+      const generation = Math.max(...members.map(({ account }) => account.generation));
+      const total = members.reduce((sum, { count }) => sum + count, 0);
+      let granted: GrantedCredit | null;
+      try {
+        granted = await reserve({ keyId: members[0].account.keyId, generation }, total);
+      } catch (error) {
+        for (const i of indexes) results[i] = { error };
+        return;
+      }
+      if (!granted) {
+        for (const i of indexes) await alone(i);
+        return;
+      }
+      // Each reservation's balance is what was left after it: the later ones' credits still there.
+      let after = total;
+      for (const i of indexes) {
+        after -= reservations[i].count;
+        results[i] = { granted: { ...granted, remaining: granted.remaining + after } };
+      }
+    }),
+  );
+  return results;
+}
+
 /**
  * Balances for `granted` credits spent at once, leaving `remaining`: the first saw the highest. A
  * refund goes back to `takenFrom`, in the generation the balance had.

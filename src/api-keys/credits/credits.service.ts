@@ -9,7 +9,14 @@ import { IdentityBalances } from '../../identities/identity-balances';
 import type { ApiKey } from '../api-key.entity';
 import { ApiKeysRepository } from '../api-keys.repository';
 import { KeyChangeRecorder } from '../key-change-recorder';
-import { CreditAccount, CreditLedger } from './credit-ledger';
+import { TickBatch } from '../../common/tick-batch';
+import {
+  CreditAccount,
+  CreditLedger,
+  Reservation,
+  ReservationResult,
+  reserveGroupedByKey,
+} from './credit-ledger';
 import { creditTableOf, CreditTables } from './credit-tables';
 import { dueRefill, refillBoundaryAfter } from './refill-schedule';
 
@@ -56,6 +63,10 @@ export class CreditsService {
   private readonly logger = new Logger('Credits');
   /** Refills this instance already made or saw refused, by key: no UPDATE per request until the cache reloads. */
   private readonly refilledFor = new Map<string, { boundary: number; generation: number }>();
+  /** Reservations of one turn of the event loop, one ledger call per balance (reserveGroupedByKey). */
+  private readonly reservations = new TickBatch<Reservation, ReservationResult>((batch) =>
+    reserveGroupedByKey(batch, (account, count) => this.ledger.reserve(account, count)),
+  );
 
   constructor(
     private readonly ledger: CreditLedger,
@@ -114,7 +125,9 @@ export class CreditsService {
     count: number,
   ): Promise<{ account: CreditAccount; remaining: number } | null> {
     const generation = await this.refillIfDue(key, this.clock.date());
-    const granted = await this.ledger.reserve({ keyId: key.id, generation }, count);
+    const result = await this.reservations.add({ account: { keyId: key.id, generation }, count });
+    if ('error' in result) throw result.error;
+    const granted = result.granted;
     if (!granted) return null;
     if (crossedLowMarkBy(granted, count)) void this.recordLow(key, granted);
     return { account: granted.account, remaining: granted.remaining };
