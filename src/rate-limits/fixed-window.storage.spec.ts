@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { itAnswersWithoutRedis, redisClientsOfSuite } from '../../test/support/redis-window-storage';
+import {
+  itAnswersWithoutRedis,
+  itCountsOneTurnInOneRun,
+  redisClientsOfSuite,
+} from '../../test/support/redis-window-storage';
 import {
   MemoryFixedWindowStorage,
   RedisFixedWindowStorage,
@@ -49,4 +53,6 @@ const redisUrl = process.env.REDIS_URL;
   describeBatchCounting('in Redis', () => new RedisFixedWindowStorage(client(redisUrl!), 'closed'));
 
   itAnswersWithoutRedis(client, (redis, mode) => new RedisFixedWindowStorage(redis, mode), windowsOf);
+
+  itCountsOneTurnInOneRun(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
 });

@@ -47,22 +47,45 @@ export class MemoryFixedWindowStorage extends MemoryWindowStorage {
   }
 }
 
-// INCR and the first PEXPIRE happen atomically, so concurrent instances share one exact count. Each key
-// (a window) comes with its ttl and limit in ARGV; the script stops after the first spent window, as
-// WindowBatchCounter says, and answers hits and milliseconds left for each window it counted.
+// Each key (a window) comes with its ttl and limit in ARGV, after the number of requests to count
+// (RedisWindowStorage: a hot key's requests of one event-loop turn). Each request is counted in turn,
+// in every window up to and including its first spent one (WindowBatchCounter), and answers the
+// number of windows counted, then hits and milliseconds left for each; the counts are written once at
+// the end, with the first PEXPIRE of a new window, atomically, so concurrent instances share one exact
+// count. Redis's clock stands still while a script runs, so every request sees the same time left.
 const INCREMENT_SCRIPT = `
-local counts = {}
+local n = tonumber(ARGV[1])
+local windows = {}
 for i, key in ipairs(KEYS) do
-  local ttl = tonumber(ARGV[2 * i - 1])
-  local hits = redis.call('INCR', key)
+  local ttl = tonumber(ARGV[2 * i])
   local left = redis.call('PTTL', key)
-  if left < 0 then
-    redis.call('PEXPIRE', key, ttl)
-    left = ttl
+  local fresh = left < 0
+  if fresh then left = ttl end
+  windows[i] = { hits = tonumber(redis.call('GET', key) or '0'), left = left, fresh = fresh,
+                 ttl = ttl, limit = tonumber(ARGV[2 * i + 1]), added = 0 }
+end
+local counts = {}
+for r = 1, n do
+  local at = #counts + 1
+  local counted = 0
+  counts[at] = 0
+  for i = 1, #KEYS do
+    local w = windows[i]
+    w.hits = w.hits + 1
+    w.added = w.added + 1
+    counted = i
+    counts[#counts + 1] = w.hits
+    counts[#counts + 1] = w.left
+    if w.hits > w.limit then break end
   end
-  counts[2 * i - 1] = hits
-  counts[2 * i] = left
-  if hits > tonumber(ARGV[2 * i]) then break end
+  counts[at] = counted
+end
+for i, key in ipairs(KEYS) do
+  local w = windows[i]
+  if w.added > 0 then
+    redis.call('INCRBY', key, w.added)
+    if w.fresh then redis.call('PEXPIRE', key, w.ttl) end
+  end
 end
 return counts`;
 
@@ -71,6 +94,8 @@ export class RedisFixedWindowStorage extends RedisWindowStorage {
   constructor(redis: Redis, failureMode: 'open' | 'closed') {
     super(redis, failureMode, 'gatehouseIncrementWindows', INCREMENT_SCRIPT, 'gatehouse:rl:');
   }
+
+  protected readonly valuesPerWindow = 2;
 
   protected countsOf(answer: number[], windows: readonly WindowToCount[]): WindowCount[] {
     const counts: WindowCount[] = [];

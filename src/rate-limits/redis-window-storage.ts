@@ -6,15 +6,33 @@ import type { WindowBatchCounter, WindowCount, WindowToCount } from './window-co
 /** A Lua script defined on the connection, called with the number of keys first. */
 type WindowScriptCall = (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => Promise<number[]>;
 
+/** Requests waiting, in one turn of the event loop, for the same windows of the same key. */
+interface WindowGroup {
+  windows: readonly WindowToCount[];
+  waiting: { resolve: (counts: WindowCount[]) => void; reject: (error: unknown) => void }[];
+}
+
 /**
  * What the Redis storages share, whichever way they count (fixed or sliding): one script call counts
  * every window of a request (keys under the storage's own prefix, a ttl and a limit per window), in one
  * round trip, atomically across instances; a Redis that cannot answer gets the outage policy (open or
  * closed). A subclass gives the script and reads its answer.
+ *
+ * The requests of one turn of the event loop that count the same windows (a hot key's: a service
+ * verifying its callers thousands of times a second) share one call: the script counts them one after
+ * the other, in the order they arrived, each up to its first spent window, exactly as that many calls
+ * in a row would, and answers each its own counts. Alone, a request waits no longer than a
+ * setImmediate. So a hot key costs Redis (which shares the machine's cores) one script run per turn, not
+ * one per request. Script arguments: the number of requests, then a ttl and a limit per window; answer:
+ * per request, the number of windows counted, then `valuesPerWindow` numbers for each.
  */
 export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatchCounter {
   private readonly outage: RedisOutagePolicy;
   private readonly script: WindowScriptCall;
+  private pending = new Map<string, WindowGroup>();
+
+  /** How many numbers the script answers per window counted. */
+  protected abstract readonly valuesPerWindow: number;
 
   /**
    * `command`: the name the script is defined under (one per storage kind); `prefix`: its keys' prefix,
@@ -45,16 +63,48 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
     return count;
   }
 
-  async countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
+  countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
+    // Same keys and the same limits: a limit changed by a key update meanwhile is a group of its own.
+    let signature = '';
+    for (const { key, name, ttl, limit } of windows) signature += `${name}:${key} ${ttl} ${limit}\n`;
+    return new Promise((resolve, reject) => {
+      if (!this.pending.size) setImmediate(() => this.flush());
+      const group = this.pending.get(signature);
+      if (group) group.waiting.push({ resolve, reject });
+      else this.pending.set(signature, { windows, waiting: [{ resolve, reject }] });
+    });
+  }
+
+  private flush(): void {
+    const groups = this.pending;
+    this.pending = new Map();
+    for (const group of groups.values()) void this.countGroup(group);
+  }
+
+  private async countGroup({ windows, waiting }: WindowGroup): Promise<void> {
     const keys = windows.map(({ key, name }) => `${this.prefix}${name}:${key}`);
     const args = windows.flatMap(({ ttl, limit }) => [ttl, limit]);
+    let answer: number[];
     try {
-      return this.countsOf(await this.script(windows.length, ...keys, ...args), windows);
+      answer = await this.script(windows.length, ...keys, waiting.length, ...args);
     } catch (error) {
-      return this.outage.countsOf(windows, error as Error);
+      for (const { resolve, reject } of waiting) {
+        try {
+          resolve(this.outage.countsOf(windows, error as Error));
+        } catch (refusal) {
+          reject(refusal);
+        }
+      }
+      return;
+    }
+    let at = 0;
+    for (const { resolve } of waiting) {
+      const end = at + 1 + answer[at] * this.valuesPerWindow;
+      resolve(this.countsOf(answer.slice(at + 1, end), windows));
+      at = end;
     }
   }
 
-  /** The script's answer as one count per window it counted, in order. */
+  /** One request's part of the script's answer as one count per window it counted, in order. */
   protected abstract countsOf(answer: number[], windows: readonly WindowToCount[]): WindowCount[];
 }

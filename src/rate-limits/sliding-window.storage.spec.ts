@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { itAnswersWithoutRedis, redisClientsOfSuite } from '../../test/support/redis-window-storage';
+import {
+  itAnswersWithoutRedis,
+  itCountsOneTurnInOneRun,
+  redisClientsOfSuite,
+} from '../../test/support/redis-window-storage';
 import {
   MemorySlidingWindowStorage,
   msUntilOneMoreFits,
@@ -284,4 +288,6 @@ const redisUrl = process.env.REDIS_URL;
     (redis, mode) => new RedisSlidingWindowStorage(redis, mode),
     (tracker) => windowsOf(tracker),
   );
+
+  itCountsOneTurnInOneRun(client, redisUrl!, (redis) => new RedisSlidingWindowStorage(redis, 'closed'));
 });

@@ -131,9 +131,12 @@ export class MemorySlidingWindowStorage extends MemoryWindowStorage {
 // requires) and a window's roll-over is one write. The clock is Redis's own (TIME), so every instance
 // agrees where a window's edge is whatever their clocks say; Redis 5 and later replicate the script's
 // writes rather than the script, which a script reading TIME needs. The arithmetic is
-// MemorySlidingWindowStorage's (its comments say why); each window answers hits, the milliseconds left
-// in the window, and for the refused one the milliseconds until one more request fits. Like the fixed
-// windows' script, it stops after the first refused window.
+// MemorySlidingWindowStorage's (its comments say why). ARGV: the number of requests to count (a hot key's
+// requests of one event-loop turn, RedisWindowStorage), then a ttl and a limit per window. Each request
+// is counted in turn, at the same instant, and like the fixed windows' script stops after its first
+// refused window; it answers the number of windows counted, then for each the hits, the milliseconds
+// left in the window and, for the refused one, the milliseconds until one more request fits. Each hash
+// is read once and written once.
 const SLIDING_SCRIPT = `
 local function floor_div(a, b)
   local q = math.floor(a / b)
@@ -145,12 +148,12 @@ local function ceil_div(a, b)
   if q * b < a then q = q + 1 end
   return q
 end
+local n = tonumber(ARGV[1])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local counts = {}
+local windows = {}
 for i, key in ipairs(KEYS) do
-  local ttl = tonumber(ARGV[2 * i - 1])
-  local limit = tonumber(ARGV[2 * i])
+  local ttl = tonumber(ARGV[2 * i])
   local index = floor_div(now, ttl)
   local state = redis.call('HMGET', key, 'w', 'c', 'p')
   local seen = tonumber(state[1])
@@ -161,33 +164,52 @@ for i, key in ipairs(KEYS) do
     previous = tonumber(state[2])
   end
   local elapsed = math.max(0, now - index * ttl)
-  local left = ttl - elapsed
-  local weighted = previous * left
-  if weighted + (current + 1) * ttl <= limit * ttl then
-    current = current + 1
-    if rolled then
-      redis.call('HSET', key, 'w', index, 'c', current, 'p', previous)
+  windows[i] = { ttl = ttl, limit = tonumber(ARGV[2 * i + 1]), index = index, current = current,
+                 previous = previous, rolled = rolled, elapsed = elapsed, left = ttl - elapsed, added = 0 }
+end
+local counts = {}
+for r = 1, n do
+  local at = #counts + 1
+  local counted = 0
+  counts[at] = 0
+  for i = 1, #KEYS do
+    local w = windows[i]
+    local ttl, limit, current, previous = w.ttl, w.limit, w.current, w.previous
+    local weighted = previous * w.left
+    counted = i
+    if weighted + (current + 1) * ttl <= limit * ttl then
+      w.current = current + 1
+      w.added = w.added + 1
+      counts[#counts + 1] = current + 1 + ceil_div(weighted, ttl)
+      counts[#counts + 1] = w.left
+      counts[#counts + 1] = 0
+    else
+      local wait
+      if limit < 1 then
+        wait = w.left
+      elseif limit - current - 1 >= 0 and previous > 0 then
+        wait = ttl - floor_div((limit - current - 1) * ttl, previous) - w.elapsed
+      else
+        wait = w.left + math.max(0, ttl - floor_div((limit - 1) * ttl, current))
+      end
+      counts[#counts + 1] = current + 1 + ceil_div(weighted, ttl)
+      counts[#counts + 1] = w.left
+      counts[#counts + 1] = wait
+      break
+    end
+  end
+  counts[at] = counted
+end
+for i, key in ipairs(KEYS) do
+  local w = windows[i]
+  if w.added > 0 then
+    if w.rolled then
+      redis.call('HSET', key, 'w', w.index, 'c', w.current, 'p', w.previous)
       -- The counts matter until the next window ends.
-      redis.call('PEXPIRE', key, ttl + left)
+      redis.call('PEXPIRE', key, w.ttl + w.left)
     else
-      redis.call('HINCRBY', key, 'c', 1)
+      redis.call('HINCRBY', key, 'c', w.added)
     end
-    counts[3 * i - 2] = current + ceil_div(weighted, ttl)
-    counts[3 * i - 1] = left
-    counts[3 * i] = 0
-  else
-    local wait
-    if limit < 1 then
-      wait = left
-    elseif limit - current - 1 >= 0 and previous > 0 then
-      wait = ttl - floor_div((limit - current - 1) * ttl, previous) - elapsed
-    else
-      wait = left + math.max(0, ttl - floor_div((limit - 1) * ttl, current))
-    end
-    counts[3 * i - 2] = current + 1 + ceil_div(weighted, ttl)
-    counts[3 * i - 1] = left
-    counts[3 * i] = wait
-    break
   end
 end
 return counts`;
@@ -202,6 +224,8 @@ export class RedisSlidingWindowStorage extends RedisWindowStorage {
   constructor(redis: Redis, failureMode: 'open' | 'closed') {
     super(redis, failureMode, 'gatehouseSlideWindows', SLIDING_SCRIPT, 'gatehouse:rls:');
   }
+
+  protected readonly valuesPerWindow = 3;
 
   protected countsOf(answer: number[], windows: readonly WindowToCount[]): WindowCount[] {
     const counts: WindowCount[] = [];

@@ -1,7 +1,7 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { RateLimitErrorCode } from '../../src/rate-limits/rate-limits.errors';
-import type { WindowBatchCounter, WindowToCount } from '../../src/rate-limits/window-counter';
+import type { WindowBatchCounter, WindowCount, WindowToCount } from '../../src/rate-limits/window-counter';
 
 /**
  * What the specs of the Redis window storages (fixed and sliding, src/rate-limits) share: their clients,
@@ -47,5 +47,54 @@ export function itAnswersWithoutRedis(
     await expect(
       Promise.resolve(storageOf(unreachable(), 'closed').countWindows(windowsOf('key_closed'))),
     ).rejects.toMatchObject({ code: RateLimitErrorCode.RateLimiterUnavailable });
+  });
+}
+
+/** Ten days: no window edge falls between a test's calls. */
+const LONG_TTL = 864_000_000;
+
+/**
+ * The calls of one turn of the event loop for the same windows are one script run, and each is answered
+ * what the same calls made one after another answer: counted in arrival order, each in every window up
+ * to its first spent one. Two windows, the second with the lower limit, so requests are refused by each
+ * in turn.
+ */
+export function itCountsOneTurnInOneRun(
+  client: (url: string, options?: RedisOptions) => Redis,
+  url: string,
+  storageOf: (redis: Redis) => WindowBatchCounter,
+): void {
+  it('counts the calls of one turn in one script run, each answered as one call after another would be', async () => {
+    const redis = client(url);
+    const storage = storageOf(redis);
+    const windowsOf = (tracker: string): WindowToCount[] => [
+      { key: tracker, ttl: LONG_TTL, limit: 5, name: 'first' },
+      { key: tracker, ttl: LONG_TTL, limit: 3, name: 'second' },
+    ];
+    const summary = (counts: WindowCount[]) =>
+      counts.map(({ totalHits, isBlocked }) => ({ totalHits, isBlocked }));
+    const calls = 8;
+
+    const alone = windowsOf(`key_${randomBytes(4).toString('hex')}`);
+    const oneAfterAnother: ReturnType<typeof summary>[] = [];
+    for (let i = 0; i < calls; i++) oneAfterAnother.push(summary(await storage.countWindows(alone)));
+    // The first three pass both windows, the next two are refused by the second, then by the first.
+    expect(oneAfterAnother.map((counts) => counts.map(({ isBlocked }) => isBlocked))).toEqual([
+      [false, false],
+      [false, false],
+      [false, false],
+      [false, true],
+      [false, true],
+      [true],
+      [true],
+      [true],
+    ]);
+
+    const sent = jest.spyOn(redis, 'sendCommand');
+    const together = windowsOf(`key_${randomBytes(4).toString('hex')}`);
+    const answers = await Promise.all(Array.from({ length: calls }, () => storage.countWindows(together)));
+    expect(answers.map(summary)).toEqual(oneAfterAnother);
+    expect(sent.mock.calls.filter(([command]) => command.name.startsWith('eval'))).toHaveLength(1);
+    sent.mockRestore();
   });
 }
