@@ -1,24 +1,28 @@
 /**
  * `npm run bench:observation`: what observing one request costs in this process, in isolation: the
- * request log line (at info, into /dev/null, as `requestLogger` writes it and as it would with the
- * logger's redact paths), the HTTP metrics of one request and the key-check metric. Each figure is the
+ * request log line (at info, into /dev/null, as `requestLogger` writes it, as it would with the
+ * logger's redact paths, and as it would with a write a line), the HTTP metrics of one request and the
+ * key-check metric. Each figure is the
  * median of 7 runs of 200,000 calls, in µs a call. A server adds what these loops cannot show (its
  * garbage, the write to a real standard output): bench:verify measures the whole at LOG_LEVEL=info.
  */
 import type { Request, Response } from 'express';
 import pino from 'pino';
-import { createPino } from '../src/logging/logging.module';
+import { createPino, STANDARD_OUTPUT_WRITES } from '../src/logging/logging.module';
 import { requestLogger } from '../src/logging/request-logger';
 import { MetricsService } from '../src/metrics/metrics.service';
 
 const CALLS = 200_000;
 const RUNS = 7;
 
-// The service's own logger (its redact paths included), writing into /dev/null.
-const destination = pino.destination({ dest: '/dev/null', sync: true });
+// The service's own logger (its redact paths included), writing into /dev/null as it writes standard
+// output (blocks of 4 KiB); and the same logger with a write for every line, as before the blocks.
+const destination = pino.destination({ dest: '/dev/null', ...STANDARD_OUTPUT_WRITES });
+const lineByLine = pino.destination({ dest: '/dev/null', sync: true });
 
 async function main(): Promise<void> {
   const logger = await createPino({ level: 'info', pretty: false }, destination);
+  const eachLineWritten = await createPino({ level: 'info', pretty: false }, lineByLine);
   const req = {
     id: 'req_123e4567-e89b-12d3-a456-426614174000',
     method: 'GET',
@@ -49,6 +53,10 @@ async function main(): Promise<void> {
       (log) => (seconds: number) =>
         log(req, res, seconds)
     )(requestLogger(logger)),
+    'request log line, a write a line': (
+      (log) => (seconds: number) =>
+        log(req, res, seconds)
+    )(requestLogger(eachLineWritten)),
     'HTTP metrics of a request': (seconds) => metrics.recordRequest(req, res, seconds),
     'key-check metric': () => metrics.recordKeyCheck('allowed'),
   };
