@@ -41,9 +41,13 @@ export class AppModule {
       module: AppModule,
       imports: [
         ...platformModules(config, extensions),
-        // Express tries routes in registration order: the hottest (health probes, then the key check's
-        // GET /v1/auth/verify) go first. Their paths overlap no other route, so only speed changes.
+        // Express tries routes in registration order, each a path match: the hottest go first (health
+        // probes, then the services' POST /v1/keys/verify, AccessModule's one route, then the key check's
+        // GET /v1/auth/verify). Their paths overlap no other route, so only speed changes: POST
+        // /v1/keys/verify came 79th of 91 layers when AccessModule was last. The global guards are
+        // AccessModule's alone, so their order is unchanged.
         HealthModule,
+        AccessModule,
         ApiKeysModule,
         IdentitiesHttpModule,
         RolesModule,
@@ -62,7 +66,6 @@ export class AppModule {
         ...sharedModulesOf(extensions),
         ...httpModulesOf(extensions),
         DashboardModule,
-        AccessModule,
       ],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
