@@ -41,6 +41,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/keys/verify': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Verify a key your caller presented, for your own services */
+    post: operations['KeysVerifyController_verify'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/auth/verify': {
     parameters: {
       query?: never;
@@ -914,23 +931,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/v1/keys/verify': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** Verify a key your caller presented, for your own services */
-    post: operations['KeysVerifyController_verify'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
 }
 export interface webhooks {
   'key.created': {
@@ -1249,6 +1249,30 @@ export interface components {
       error: components['schemas']['Dependencies'];
       details: components['schemas']['Dependencies'];
     };
+    VerifyKeyDto: {
+      /** @description The key value your caller presented. */
+      key: string;
+      /**
+       * @description Permissions the key must hold: permission names combined with AND, OR (uppercase) and parentheses, AND binding tighter than OR. A malformed query or an unknown permission: 400 invalid_permission_query.
+       * @example agents:read AND (tasks:create OR tasks:execute)
+       */
+      permissions?: string;
+      /**
+       * @description Credits a valid verify spends from the key's balance, all or none.
+       * @default 1
+       */
+      cost?: number;
+      /**
+       * @description Your caller's address, checked against the key's allowed_ips.
+       * @example 203.0.113.7
+       */
+      ip?: string;
+      /**
+       * @description Your caller's Referer or Origin, checked against the key's allowed_referrers.
+       * @example https://app.example.com/
+       */
+      referrer?: string;
+    };
     IdentitySummaryResponse: {
       /** @example idt_4LsQ… */
       id: string;
@@ -1258,6 +1282,41 @@ export interface components {
       meta: {
         [key: string]: unknown;
       };
+    };
+    VerifyKeyResponse: {
+      /** @example true */
+      valid: boolean;
+      /**
+       * @description `valid`, or the refusal code the key would get on this API.
+       * @enum {string}
+       */
+      code:
+        | 'valid'
+        | 'malformed_key'
+        | 'invalid_credentials'
+        | 'key_expired'
+        | 'key_revoked'
+        | 'key_disabled'
+        | 'ip_not_allowed'
+        | 'referrer_not_allowed'
+        | 'forbidden'
+        | 'rate_limited'
+        | 'credits_exhausted';
+      /** @description null when no key of your organization matched. */
+      key_id: string | null;
+      name: string | null;
+      /** @description The key's identity (customer); null when it has none or no key is named. */
+      identity: components['schemas']['IdentitySummaryResponse'] | null;
+      /** @description The key's effective permissions; [] when no key is named. */
+      permissions: string[];
+      /** @description The key's meta ({} when none); null when no key is named. */
+      meta: {
+        [key: string]: unknown;
+      } | null;
+      /** @description The key's credits left (after this verify's cost when valid); null when it is unlimited. */
+      credits_remaining: number | null;
+      /** Format: date-time */
+      expires_at: string | null;
     };
     VerifyResponse: {
       /** @example true */
@@ -2529,65 +2588,6 @@ export interface components {
       /** @description How many values were received; says nothing about any of them. */
       received: number;
     };
-    VerifyKeyDto: {
-      /** @description The key value your caller presented. */
-      key: string;
-      /**
-       * @description Permissions the key must hold: permission names combined with AND, OR (uppercase) and parentheses, AND binding tighter than OR. A malformed query or an unknown permission: 400 invalid_permission_query.
-       * @example agents:read AND (tasks:create OR tasks:execute)
-       */
-      permissions?: string;
-      /**
-       * @description Credits a valid verify spends from the key's balance, all or none.
-       * @default 1
-       */
-      cost?: number;
-      /**
-       * @description Your caller's address, checked against the key's allowed_ips.
-       * @example 203.0.113.7
-       */
-      ip?: string;
-      /**
-       * @description Your caller's Referer or Origin, checked against the key's allowed_referrers.
-       * @example https://app.example.com/
-       */
-      referrer?: string;
-    };
-    VerifyKeyResponse: {
-      /** @example true */
-      valid: boolean;
-      /**
-       * @description `valid`, or the refusal code the key would get on this API.
-       * @enum {string}
-       */
-      code:
-        | 'valid'
-        | 'malformed_key'
-        | 'invalid_credentials'
-        | 'key_expired'
-        | 'key_revoked'
-        | 'key_disabled'
-        | 'ip_not_allowed'
-        | 'referrer_not_allowed'
-        | 'forbidden'
-        | 'rate_limited'
-        | 'credits_exhausted';
-      /** @description null when no key of your organization matched. */
-      key_id: string | null;
-      name: string | null;
-      /** @description The key's identity (customer); null when it has none or no key is named. */
-      identity: components['schemas']['IdentitySummaryResponse'] | null;
-      /** @description The key's effective permissions; [] when no key is named. */
-      permissions: string[];
-      /** @description The key's meta ({} when none); null when no key is named. */
-      meta: {
-        [key: string]: unknown;
-      } | null;
-      /** @description The key's credits left (after this verify's cost when valid); null when it is unlimited. */
-      credits_remaining: number | null;
-      /** Format: date-time */
-      expires_at: string | null;
-    };
     FieldErrorSchema: {
       /** @example name */
       field: string;
@@ -2922,6 +2922,94 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ReadyResponse'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  KeysVerifyController_verify: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['VerifyKeyDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['VerifyKeyResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
         };
       };
       /** @description Service Unavailable */
@@ -9318,94 +9406,6 @@ export interface operations {
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemSchema'];
-        };
-      };
-    };
-  };
-  KeysVerifyController_verify: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['VerifyKeyDto'];
-      };
-    };
-    responses: {
-      200: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
-          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
-          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['VerifyKeyResponse'];
-        };
-      };
-      /** @description Bad Request */
-      400: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemSchema'];
-        };
-      };
-      /** @description Unauthorized */
-      401: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemSchema'];
-        };
-      };
-      /** @description Forbidden */
-      403: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemSchema'];
-        };
-      };
-      /** @description Too Many Requests */
-      429: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
-          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
-          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
-          'Retry-After': components['headers']['Retry-After'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemSchema'];
-        };
-      };
-      /** @description Service Unavailable */
-      503: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
