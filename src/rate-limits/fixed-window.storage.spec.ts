@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   itAnswersWithoutRedis,
-  itCountsOneTurnInOneRun,
+  itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
 import {
@@ -54,5 +54,5 @@ const redisUrl = process.env.REDIS_URL;
 
   itAnswersWithoutRedis(client, (redis, mode) => new RedisFixedWindowStorage(redis, mode), windowsOf);
 
-  itCountsOneTurnInOneRun(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
+  itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
 });

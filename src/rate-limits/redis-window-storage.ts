@@ -6,6 +6,12 @@ import type { WindowBatchCounter, WindowCount, WindowToCount } from './window-co
 /** A Lua script defined on the connection, called with the number of keys first. */
 type WindowScriptCall = (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => Promise<number[]>;
 
+/**
+ * The most requests one script run counts: a run holds Redis for its length, so a flood of one key's
+ * requests in one turn is split into runs of this many.
+ */
+const MAX_REQUESTS_PER_RUN = 500;
+
 /** Requests waiting, in one turn of the event loop, for the same windows of the same key. */
 interface WindowGroup {
   windows: readonly WindowToCount[];
@@ -30,6 +36,9 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
   private readonly outage: RedisOutagePolicy;
   private readonly script: WindowScriptCall;
   private pending = new Map<string, WindowGroup>();
+  /** Groups of this turn that reached MAX_REQUESTS_PER_RUN, counted before the ones still open. */
+  private full: WindowGroup[] = [];
+  private flushScheduled = false;
 
   /** How many numbers the script answers per window counted. */
   protected abstract readonly valuesPerWindow: number;
@@ -68,17 +77,28 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
     let signature = '';
     for (const { key, name, ttl, limit } of windows) signature += `${name}:${key} ${ttl} ${limit}\n`;
     return new Promise((resolve, reject) => {
-      if (!this.pending.size) setImmediate(() => this.flush());
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
       const group = this.pending.get(signature);
-      if (group) group.waiting.push({ resolve, reject });
-      else this.pending.set(signature, { windows, waiting: [{ resolve, reject }] });
+      if (!group) {
+        this.pending.set(signature, { windows, waiting: [{ resolve, reject }] });
+        return;
+      }
+      group.waiting.push({ resolve, reject });
+      if (group.waiting.length < MAX_REQUESTS_PER_RUN) return;
+      this.full.push(group);
+      this.pending.delete(signature);
     });
   }
 
   private flush(): void {
-    const groups = this.pending;
+    this.flushScheduled = false;
+    const groups = [...this.full, ...this.pending.values()];
+    this.full = [];
     this.pending = new Map();
-    for (const group of groups.values()) void this.countGroup(group);
+    for (const group of groups) void this.countGroup(group);
   }
 
   private async countGroup({ windows, waiting }: WindowGroup): Promise<void> {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   itAnswersWithoutRedis,
-  itCountsOneTurnInOneRun,
+  itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
 import {
@@ -289,5 +289,5 @@ const redisUrl = process.env.REDIS_URL;
     (tracker) => windowsOf(tracker),
   );
 
-  itCountsOneTurnInOneRun(client, redisUrl!, (redis) => new RedisSlidingWindowStorage(redis, 'closed'));
+  itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisSlidingWindowStorage(redis, 'closed'));
 });

@@ -59,7 +59,7 @@ const LONG_TTL = 864_000_000;
  * to its first spent one. Two windows, the second with the lower limit, so requests are refused by each
  * in turn.
  */
-export function itCountsOneTurnInOneRun(
+export function itCountsOneTurnTogether(
   client: (url: string, options?: RedisOptions) => Redis,
   url: string,
   storageOf: (redis: Redis) => WindowBatchCounter,
@@ -95,6 +95,20 @@ export function itCountsOneTurnInOneRun(
     const answers = await Promise.all(Array.from({ length: calls }, () => storage.countWindows(together)));
     expect(answers.map(summary)).toEqual(oneAfterAnother);
     expect(sent.mock.calls.filter(([command]) => command.name.startsWith('eval'))).toHaveLength(1);
+    sent.mockRestore();
+  });
+
+  it('splits a flood of one turn into runs of 500, still counted in arrival order', async () => {
+    const redis = client(url);
+    const storage = storageOf(redis);
+    const windows: WindowToCount[] = [
+      { key: `key_${randomBytes(4).toString('hex')}`, ttl: LONG_TTL, limit: 10_000, name: 'flood' },
+    ];
+    await storage.countWindows([{ ...windows[0], key: `${windows[0].key}_warm` }]);
+    const sent = jest.spyOn(redis, 'sendCommand');
+    const answers = await Promise.all(Array.from({ length: 1001 }, () => storage.countWindows(windows)));
+    expect(answers.map(([count]) => count.totalHits)).toEqual(Array.from({ length: 1001 }, (_, i) => i + 1));
+    expect(sent.mock.calls.filter(([command]) => command.name.startsWith('eval'))).toHaveLength(3);
     sent.mockRestore();
   });
 }
