@@ -49,8 +49,8 @@ export class MemoryFixedWindowStorage extends MemoryWindowStorage {
 
 // Each key (a window) comes with its ttl and limit in ARGV, after the number of requests to count
 // (RedisWindowStorage: a hot key's requests of one event-loop turn). Each request is counted in turn,
-// in every window up to and including its first spent one (WindowBatchCounter), and answers the
-// number of windows counted, then hits and milliseconds left for each; the counts are written once at
+// in every window up to and including its first spent one (count_requests, RedisWindowStorage), and
+// answers hits and milliseconds left for each window counted; the counts are written once at
 // the end, with the first PEXPIRE of a new window, atomically, so concurrent instances share one exact
 // count. Redis's clock stands still while a script runs, so every request sees the same time left.
 const INCREMENT_SCRIPT = `
@@ -64,22 +64,13 @@ for i, key in ipairs(KEYS) do
   windows[i] = { hits = tonumber(redis.call('GET', key) or '0'), left = left, fresh = fresh,
                  ttl = ttl, limit = tonumber(ARGV[2 * i + 1]), added = 0 }
 end
-local counts = {}
-for r = 1, n do
-  local at = #counts + 1
-  local counted = 0
-  counts[at] = 0
-  for i = 1, #KEYS do
-    local w = windows[i]
-    w.hits = w.hits + 1
-    w.added = w.added + 1
-    counted = i
-    counts[#counts + 1] = w.hits
-    counts[#counts + 1] = w.left
-    if w.hits > w.limit then break end
-  end
-  counts[at] = counted
-end
+local counts = count_requests(n, windows, function(w, counts)
+  w.hits = w.hits + 1
+  w.added = w.added + 1
+  counts[#counts + 1] = w.hits
+  counts[#counts + 1] = w.left
+  return w.hits > w.limit
+end)
 for i, key in ipairs(KEYS) do
   local w = windows[i]
   if w.added > 0 then

@@ -12,6 +12,28 @@ type WindowScriptCall = (numberOfKeys: number, ...keysThenArgs: (string | number
  */
 const MAX_REQUESTS_PER_RUN = 500;
 
+/**
+ * Put before every storage's script: the loop that counts a run's requests and lays out its answer, which
+ * `countGroup` reads. `count_requests(n, windows, count_window)` counts `n` requests one after the other,
+ * each in every window in turn up to and including the first that refuses it; for each request the answer
+ * holds the number of windows counted, then what `count_window(window, counts)` appended for each (the
+ * storage's `valuesPerWindow` numbers). `count_window` returns true when the window refused the request.
+ */
+const COUNT_REQUESTS_LUA = `
+local function count_requests(n, windows, count_window)
+  local counts = {}
+  for r = 1, n do
+    local at = #counts + 1
+    counts[at] = 0
+    for i = 1, #windows do
+      counts[at] = i
+      if count_window(windows[i], counts) then break end
+    end
+  end
+  return counts
+end
+`;
+
 /** Requests waiting, in one turn of the event loop, for the same windows of the same key. */
 interface WindowGroup {
   windows: readonly WindowToCount[];
@@ -44,7 +66,8 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
   protected abstract readonly valuesPerWindow: number;
 
   /**
-   * `command`: the name the script is defined under (one per storage kind); `prefix`: its keys' prefix,
+   * `command`: the name the script is defined under (one per storage kind); `lua`: the script, which
+   * counts its requests with `count_requests` (COUNT_REQUESTS_LUA); `prefix`: its keys' prefix,
    * distinct per kind, so switching kinds never misreads the other kind's counts.
    */
   protected constructor(
@@ -56,7 +79,7 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
   ) {
     this.outage = new RedisOutagePolicy(failureMode);
     // The number of keys varies (numberOfKeys omitted): it is the first argument of every call.
-    redis.defineCommand(command, { lua });
+    redis.defineCommand(command, { lua: `${COUNT_REQUESTS_LUA}${lua}` });
     const defined = (redis as unknown as Record<string, WindowScriptCall>)[command];
     this.script = defined.bind(redis);
   }

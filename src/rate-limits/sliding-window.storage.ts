@@ -134,9 +134,9 @@ export class MemorySlidingWindowStorage extends MemoryWindowStorage {
 // MemorySlidingWindowStorage's (its comments say why). ARGV: the number of requests to count (a hot key's
 // requests of one event-loop turn, RedisWindowStorage), then a ttl and a limit per window. Each request
 // is counted in turn, at the same instant, and like the fixed windows' script stops after its first
-// refused window; it answers the number of windows counted, then for each the hits, the milliseconds
-// left in the window and, for the refused one, the milliseconds until one more request fits. Each hash
-// is read once and written once.
+// refused window (count_requests, RedisWindowStorage); it answers for each window counted the hits, the
+// milliseconds left in the window and, for the refused one, the milliseconds until one more request
+// fits. Each hash is read once and written once.
 const SLIDING_SCRIPT = `
 local function floor_div(a, b)
   local q = math.floor(a / b)
@@ -167,39 +167,26 @@ for i, key in ipairs(KEYS) do
   windows[i] = { ttl = ttl, limit = tonumber(ARGV[2 * i + 1]), index = index, current = current,
                  previous = previous, rolled = rolled, elapsed = elapsed, left = ttl - elapsed, added = 0 }
 end
-local counts = {}
-for r = 1, n do
-  local at = #counts + 1
-  local counted = 0
-  counts[at] = 0
-  for i = 1, #KEYS do
-    local w = windows[i]
-    local ttl, limit, current, previous = w.ttl, w.limit, w.current, w.previous
-    local weighted = previous * w.left
-    counted = i
-    if weighted + (current + 1) * ttl <= limit * ttl then
-      w.current = current + 1
-      w.added = w.added + 1
-      counts[#counts + 1] = current + 1 + ceil_div(weighted, ttl)
-      counts[#counts + 1] = w.left
-      counts[#counts + 1] = 0
-    else
-      local wait
-      if limit < 1 then
-        wait = w.left
-      elseif limit - current - 1 >= 0 and previous > 0 then
-        wait = ttl - floor_div((limit - current - 1) * ttl, previous) - w.elapsed
-      else
-        wait = w.left + math.max(0, ttl - floor_div((limit - 1) * ttl, current))
-      end
-      counts[#counts + 1] = current + 1 + ceil_div(weighted, ttl)
-      counts[#counts + 1] = w.left
-      counts[#counts + 1] = wait
-      break
-    end
+local counts = count_requests(n, windows, function(w, counts)
+  local ttl, limit, current, previous = w.ttl, w.limit, w.current, w.previous
+  local weighted = previous * w.left
+  counts[#counts + 1] = current + 1 + ceil_div(weighted, ttl)
+  counts[#counts + 1] = w.left
+  if weighted + (current + 1) * ttl <= limit * ttl then
+    w.current = current + 1
+    w.added = w.added + 1
+    counts[#counts + 1] = 0
+    return false
   end
-  counts[at] = counted
-end
+  if limit < 1 then
+    counts[#counts + 1] = w.left
+  elseif limit - current - 1 >= 0 and previous > 0 then
+    counts[#counts + 1] = ttl - floor_div((limit - current - 1) * ttl, previous) - w.elapsed
+  else
+    counts[#counts + 1] = w.left + math.max(0, ttl - floor_div((limit - 1) * ttl, current))
+  end
+  return true
+end)
 for i, key in ipairs(KEYS) do
   local w = windows[i]
   if w.added > 0 then
