@@ -48,8 +48,7 @@ export class PostgresListener {
     } catch (error) {
       if (!reconnecting) throw error;
       // Not yet the listener, so `dropped` would ignore it: retry from here.
-      client.removeAllListeners();
-      client.end().catch(() => undefined);
+      void discardConnection(client);
       this.retryLater();
     }
   }
@@ -58,8 +57,7 @@ export class PostgresListener {
     if (this.stopped || this.client !== client) return;
     this.client = undefined;
     this.events.onHearing?.(false);
-    client.removeAllListeners();
-    client.end().catch(() => undefined);
+    void discardConnection(client);
     this.retryLater();
   }
 
@@ -72,8 +70,20 @@ export class PostgresListener {
     const client = this.client;
     this.client = undefined;
     if (client) {
-      client.removeAllListeners();
-      await client.end().catch(() => undefined);
+      await discardConnection(client);
     }
   }
+}
+
+/**
+ * Ends a connection the listener no longer uses: its listeners go, so nothing it says is reported any
+ * more, but one that swallows errors stays. A server shutting down sends every connection a FATAL
+ * (57P01, "terminating connection due to administrator command") that pg emits as 'error' when no query
+ * is running, and an 'error' with no listener would crash the process (seen once in the PostgreSQL
+ * outage suite).
+ */
+export function discardConnection(client: Client): Promise<void> {
+  client.removeAllListeners();
+  client.on('error', () => undefined);
+  return client.end().catch(() => undefined);
 }
