@@ -1,5 +1,6 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
+import { atEndOfTurn } from '../common/tick-batch';
 import { RedisOutagePolicy } from './redis-outage';
 import type { WindowBatchCounter, WindowCount, WindowToCount } from './window-counter';
 
@@ -102,7 +103,7 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
     return new Promise((resolve, reject) => {
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(() => this.flush());
+        atEndOfTurn(() => this.flush());
       }
       const group = this.pending.get(signature);
       if (!group) {
