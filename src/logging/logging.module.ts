@@ -4,30 +4,24 @@ import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino from 'pino';
 import { AppLogger } from './app-logger';
-import { REQUEST_LOGGER } from './request-logger';
+import { LineBlocks, lineBlocksTo } from './line-blocks';
+import { REQUEST_LOGGER, writesJsonLinesTo } from './request-logger';
+
+let standardOutput: LineBlocks | undefined;
 
 /**
- * How standard output is written (see bufferedStandardOutput): lines gathered into blocks of 4 KiB,
- * written at least every 100 ms when traffic is too light to fill one. bench:observation uses the same.
- */
-export const STANDARD_OUTPUT_WRITES = { sync: true, minLength: 4096, periodicFlush: 100 } as const;
-
-let standardOutput: pino.DestinationStream | undefined;
-
-/**
- * Standard output for JSON lines, written in blocks of 4 KiB, and at least every 100 ms (sonic-boom's
- * `minLength` and `periodicFlush`, through pino.destination). Written a line at a time (pino's default
- * destination), a request line cost 6.7 µs of CPU; in blocks, 3.0 (`npm run bench:observation`, this
- * machine): the write's own cost is paid once per 15 or so lines. The writes are synchronous: a reader
- * that stops draining standard output holds the process up, rather than its memory growing without bound.
- * What is still gathered is written when the process exits, however it exits (`exit` runs for
- * process.exit and after an uncaught exception); a process killed outright (SIGKILL, the OOM killer)
- * loses up to 100 ms of lines. One per process: every app in it (the tests start many) shares it and its
- * one exit hook.
+ * Standard output for JSON lines, written in blocks of 4 KiB, and at least every 100 ms (LineBlocks, in
+ * front of pino's synchronous destination). Written a line at a time (pino's default destination), a
+ * request line cost 6.7 µs of CPU; gathered by sonic-boom's `minLength`, 3.0; in LineBlocks, less again
+ * (`npm run bench:observation`; README, "Performance"). The writes are synchronous: a reader that stops
+ * draining standard output holds the process up, rather than its memory growing without bound. What is
+ * still gathered is written when the process exits, however it exits (`exit` runs for process.exit and
+ * after an uncaught exception); a process killed outright (SIGKILL, the OOM killer) loses up to 100 ms of
+ * lines. One per process: every app in it (the tests start many) shares it and its one exit hook.
  */
 function bufferedStandardOutput(): pino.DestinationStream {
   if (!standardOutput) {
-    const output = pino.destination({ dest: 1, ...STANDARD_OUTPUT_WRITES });
+    const output = lineBlocksTo(1);
     process.once('exit', () => output.flushSync());
     standardOutput = output;
   }
@@ -51,7 +45,7 @@ export async function createPino(
     : config.level === 'silent'
       ? undefined
       : bufferedStandardOutput();
-  return pino(
+  const logger = pino(
     {
       level: config.level,
       // Headers are never logged; these paths catch what could still carry a credential or a row's
@@ -71,6 +65,9 @@ export async function createPino(
     },
     destination,
   );
+  // The request logger writes its line itself, to the same destination, when that takes JSON lines.
+  if (destination && !config.pretty) writesJsonLinesTo(logger, destination);
+  return logger;
 }
 
 /**

@@ -3,10 +3,11 @@ import { Writable } from 'node:stream';
 import { createPino } from './logging.module';
 import { requestLogger } from './request-logger';
 
-/** The app's logger at `level`, writing its JSON lines into `lines`. */
-async function capturedLogger(level: string, lines: Record<string, unknown>[]) {
+/** The app's logger at `level`, writing its JSON lines into `lines` (and as written, into `raw`). */
+async function capturedLogger(level: string, lines: Record<string, unknown>[], raw: string[] = []) {
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
+      raw.push(chunk.toString());
       lines.push(JSON.parse(chunk.toString()));
       done();
     },
@@ -14,13 +15,14 @@ async function capturedLogger(level: string, lines: Record<string, unknown>[]) {
   return createPino({ level, pretty: false } as Parameters<typeof createPino>[0], destination);
 }
 
-function exchange(url: string, status: number) {
+/** A request and its response; `userAgent` null: the request sent none. */
+function exchange(url: string, status: number, userAgent: string | null = 'curl/8') {
   const req = {
     id: 'req_1',
     method: 'GET',
     originalUrl: url,
     headers: {
-      'user-agent': 'curl/8',
+      'user-agent': userAgent ?? undefined,
       authorization: 'Bearer gh_live_secret',
       'x-api-key': 'gh_live_secret',
     },
@@ -70,5 +72,32 @@ describe('the request log line', () => {
       err: { parameters: ['$2b$04$hash'], query: 'INSERT …' },
     });
     expect(JSON.stringify(lines[0])).not.toMatch(/secret|hash|INSERT/);
+  });
+
+  it('is the line pino writes for the same fields, made without going through pino', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const raw: string[] = [];
+    const logger = await capturedLogger('info', lines, raw);
+    const written = requestLogger(logger);
+    // A child of the logger is another logger object: its request logger goes through pino.
+    const throughPino = requestLogger(logger.child({}));
+    const exchanges = [
+      exchange('/v1/agents?limit=5', 200),
+      exchange('/v1/a"b\\c?api_key=secret&q=\u00e9\u2028\t', 404, 'Mozilla/5.0 "quoted" \\ \u0001 ünï'),
+      exchange('/v1/tasks', 503, null),
+    ];
+    const durations = [0.0125, 1e-7, 12.25];
+    exchanges.forEach((pair, i) => {
+      written(...pair, durations[i]);
+      throughPino(...pair, durations[i]);
+    });
+    expect(raw).toHaveLength(6);
+    const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
+    for (let i = 0; i < 6; i += 2) {
+      expect(withoutTime(raw[i])).toBe(withoutTime(raw[i + 1]));
+      expect(lines[i]).toEqual({ ...lines[i + 1], time: lines[i].time });
+    }
+    expect(lines[4]).not.toHaveProperty('req.user_agent');
+    expect(raw.join('')).not.toContain('secret');
   });
 });
