@@ -29,14 +29,6 @@ export interface AccessStep {
    * request this step did not charge.
    */
   undo?(attempt: AccessAttempt): void | Promise<void>;
-  /**
-   * The step may start while the step before it in the same guard is still pending: its check reads
-   * nothing that step sets, and what it takes its `undo` gives back. The guard then starts it in the same
-   * turn, so the I/O of both goes out together (the rate limit's windows and the credits' balances: one
-   * round trip to Redis, not one after the other). The answer stays the declared order's: when the step
-   * before refuses or fails, that is the answer, and this step's `undo` runs once its check has settled.
-   */
-  readonly startsAlongsidePrevious?: boolean;
 }
 
 /** A step's answer that is still pending (a promise; an AccessDenial never has `then`). */

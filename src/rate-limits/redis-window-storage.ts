@@ -1,6 +1,5 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { atEndOfTurn } from '../common/tick-batch';
 import { RedisOutagePolicy } from './redis-outage';
 import type { WindowBatchCounter, WindowCount, WindowToCount } from './window-counter';
 
@@ -103,7 +102,7 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
     return new Promise((resolve, reject) => {
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        atEndOfTurn(() => this.flush());
+        setImmediate(() => this.flush());
       }
       const group = this.pending.get(signature);
       if (!group) {

@@ -13,8 +13,6 @@ import {
 import { permissionList } from '../../roles/permissions';
 import { UsageCounter } from '../../usage/usage-counter';
 import { USAGE_MEASURES } from '../../usage/usage-measures';
-import type { CreditAccount } from '../../api-keys/credits/credit-ledger';
-import { isPending, type StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { ApiKeyResolver } from '../credentials/api-key.resolver';
 import { DenialRecorder } from '../denial-recorder';
@@ -112,49 +110,21 @@ export class KeyVerificationService {
         ),
       };
     }
-    // The windows and the balances at once, as the key check runs them (CreditsStep): one round trip to
-    // Redis for both. Credits taken for a request the windows refuse (or fail on) go back.
-    const limiting = this.rateLimits.countFor(principal);
-    // Refused at once (windows counted in memory): nothing is spent.
-    if (!isPending(limiting) && limiting) return { denial: limiting };
+    const limited = await this.rateLimits.countFor(principal);
+    if (limited) return { denial: limited };
     const balances = balancesOf(key);
-    const spending =
-      balances.length && cost > 0
-        ? // Each of `cost` from the key's balance and from its identity's, all or none.
-          Promise.all(balances.map(({ holder }) => this.credits.spendAtOnce(holder, cost)))
-        : undefined;
-    // Its failure is read below, after the windows' answer; until then it must not count as unhandled.
-    spending?.catch(() => undefined);
-    let limited: StepOutcome;
-    try {
-      limited = await limiting;
-    } catch (error) {
-      await this.giveBack(spending, cost);
-      throw error;
-    }
-    if (limited) {
-      await this.giveBack(spending, cost);
-      return { denial: limited };
-    }
-    if (!spending) return { denial: null, creditsRemaining: null, spent: 0 };
-    const spent = await spending;
+    if (!balances.length || cost === 0) return { denial: null, creditsRemaining: null, spent: 0 };
+    // The key's balance and its identity's at once (one round trip), all of `cost` from each or none.
+    const spent = await Promise.all(balances.map(({ holder }) => this.credits.spendAtOnce(holder, cost)));
     const short = spent.findIndex((outcome) => outcome === null);
     if (short >= 0) {
-      await this.giveBack(spending, cost);
+      await Promise.all(
+        spent.map((outcome) => outcome && this.credits.releaseReserved(outcome.account, cost)),
+      );
       const denial = creditsExhausted(balances[short].scope, { retryAfterSeconds: null });
       return { denial };
     }
     return { denial: null, creditsRemaining: spent[0]!.remaining, spent: cost };
-  }
-
-  /** Gives back what `spending` took of each balance (none when it failed: nothing was taken). */
-  private async giveBack(
-    spending: Promise<({ account: CreditAccount } | null)[]> | undefined,
-    cost: number,
-  ): Promise<void> {
-    const spent = await spending?.catch(() => []);
-    if (!spent) return;
-    await Promise.all(spent.map((outcome) => outcome && this.credits.releaseReserved(outcome.account, cost)));
   }
 
   /**

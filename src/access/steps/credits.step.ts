@@ -48,16 +48,9 @@ export function balancesOf(key: KeyContext): ScopedBalance[] {
  * trip to Redis for both), and a balance that granted while the other refused gets its credit back.
  * Keys with neither (the default) pass without a lookup or a turn of the event loop. A later step's
  * refusal gives the credits back (`undo`).
- *
- * The step starts alongside the rate limit's when that waits on Redis: the windows' script and the
- * balances' go out in the same turn, one round trip for all of a request's windows and balances. A
- * request the windows refuse gets its credits back (`undo`); one they let on but the balances refuse was
- * counted in the windows, as it is when the steps run one after the other.
  */
 @Injectable()
 export class CreditsStep implements AccessStep {
-  readonly startsAlongsidePrevious = true;
-
   constructor(private readonly credits: CreditsService) {}
 
   check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
