@@ -18,7 +18,6 @@ export const FLUSH_EVERY_MS = 100;
 export class LineBlocks implements pino.DestinationStream {
   private lines: string[] = [];
   private length = 0;
-  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly output: pino.DestinationStream & { flushSync(): void },
@@ -26,7 +25,7 @@ export class LineBlocks implements pino.DestinationStream {
     flushEveryMs = FLUSH_EVERY_MS,
   ) {
     // Unref'd: a quiet process is not kept alive for its log; what is left is written at exit.
-    this.timer = setInterval(() => this.flush(), flushEveryMs).unref();
+    setInterval(() => this.flush(), flushEveryMs).unref();
   }
 
   write(line: string): void {
@@ -50,12 +49,6 @@ export class LineBlocks implements pino.DestinationStream {
   flushSync(): void {
     this.flush();
     this.output.flushSync();
-  }
-
-  /** Stops the periodic flush, after writing what is gathered. */
-  end(): void {
-    clearInterval(this.timer);
-    this.flushSync();
   }
 }
 
