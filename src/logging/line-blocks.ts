@@ -1,9 +1,9 @@
 import pino from 'pino';
 
 /** A block is written once its lines reach this many characters (about as many bytes: JSON lines are ASCII). */
-export const BLOCK_LENGTH = 4096;
+const BLOCK_LENGTH = 4096;
 /** Lines are written at least this often when traffic is too light to fill a block. */
-export const FLUSH_EVERY_MS = 100;
+const FLUSH_EVERY_MS = 100;
 
 /**
  * JSON lines gathered into blocks of about 4 KiB in front of a synchronous sonic-boom (pino.destination),
@@ -19,19 +19,15 @@ export class LineBlocks implements pino.DestinationStream {
   private lines: string[] = [];
   private length = 0;
 
-  constructor(
-    private readonly output: pino.DestinationStream & { flushSync(): void },
-    private readonly blockLength = BLOCK_LENGTH,
-    flushEveryMs = FLUSH_EVERY_MS,
-  ) {
+  constructor(private readonly output: pino.DestinationStream & { flushSync(): void }) {
     // Unref'd: a quiet process is not kept alive for its log; what is left is written at exit.
-    setInterval(() => this.flush(), flushEveryMs).unref();
+    setInterval(() => this.flush(), FLUSH_EVERY_MS).unref();
   }
 
   write(line: string): void {
     this.lines.push(line);
     this.length += line.length;
-    if (this.length >= this.blockLength) this.flush();
+    if (this.length >= BLOCK_LENGTH) this.flush();
   }
 
   /** Writes what is gathered; `done` once written (pino's `logger.flush(cb)` calls this). */
