@@ -1,6 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { ExtensionMigration } from '../extension';
 import { MIGRATIONS } from './migrations';
+import { PooledClient } from './pooled-client';
 
 export interface DataSourceSettings {
   url: string;
@@ -37,6 +38,8 @@ export function buildDataSourceOptions({
     synchronize: false,
     logging: false,
     extra: {
+      // Survives the server ending a checked-out connection (see PooledClient).
+      Client: PooledClient,
       max: poolSize,
       // Fail fast instead of hanging when the database is unreachable; the filter answers 503.
       connectionTimeoutMillis: connectionTimeoutMs,
