@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
+import { responseEnded } from '../http/turn-end-responses';
 import { DomainError, ErrorKind, FieldError, translateError } from './domain-error';
 import {
   PROBLEM_CONTENT_TYPE,
@@ -71,7 +72,7 @@ export class ProblemFilter implements ExceptionFilter {
     if (shaped.status >= 500 && shaped.code === 'internal_error') {
       this.logger.error({ err: exception, request_id: request.id }, 'unhandled error');
     }
-    if (response.headersSent) return;
+    if (responseEnded(response)) return;
 
     const body: ProblemDocument = {
       type: problemType(shaped.code),

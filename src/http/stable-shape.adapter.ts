@@ -2,6 +2,7 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import http from 'node:http';
+import { endAtTurnEnd } from './turn-end-responses';
 
 /**
  * An ExpressAdapter whose server creates every request and response with Express's prototypes already
@@ -19,6 +20,9 @@ import http from 'node:http';
  * prototypes of two subclasses of Node's classes, placed above Express's own in the chain; the server
  * constructs its objects from the subclasses, so Express's call finds the prototype already set and
  * changes nothing, and all requests share one hidden class. Nothing of Express or Nest is patched.
+ *
+ * The response subclass also holds the responses ended in one turn of the event loop and writes them
+ * together at its end (turn-end-responses.ts).
  */
 export class StableShapeExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
@@ -27,7 +31,13 @@ export class StableShapeExpressAdapter extends ExpressAdapter {
     if (options?.httpsOptions || options?.forceCloseConnections) return super.initHttpServer(options);
     const app = this.getInstance<Express>();
     class StableRequest extends http.IncomingMessage {}
-    class StableResponse extends http.ServerResponse {}
+    class StableResponse extends http.ServerResponse {
+      // Responses of one turn leave together (turn-end-responses.ts).
+      override end(...args: unknown[]): this {
+        endAtTurnEnd(this, args);
+        return this;
+      }
+    }
     // Express's request and response prototypes (with everything an app added to them) stay in the
     // chain, between the subclass and Node's own prototype.
     Object.setPrototypeOf(StableRequest.prototype, app.request);
