@@ -1,6 +1,7 @@
 import { IdentitySummaryResponse } from '../../identities/dto/identity.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsIP, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsIP, isIP, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { acceptsWithoutValidation, isPlainObject } from '../../common/validation';
 import type { Permission } from '../../roles/permissions';
 import { MAX_QUERY_LENGTH } from '../verification/permission-query';
 
@@ -58,6 +59,31 @@ export class VerifyKeyDto {
   @MaxLength(MAX_REFERRER_LENGTH)
   referrer?: string;
 }
+
+const VERIFY_KEY_FIELDS: ReadonlySet<string> = new Set(['key', 'permissions', 'cost', 'ip', 'referrer']);
+
+/**
+ * The bodies a service sends thousands of times a second, accepted without class-validator: each
+ * condition is a decorator above, made stricter where that is simpler (a length in UTF-16 units, where
+ * MaxLength counts characters; a field that is absent, where IsOptional also lets null through). Other
+ * bodies are validated as usual. verify-key.dto.spec.ts checks this against class-validator.
+ */
+export function isPlainVerifyKeyBody(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const name of Object.keys(value)) if (!VERIFY_KEY_FIELDS.has(name)) return false;
+  const { key, permissions, cost, ip, referrer } = value;
+  return (
+    typeof key === 'string' &&
+    key.length <= MAX_KEY_LENGTH &&
+    (permissions === undefined || typeof permissions === 'string') &&
+    (cost === undefined ||
+      (Number.isInteger(cost) && (cost as number) >= 0 && (cost as number) <= MAX_VERIFY_COST)) &&
+    (ip === undefined || (typeof ip === 'string' && isIP(ip))) &&
+    (referrer === undefined || (typeof referrer === 'string' && referrer.length <= MAX_REFERRER_LENGTH))
+  );
+}
+
+acceptsWithoutValidation(VerifyKeyDto, isPlainVerifyKeyBody);
 
 export const VERIFY_KEY_CODES = [
   'valid',
