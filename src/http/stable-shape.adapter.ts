@@ -4,6 +4,9 @@ import type { Express, Response } from 'express';
 import http from 'node:http';
 import { endAtTurnEnd } from './turn-end-responses';
 
+/** The Content-Type Express's `json` ends up writing. */
+const JSON_UTF8 = 'application/json; charset=utf-8';
+
 /**
  * An ExpressAdapter whose server creates every request and response with Express's prototypes already
  * in place.
@@ -25,9 +28,6 @@ import { endAtTurnEnd } from './turn-end-responses';
  * together at its end (turn-end-responses.ts), and `reply` writes a JSON answer without Express's
  * content-type round trip (below).
  */
-/** The Content-Type Express's `json` ends up writing. */
-const JSON_UTF8 = 'application/json; charset=utf-8';
-
 export class StableShapeExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
     // HTTPS and force-closed connections keep Nest's own server: neither is used here, and the adapter's
