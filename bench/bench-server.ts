@@ -7,6 +7,7 @@
  * older commits for before/after figures.
  */
 import 'reflect-metadata';
+import { Controller, Get, Header, Module, Req } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,8 +20,10 @@ import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
 import { TasksService } from '../src/tasks/tasks.service';
 import { StableShapeExpressAdapter } from '../src/http/stable-shape.adapter';
+import { Public } from '../src/access/route-access.decorators';
 
 type Command =
+  | { type: 'same-body'; body: string }
   | { type: 'seed'; count: number }
   | { type: 'enqueue'; count: number; concurrency: number }
   | { type: 'exit' }
@@ -100,6 +103,29 @@ class RssSampler {
   }
 }
 
+/** What GET /bench/same-body answers: the verify body of the measured key, set over IPC (`same-body`). */
+let sameBody = '';
+
+/**
+ * The issue's yardstick for the key check's own cost: a public route returning the same body as
+ * GET /v1/auth/verify, with the same handler shape (the request as its one parameter, the body as a
+ * string with the same Content-Type), so that verify minus this route is the key check and nothing else.
+ * This module is the root, so Nest registers the route before every API route: the cheapest route match
+ * there is, which counts the router's walk to /v1/auth/verify against the key check, not for it.
+ */
+@Controller('bench')
+class SameBodyController {
+  @Public()
+  @Get('same-body')
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  sameBody(@Req() _request: unknown): string {
+    return sameBody;
+  }
+}
+
+@Module({ controllers: [SameBodyController] })
+class BenchModule {}
+
 async function main(): Promise<void> {
   const config = loadAppConfig({
     ...process.env,
@@ -111,7 +137,8 @@ async function main(): Promise<void> {
     DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-bench-')),
   });
   // abortOnError: false, so a failed boot is thrown (and printed below) instead of Nest's silent exit(1).
-  const app = await NestFactory.create(AppModule.forRoot(config), new StableShapeExpressAdapter(), {
+  const root = { module: BenchModule, imports: [AppModule.forRoot(config)] };
+  const app = await NestFactory.create(root, new StableShapeExpressAdapter(), {
     ...APP_OPTIONS,
     logger: false,
     abortOnError: false,
@@ -125,6 +152,10 @@ async function main(): Promise<void> {
 
   process.on('message', (message: Command) => {
     void (async () => {
+      if (message.type === 'same-body') {
+        sameBody = message.body;
+        process.send!({ type: 'same-body-set' });
+      }
       if (message.type === 'cpu') {
         const { user, system } = process.cpuUsage();
         process.send!({ type: 'cpu', micros: user + system });

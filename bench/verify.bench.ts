@@ -200,10 +200,18 @@ async function main(): Promise<void> {
       stable.next<{ url: string }>('ready'),
     ]);
     const { key, creditedKey, identityKey, serviceKey } = await createKeys(appUrl);
+    const verified = await fetch(`${appUrl}/v1/auth/verify`, { headers: { authorization: `Bearer ${key}` } });
+    if (!verified.ok) throw new Error(`GET /v1/auth/verify: ${verified.status} ${await verified.text()}`);
+    const bodySet = app.next('same-body-set');
+    app.child.send({ type: 'same-body', body: await verified.text() });
+    await bodySet;
     const scenarios = {
       bare: { url: `${bareUrl}/bare`, headers: {}, server: bare },
       stable: { url: `${stableUrl}/bare`, headers: {}, server: stable },
       public: { url: `${appUrl}/health/live`, headers: {}, server: app },
+      // A public route answering verify's body with verify's handler shape (bench-server.ts): the
+      // yardstick of the key check's own CPU.
+      sameBody: { url: `${appUrl}/bench/same-body`, headers: {}, server: app },
       verify: { url: `${appUrl}/v1/auth/verify`, headers: { authorization: `Bearer ${key}` }, server: app },
       credits: {
         url: `${appUrl}/v1/auth/verify`,
@@ -272,7 +280,7 @@ async function main(): Promise<void> {
       return samples;
     };
 
-    const few = await phase(['bare', 'stable', 'public', 'verify']);
+    const few = await phase(['bare', 'stable', 'public', 'sameBody', 'verify']);
     // Credits in a phase of their own: without Redis each spend is an UPDATE, whose write load would
     // otherwise spill into the rounds of the scenarios measured after it.
     const credited = await phase(['bare', 'stable', 'verify', 'credits']);
@@ -298,7 +306,7 @@ async function main(): Promise<void> {
 }
 
 function report(
-  few: Record<'bare' | 'stable' | 'public' | 'verify', Sample[]>,
+  few: Record<'bare' | 'stable' | 'public' | 'sameBody' | 'verify', Sample[]>,
   credited: Record<'bare' | 'stable' | 'verify' | 'credits', Sample[]>,
   shared: Record<'verify' | 'credits' | 'identity' | 'keysVerify', Sample[]>,
   many: Record<'bare' | 'verify', Sample[]> | undefined,
@@ -335,6 +343,7 @@ function report(
   row('bare NestJS, GET /bare', few.bare);
   row('bare NestJS, stable shape', few.stable);
   row('public, GET /health/live', few.public);
+  row("public, verify's body", few.sameBody);
   row(`verify, ${KEYS_CREATED} keys`, few.verify);
   row('bare NestJS, GET /bare (credits phase)', credited.bare);
   row(`verify (credits phase)`, credited.verify);
@@ -381,11 +390,19 @@ function report(
   ratio('identity key / plain key:', shared.identity, shared.verify, 0);
   ratio('keys/verify / auth/verify:', shared.keysVerify, shared.verify, 0.9);
   ratio('keys/verify / credited verify:', shared.keysVerify, shared.credits, 0.9);
-  // The key check's own CPU on a cache hit: verify minus a public route, per request, medians.
-  const cpu = (samples: Sample[]): number => median(samples.map((s) => s.cpu));
+  // The key check's own CPU on a cache hit, as the issue defines it: verify minus a public route returning
+  // the same body, per request, the median of the per-round differences (both measured in every round).
+  // Against /health/live (a smaller body, a handler without parameters) as well, the figure given before.
+  const cpuDifference = (samples: Sample[], baseline: Sample[]): number[] =>
+    samples.map((sample, round) => sample.cpu - baseline[round].cpu);
+  const check = cpuDifference(few.verify, few.sameBody);
   console.log(
-    `  ${'key check CPU (verify - public):'.padEnd(28)} ${(cpu(few.verify) - cpu(few.public)).toFixed(1)} µs/request; ` +
-      `target <= ${TARGETS.checkCpuMicros} µs`,
+    `  ${'key check CPU (verify - same body):'.padEnd(28)} ${median(check).toFixed(1)} µs/request ` +
+      `(rounds ${Math.min(...check).toFixed(1)}..${Math.max(...check).toFixed(1)}); ` +
+      `target <= ${TARGETS.checkCpuMicros} µs: ${median(check) <= TARGETS.checkCpuMicros ? 'met' : 'NOT met'}`,
+  );
+  console.log(
+    `  ${'verify - /health/live:'.padEnd(28)} ${median(cpuDifference(few.verify, few.public)).toFixed(1)} µs/request`,
   );
   if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verifyOfBare);
 }
