@@ -6,8 +6,9 @@
  * with Gatehouse but the machine: in one process, Gatehouse's timers, pools and garbage would slow
  * the bare route too and flatter the ratio. Measured: the bare route with Nest's default adapter, the same
  * bare app with the stable request shape Gatehouse serves with (a process of its own), a public
- * Gatehouse route
- * (GET /health/live: middleware and the global guards, no credential), GET /v1/auth/verify with
+ * Gatehouse route (GET /health/live: middleware and the global guards, no credential), a public route
+ * answering verify's body with verify's handler shape (GET /bench/same-body, bench-server.ts: verify
+ * minus it is the key check's own CPU, as the performance issue defines it), GET /v1/auth/verify with
  * a valid service key (the whole key check), and the same with a key that has credits (one credit
  * spent per request: in Redis with REDIS_URL, else an UPDATE in PostgreSQL). A third phase compares,
  * in the same rounds, a key under an identity with shared limits and credits against a key with its own,
