@@ -9,10 +9,19 @@ export interface AccessAttempt {
   response: Response;
 }
 
+/**
+ * The attempt of `context`, made once per request: Nest hands the three global guards one execution
+ * context, and they run one after the other, so the last attempt made is the one asked for again
+ * (a guard that waited meanwhile may find another request's, and makes its own).
+ */
 export function accessAttempt(context: ExecutionContext): AccessAttempt {
+  if (lastAttempt?.context === context) return lastAttempt;
   const http = context.switchToHttp();
-  return { context, request: http.getRequest<Request>(), response: http.getResponse<Response>() };
+  lastAttempt = { context, request: http.getRequest<Request>(), response: http.getResponse<Response>() };
+  return lastAttempt;
 }
+
+let lastAttempt: AccessAttempt | undefined;
 
 /** What a step answers: undefined to let the request go on, or why it is refused. */
 export type StepOutcome = AccessDenial | undefined;

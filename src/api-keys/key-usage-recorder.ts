@@ -12,36 +12,43 @@ const FLUSH_DELAY_MS = 1_000;
 @Injectable()
 export class KeyUsageRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('KeyUsage');
-  private readonly lastWritten = new Map<string, { at: number; ip: string | null }>();
-  private pending = new Map<string, { at: Date; previous: boolean; ip: string | null }>();
+  /** Per key id, what was last written for its current value and for its previous one (a rotation's). */
+  private readonly lastWritten = {
+    current: new Map<string, Written>(),
+    previous: new Map<string, Written>(),
+  };
+  private pending = { current: new Map<string, PendingUse>(), previous: new Map<string, PendingUse>() };
   private timer?: NodeJS.Timeout;
 
   constructor(private readonly keys: ApiKeysRepository) {}
 
   markUsed(keyId: string, previous: boolean, ip: string | null, now = Date.now()): void {
-    const slot = `${keyId}:${previous ? 'previous' : 'current'}`;
-    const last = this.lastWritten.get(slot);
+    // Two maps by key id rather than one by `${keyId}:${value}`: no string is built on every request.
+    const value = previous ? 'previous' : 'current';
+    const written = this.lastWritten[value];
+    const last = written.get(keyId);
     if (last !== undefined && now - last.at < WRITE_INTERVAL_MS && (previous || last.ip === ip)) return;
-    this.lastWritten.set(slot, { at: now, ip });
-    this.pending.set(slot, { at: new Date(now), previous, ip });
+    written.set(keyId, { at: now, ip });
+    this.pending[value].set(keyId, { at: new Date(now), ip });
     if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
       this.timer.unref();
     }
-    if (this.lastWritten.size > 100_000) this.lastWritten.clear();
+    if (written.size > 100_000) written.clear();
   }
 
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
-    this.pending = new Map();
-    for (const [slot, { at, previous, ip }] of batch) {
-      const keyId = slot.slice(0, slot.lastIndexOf(':'));
-      try {
-        await this.keys.recordUse(keyId, previous, at, ip);
-      } catch (error) {
-        this.logger.warn(`could not record use of ${keyId}: ${(error as Error).message}`);
+    this.pending = { current: new Map(), previous: new Map() };
+    for (const value of ['current', 'previous'] as const) {
+      for (const [keyId, { at, ip }] of batch[value]) {
+        try {
+          await this.keys.recordUse(keyId, value === 'previous', at, ip);
+        } catch (error) {
+          this.logger.warn(`could not record use of ${keyId}: ${(error as Error).message}`);
+        }
       }
     }
   }
@@ -50,4 +57,14 @@ export class KeyUsageRecorder implements BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     await this.flush();
   }
+}
+
+interface Written {
+  at: number;
+  ip: string | null;
+}
+
+interface PendingUse {
+  at: Date;
+  ip: string | null;
 }

@@ -40,7 +40,8 @@ export class AccessTokenService {
 
   /** A JWT's shape, as opposed to an API key's: decides which resolver a Bearer credential goes to. */
   static looksLikeAccessToken(value: string): boolean {
-    return JWT_SHAPE.test(value);
+    // An API key has no dot: most calls end at the first check.
+    return value.includes('.') && JWT_SHAPE.test(value);
   }
 
   issue(user: { id: string; organizationId: string }, sessionId?: string): IssuedAccessToken {

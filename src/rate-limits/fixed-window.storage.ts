@@ -1,4 +1,4 @@
-import { MemoryWindowStorage } from './memory-window-storage';
+import { MemoryWindowStorage, WindowCounters } from './memory-window-storage';
 import type Redis from 'ioredis';
 import { RedisWindowStorage } from './redis-window-storage';
 import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
@@ -24,26 +24,24 @@ function record(hits: number, limit: number, msLeft: number): WindowCount {
  * timestamps filtered on every request), the cost per request does not grow with the limit.
  */
 export class MemoryFixedWindowStorage extends MemoryWindowStorage {
-  private readonly windows = new Map<string, { hits: number; resetAt: number }>();
+  private readonly windows = new WindowCounters<{ hits: number; resetAt: number }>();
 
   constructor(clock: TimeSource = Date) {
     super(clock);
   }
 
-  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
-    const now = this.clock.now();
-    const id = `${name}:${key}`;
-    let window = this.windows.get(id);
+  incrementNow(key: string, ttl: number, limit: number, name: string, now: number): WindowCount {
+    let window = this.windows.get(name, key);
     if (!window || window.resetAt <= now) {
       window = { hits: 0, resetAt: now + ttl };
-      this.windows.set(id, window);
+      this.windows.set(name, key, window);
     }
     window.hits += 1;
     return record(window.hits, limit, window.resetAt - now);
   }
 
   protected sweep(now: number): void {
-    for (const [id, window] of this.windows) if (window.resetAt <= now) this.windows.delete(id);
+    this.windows.sweep((window) => window.resetAt <= now);
   }
 }
 

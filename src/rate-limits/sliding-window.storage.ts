@@ -1,4 +1,4 @@
-import { MemoryWindowStorage } from './memory-window-storage';
+import { MemoryWindowStorage, WindowCounters } from './memory-window-storage';
 import type Redis from 'ioredis';
 import { RedisWindowStorage } from './redis-window-storage';
 import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
@@ -78,20 +78,18 @@ interface SlidingCounter {
 
 /** Sliding windows in this process (no REDIS_URL). */
 export class MemorySlidingWindowStorage extends MemoryWindowStorage {
-  private readonly counters = new Map<string, SlidingCounter>();
+  private readonly counters = new WindowCounters<SlidingCounter>();
 
   constructor(clock: TimeSource = Date) {
     super(clock);
   }
 
-  incrementNow(key: string, ttl: number, limit: number, name: string): WindowCount {
-    const now = this.clock.now();
-    const id = `${name}:${key}`;
+  incrementNow(key: string, ttl: number, limit: number, name: string, now: number): WindowCount {
     let index = Math.floor(now / ttl);
-    let counter = this.counters.get(id);
+    let counter = this.counters.get(name, key);
     if (!counter) {
       counter = { index, current: 0, previous: 0, ttl };
-      this.counters.set(id, counter);
+      this.counters.set(name, key, counter);
     } else if (index > counter.index) {
       counter.previous = index === counter.index + 1 ? counter.current : 0;
       counter.current = 0;
@@ -121,8 +119,7 @@ export class MemorySlidingWindowStorage extends MemoryWindowStorage {
 
   /** Counters whose window and the one after it have ended count nothing any more. */
   protected sweep(now: number): void {
-    for (const [id, counter] of this.counters)
-      if (now >= (counter.index + 2) * counter.ttl) this.counters.delete(id);
+    this.counters.sweep((counter) => now >= (counter.index + 2) * counter.ttl);
   }
 }
 

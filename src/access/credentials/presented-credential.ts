@@ -22,13 +22,16 @@ export function extractCredential(
   request: Request,
   allowQueryKey: boolean,
 ): PresentedCredential | AccessDenial | undefined {
-  const found: PresentedCredential[] = [];
+  // The first credential found, in the documented order; another with a different value makes the
+  // request ambiguous, said once every credential was read (a malformed one is said first).
+  let found: PresentedCredential | undefined;
+  let ambiguous = false;
 
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const match = BEARER.exec(authorization);
     if (!match) return malformed('The Authorization header must be "Bearer <credential>".');
-    found.push({ value: match[1], via: 'bearer' });
+    found = { value: match[1], via: 'bearer' };
   }
 
   const headerKey = request.headers['x-api-key'];
@@ -36,7 +39,9 @@ export function extractCredential(
     if (Array.isArray(headerKey) || !headerKey.trim()) {
       return malformed('The X-API-Key header must hold exactly one key.');
     }
-    found.push({ value: headerKey.trim(), via: 'x-api-key' });
+    const value = headerKey.trim();
+    if (found) ambiguous = found.value !== value;
+    else found = { value, via: 'x-api-key' };
   }
 
   // Express parses the query string anew on every `request.query` read: only read it when there is one.
@@ -46,17 +51,17 @@ export function extractCredential(
       if (typeof queryKey !== 'string' || !queryKey) {
         return malformed('The api_key query parameter must hold exactly one key.');
       }
-      found.push({ value: queryKey, via: 'query' });
+      if (found) ambiguous ||= found.value !== queryKey;
+      else found = { value: queryKey, via: 'query' };
     }
   }
-
-  if (found.some((credential) => credential.value !== found[0].value)) {
+  if (ambiguous) {
     return new AccessDenial(
       AccessDenialCode.AmbiguousCredentials,
       'The request carries more than one credential; send exactly one.',
     );
   }
-  return found[0];
+  return found;
 }
 
 /**

@@ -224,7 +224,9 @@ describe('the rate-limit step (through KeyThrottlerGuard)', () => {
     const req = { principal: { key: { id: 'key_sync', rateLimit: { perMinute: null, perHour: null } } } };
     const res = { setHeader: (name: string, value: unknown) => headers.set(name, value) };
     const context = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) };
-    const outcome = app.get(RateLimitStep).check({ context, request: req } as unknown as AccessAttempt);
+    const outcome = app
+      .get(RateLimitStep)
+      .check({ context, request: req, response: res } as unknown as AccessAttempt);
     expect(outcome).toBeUndefined();
     expect(Object.fromEntries(headers)).toEqual({
       'X-RateLimit-Limit': 3,

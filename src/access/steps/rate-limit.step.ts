@@ -35,20 +35,21 @@ import type { KeyContext, Principal } from '../principal';
 @Injectable()
 export class RateLimitStep extends ThrottlerGuard implements AccessStep {
   private headerNames?: Map<string, WindowHeaderNames>;
+  private readonly storageKeys = new WeakMap<KeyContext, readonly string[]>();
 
-  check({ context, request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+  check({ context, request, response }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
     if (!key) return undefined;
     const storage: object = this.storageService;
     if (!countsWindowsTogether(storage)) return this.countWindows(context, key);
-    const windows = this.windowsNow(context, key.id);
+    const windows = this.windowsNow(context, key);
     if (!windows) return this.countWindows(context, key);
     // The identity's shared windows go in the same call as the key's: one round trip for all of them.
     addIdentityWindows(windows, key);
     const counts = storage.countWindows(windows);
     return Array.isArray(counts)
-      ? this.answer(context, windows, counts)
-      : counts.then((answered) => this.answer(context, windows, answered));
+      ? this.answer(response, windows, counts)
+      : counts.then((answered) => this.answer(response, windows, answered));
   }
 
   /**
@@ -58,8 +59,12 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
    */
   countFor(principal: Principal): StepOutcome | Promise<StepOutcome> {
     const request = { principal, headers: {} } as Request;
-    const response = { setHeader: () => response } as unknown as Response;
-    return this.check({ context: httpContextOf(request, response), request, response });
+    const response: Pick<Response, 'setHeader'> = { setHeader: () => response as Response };
+    return this.check({
+      context: httpContextOf(request, response as Response),
+      request,
+      response: response as Response,
+    });
   }
 
   /**
@@ -67,26 +72,41 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
    * rate-limits.module.ts); undefined when one is asynchronous or user agents are exempted, which only
    * handleRequest implements.
    */
-  private windowsNow(context: ExecutionContext, tracker: string): ResolvedWindow[] | undefined {
+  private windowsNow(context: ExecutionContext, key: KeyContext): ResolvedWindow[] | undefined {
     if (this.commonOptions.ignoreUserAgents) return undefined;
+    const tracker = key.id;
+    const storageKeys = this.storageKeysOf(context, key);
     const windows: ResolvedWindow[] = [];
-    for (const throttler of this.throttlers) {
+    for (let i = 0; i < this.throttlers.length; i++) {
+      const throttler = this.throttlers[i];
       const limit = resolveOption(throttler.limit, context);
       const ttl = resolveOption(throttler.ttl, context);
       if (typeof limit !== 'number' || typeof ttl !== 'number' || throttler.ignoreUserAgents)
         return undefined;
-      const name = throttler.name!;
-      windows.push({ throttler, key: this.generateKey(context, tracker, name), tracker, name, limit, ttl });
+      windows.push({ throttler, key: storageKeys[i], tracker, name: throttler.name!, limit, ttl });
     }
     return windows;
+  }
+
+  /**
+   * The storage key of each throttler's window for `key`, made once per cached key record (a
+   * KeyContext is one record's, frozen): generateKey is a function of the key id and the throttler's
+   * name only, and a string kept has its hash computed once for the storage's lookups.
+   */
+  private storageKeysOf(context: ExecutionContext, key: KeyContext): readonly string[] {
+    let keys = this.storageKeys.get(key);
+    if (!keys) {
+      keys = this.throttlers.map((throttler) => this.generateKey(context, key.id, throttler.name!));
+      this.storageKeys.set(key, keys);
+    }
+    return keys;
   }
 
   /**
    * The windows' counts as handleRequest answers them, in the same order: a spent window is the denial
    * (its Retry-After set), and the windows before it keep their budget headers.
    */
-  private answer(context: ExecutionContext, windows: ResolvedWindow[], counts: WindowCount[]): StepOutcome {
-    const response = context.switchToHttp().getResponse<Response>();
+  private answer(response: Response, windows: ResolvedWindow[], counts: WindowCount[]): StepOutcome {
     for (let i = 0; i < counts.length; i++) {
       const { throttler, name, key, tracker, limit, ttl } = windows[i];
       const count = counts[i];
