@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import { Writable } from 'node:stream';
 import { createPino } from './logging.module';
-import { requestLogger } from './request-logger';
+import fc from 'fast-check';
+import { jsonString, requestLogger } from './request-logger';
 
 /** The app's logger at `level`, writing its JSON lines into `lines` (and as written, into `raw`). */
 async function capturedLogger(level: string, lines: Record<string, unknown>[], raw: string[] = []) {
@@ -99,5 +100,32 @@ describe('the request log line', () => {
     }
     expect(lines[4]).not.toHaveProperty('req.user_agent');
     expect(raw.join('')).not.toContain('secret');
+  });
+});
+
+describe('jsonString', () => {
+  it('is JSON.stringify for any string, plain or with quotes, backslashes, controls and surrogates', () => {
+    const tricky = fc.constantFrom(
+      '"',
+      '\\',
+      '\u0000',
+      '\u001f',
+      '\u2028',
+      '\ud800',
+      '\udfff',
+      '\ud83d\ude00',
+      'é',
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'binary' }),
+          fc.array(fc.oneof(fc.string({ maxLength: 3 }), tricky)).map((parts) => parts.join('')),
+        ),
+        (value) => expect(jsonString(value)).toBe(JSON.stringify(value)),
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -6,7 +6,30 @@ export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
 
 /** Removes `api_key=<value>` from a URL before it is logged. */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(/([?&]api_key=)[^&#]*/gi, '$1[REDACTED]');
+  // Most URLs have no '=' and so nothing to remove: a search for one costs a twentieth of the replace.
+  if (url === undefined || !url.includes('=')) return url;
+  return url.replace(/([?&]api_key=)[^&#]*/gi, '$1[REDACTED]');
+}
+
+/**
+ * A request's duration as logged, in milliseconds to the microsecond: what a reader of the line uses,
+ * and a short decimal, which V8 prints at a third of the cost of a double's seventeen digits.
+ */
+function durationMs(seconds: number): number {
+  return Math.round(seconds * 1e6) / 1000;
+}
+
+/** A code unit JSON.stringify would escape (lone surrogates included) or a surrogate of a pair. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must be escaped
+const NEEDS_ESCAPING = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/**
+ * `JSON.stringify(value)` for a string: one that holds no quote, backslash, control character or
+ * surrogate is quoted as it is, which is what JSON.stringify makes of it, for a fifth of its cost (the
+ * request id, method and URL of almost every line); any other goes through JSON.stringify.
+ */
+export function jsonString(value: string): string {
+  return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 const jsonDestinations = new WeakMap<pino.Logger, pino.DestinationStream>();
@@ -56,7 +79,7 @@ function lineWriter(logger: pino.Logger, destination: pino.DestinationStream): R
     error: `{"level":${levels.error},"time":`,
   };
   return (level, req, res, seconds) => {
-    const milliseconds = seconds * 1000;
+    const milliseconds = durationMs(seconds);
     const requestFields =
       field('id', req.id) +
       field('method', req.method) +
@@ -72,7 +95,8 @@ function lineWriter(logger: pino.Logger, destination: pino.DestinationStream): R
 
 /** `,"name":value`, or nothing for a missing value, as JSON leaves it out. */
 function field(name: string, value: unknown): string {
-  return value === undefined ? '' : `,"${name}":${JSON.stringify(value)}`;
+  if (value === undefined) return '';
+  return `,"${name}":${typeof value === 'string' ? jsonString(value) : JSON.stringify(value)}`;
 }
 
 /** The same line through pino: pretty output, or a logger createPino did not make. */
@@ -89,7 +113,7 @@ function throughPino(parent: pino.Logger): RequestLine {
           user_agent: req.headers['user-agent'],
         },
         res: { status: res.statusCode },
-        response_time_ms: seconds * 1000,
+        response_time_ms: durationMs(seconds),
       },
       'request completed',
     );
