@@ -11,6 +11,7 @@ export default tseslint.config(
       'data/**',
       'coverage/**',
       '.test-build-*/**',
+      '.bench-build-*/**',
       'test/.generated/**',
       'eslint.config.mjs',
       'jest.config.js',

@@ -40,6 +40,7 @@ import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from './bench-database';
+import { COMPILED_APP_ENV, compiledBenchFile, removeCompiledServers } from './compiled-servers';
 
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 
@@ -91,12 +92,15 @@ const median = (values: number[]): number => {
 };
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`;
 
-/** Starts a server process; `logFile`: where its standard output goes (Gatehouse's request lines). */
+/**
+ * Starts a server process, compiled (compiled-servers.ts says why); `logFile`: where its standard output
+ * goes (Gatehouse's request lines).
+ */
 function start(file: string, env: NodeJS.ProcessEnv, logFile?: string): Server {
   const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = fork(join(__dirname, file), [], {
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
-    env,
+  const child = fork(compiledBenchFile(file), [], {
+    execArgv: [],
+    env: { ...env, ...COMPILED_APP_ENV },
     stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
   if (typeof stdout === 'number') closeSync(stdout);
@@ -182,6 +186,7 @@ async function main(): Promise<void> {
   const cleanUp = (): Promise<void> =>
     (cleaned ??= (async () => {
       await Promise.all([app.stop(), bare.stop(), stable.stop()]);
+      removeCompiledServers();
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
       if (!failed) rmSync(logDir, { recursive: true, force: true });
