@@ -1,6 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AccessDenial } from './access-denial';
+import { requestOf, responseOf } from '../http/http-context';
 
 /** One request going through the key check. */
 export interface AccessAttempt {
@@ -16,8 +17,8 @@ export interface AccessAttempt {
  */
 export function accessAttempt(context: ExecutionContext): AccessAttempt {
   if (lastAttempt?.context === context) return lastAttempt;
-  const http = context.switchToHttp();
-  lastAttempt = { context, request: http.getRequest<Request>(), response: http.getResponse<Response>() };
+  // Not switchToHttp(): it assigns three new closures to the context on every call.
+  lastAttempt = { context, request: requestOf(context), response: responseOf(context) };
   return lastAttempt;
 }
 

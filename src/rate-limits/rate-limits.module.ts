@@ -2,14 +2,14 @@ import { ConfigOf } from '../config/config-namespace';
 import { rateLimitsConfig } from '../config/namespaces';
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
-import type { Request } from 'express';
+import { requestOf } from '../http/http-context';
 import type Redis from 'ioredis';
 import { Clock } from '../common/clock';
 import { RedisConnection } from '../redis/redis.connection';
 import { MemoryFixedWindowStorage, RedisFixedWindowStorage } from './fixed-window.storage';
 import { MemorySlidingWindowStorage, RedisSlidingWindowStorage } from './sliding-window.storage';
 
-const keyOf = (context: ExecutionContext) => context.switchToHttp().getRequest<Request>().principal?.key;
+const keyOf = (context: ExecutionContext) => requestOf(context).principal?.key;
 
 /**
  * RATE_LIMIT_WINDOW picks how windows count, REDIS_URL where: in Redis, shared by every instance, or in

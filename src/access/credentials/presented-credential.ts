@@ -27,14 +27,15 @@ export function extractCredential(
   let found: PresentedCredential | undefined;
   let ambiguous = false;
 
-  const authorization = request.headers.authorization;
+  const headers = request.headers;
+  const authorization = headers.authorization;
   if (authorization !== undefined) {
     const match = BEARER.exec(authorization);
     if (!match) return malformed('The Authorization header must be "Bearer <credential>".');
     found = { value: match[1], via: 'bearer' };
   }
 
-  const headerKey = request.headers['x-api-key'];
+  const headerKey = headers['x-api-key'];
   if (headerKey !== undefined) {
     if (Array.isArray(headerKey) || !headerKey.trim()) {
       return malformed('The X-API-Key header must hold exactly one key.');
