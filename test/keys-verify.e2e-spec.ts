@@ -1,3 +1,5 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Test } from 'supertest';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
@@ -408,6 +410,71 @@ describe('the calling credential', () => {
       401,
       'invalid_credentials',
     );
+  });
+});
+
+describe('one kept-alive connection', () => {
+  // The service's socket remembers the last value it verified and its hash (ApiKeyResolver): every
+  // request here travels on one socket, so each answer shows that only the hash of that same value is
+  // reused, and that the key is still resolved (and found deleted) on every request.
+  let server: http.Server;
+  let agent: http.Agent;
+  let sockets = 0;
+  let base = '';
+
+  beforeAll(async () => {
+    server = http.createServer(t.app.getHttpAdapter().getInstance());
+    server.on('connection', () => sockets++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  });
+  afterAll(() => {
+    agent?.destroy();
+    server?.closeAllConnections();
+    server?.close();
+  });
+
+  const verifyOnConnection = (key: string): Promise<Json> =>
+    new Promise((resolve, reject) => {
+      const request = http.request(
+        `${base}/v1/keys/verify`,
+        { method: 'POST', agent, headers: { ...service.auth, 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () =>
+            res.statusCode === 200
+              ? resolve(JSON.parse(text))
+              : reject(new Error(`${res.statusCode} ${text}`)),
+          );
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify({ key }));
+    });
+
+  it('answers each value for itself, and sees a key deleted between two requests', async () => {
+    const mine = await createKey(t.http, org.auth, { name: 'on one socket', role: 'developer' });
+    const theirs = await createKey(t.http, other.auth, { name: 'elsewhere', role: 'developer' });
+    const answers = [
+      await verifyOnConnection(mine.key),
+      await verifyOnConnection(mine.key),
+      await verifyOnConnection(theirs.key),
+      await verifyOnConnection(`${mine.key.slice(0, -1)}x`),
+      await verifyOnConnection(mine.key),
+    ];
+    expect(answers.map((a) => [a.code, a.key_id])).toEqual([
+      ['valid', mine.id],
+      ['valid', mine.id],
+      ['invalid_credentials', null],
+      ['malformed_key', null],
+      ['valid', mine.id],
+    ]);
+    expect((await t.http.delete(`/v1/api-keys/${mine.id}`).set(org.auth)).status).toBe(204);
+    expect(await verifyOnConnection(mine.key)).toEqual(NAMES_NO_KEY);
+    expect(sockets).toBe(1);
   });
 });
 

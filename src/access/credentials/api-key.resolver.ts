@@ -87,6 +87,8 @@ function refusalOf(resolved: ResolvedKey, now: Date): AccessDenial | undefined {
 export class ApiKeyResolver {
   private readonly load = (hash: string) => this.loadByHash(hash);
   private readonly hashes = new ConnectionHashMemo();
+  /** The same for the values a service verifies (POST /v1/keys/verify), apart from its own key's. */
+  private readonly verifiedHashes = new ConnectionHashMemo();
 
   constructor(
     private readonly values: ApiKeyValues,
@@ -128,21 +130,29 @@ export class ApiKeyResolver {
    * `organizationId`): the key's Principal when it is one of that organization's keys (even a refused
    * one, so the answer can name it), and why a request with it would be refused, as `resolve` decides.
    * A key of another organization is not known here: it answers exactly as an unknown value, before
-   * anything about it is read or marked used.
+   * anything about it is read or marked used. `connection`, the service's socket: its last verified value's
+   * hash is remembered as the connection's own key's is (a service checking one caller's requests sends
+   * the same value again and again).
    */
   async resolveForOrganization(
     organizationId: string,
     value: string,
     clientIp: string | null,
+    connection: object,
   ): Promise<{ principal: Principal | null; denial: AccessDenial | null }> {
-    if (!this.values.isWellFormed(value)) {
-      const denial = new AccessDenial(
-        AccessDenialCode.MalformedKey,
-        'The API key is malformed (wrong shape or checksum).',
-      );
-      return { principal: null, denial };
+    let hash = this.verifiedHashes.recall(connection, value);
+    if (hash === undefined) {
+      if (!this.values.isWellFormed(value)) {
+        const denial = new AccessDenial(
+          AccessDenialCode.MalformedKey,
+          'The API key is malformed (wrong shape or checksum).',
+        );
+        return { principal: null, denial };
+      }
+      hash = this.values.hash(value);
+      this.verifiedHashes.remember(connection, value, hash);
     }
-    const loaded = await this.cache.resolve(this.values.hash(value), this.load);
+    const loaded = await this.cache.resolve(hash, this.load);
     const resolved = loaded?.key.organizationId === organizationId ? loaded : null;
     const admitted = this.admit(resolved, 'x-api-key', clientIp);
     if (!(admitted instanceof AccessDenial)) return { principal: admitted, denial: null };

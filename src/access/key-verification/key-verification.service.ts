@@ -10,7 +10,6 @@ import {
   PermissionQueryError,
   satisfies,
 } from '../../api-keys/verification/permission-query';
-import { permissionList } from '../../roles/permissions';
 import { UsageCounter } from '../../usage/usage-counter';
 import { USAGE_MEASURES } from '../../usage/usage-measures';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
@@ -20,6 +19,7 @@ import type { Principal } from '../principal';
 import { RateLimitStep } from '../steps/rate-limit.step';
 import { RestrictionsStep } from '../steps/restrictions.step';
 import { balancesOf, creditsExhausted } from '../steps/credits.step';
+import { namedAnswer, validAnswerText } from './verify-answer';
 
 const DEFAULT_COST = 1;
 
@@ -46,15 +46,22 @@ export class KeyVerificationService {
     private readonly denials: DenialRecorder,
   ) {}
 
-  async verify(caller: Principal, body: VerifyKeyDto): Promise<VerifyKeyResponse> {
+  /**
+   * The answer, as the JSON text of a VerifyKeyResponse. `connection`: the calling service's socket (see
+   * ApiKeyResolver.resolveForOrganization).
+   */
+  async verify(caller: Principal, body: VerifyKeyDto, connection: object): Promise<string> {
     // The query first: a malformed one is answered 400 whatever the key, and spends nothing.
     const query = body.permissions === undefined ? null : parseQuery(body.permissions);
     const { principal, denial } = await this.resolver.resolveForOrganization(
       caller.organizationId,
       body.key,
       body.ip ?? null,
+      connection,
     );
-    if (!principal) return unnamedAnswer(denial ? (denial.code as VerifyKeyCode) : 'invalid_credentials');
+    if (!principal) {
+      return JSON.stringify(unnamedAnswer(denial ? (denial.code as VerifyKeyCode) : 'invalid_credentials'));
+    }
 
     const outcome: KeyOutcome = denial
       ? { denial }
@@ -69,27 +76,15 @@ export class KeyVerificationService {
         { ip: body.ip ?? null, userAgent: null },
         caller.apiKeyId ?? caller.userId,
       );
-    } else {
-      this.usage.count(principal.organizationId, key, 'allowed');
-      if (outcome.spent)
-        this.usage.count(principal.organizationId, key, USAGE_MEASURES.creditsSpent, outcome.spent);
+      const code = outcome.denial.code as VerifyKeyCode;
+      return JSON.stringify(namedAnswer(principal, false, code, await this.balanceOf(principal)));
     }
-
+    this.usage.count(principal.organizationId, key, 'allowed');
+    if (outcome.spent)
+      this.usage.count(principal.organizationId, key, USAGE_MEASURES.creditsSpent, outcome.spent);
     const creditsRemaining =
-      outcome.denial === null && outcome.creditsRemaining !== null
-        ? outcome.creditsRemaining
-        : await this.balanceOf(principal);
-    return {
-      valid: outcome.denial === null,
-      code: outcome.denial ? (outcome.denial.code as VerifyKeyCode) : 'valid',
-      key_id: key.id,
-      name: key.name,
-      identity: key.identity,
-      permissions: permissionList(principal.permissions),
-      meta: { ...key.meta },
-      credits_remaining: creditsRemaining,
-      expires_at: key.expiresAt?.toISOString() ?? null,
-    };
+      outcome.creditsRemaining !== null ? outcome.creditsRemaining : await this.balanceOf(principal);
+    return validAnswerText(principal, creditsRemaining);
   }
 
   /** The key check's later steps for a key that resolved: restrictions, permission, rate limit, credits. */

@@ -1,7 +1,7 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { VerifyKeyDto, VerifyKeyResponse } from '../../api-keys/dto/verify-key.dto';
-import { Principal } from '../principal';
 import { Operation } from '../route-access.decorators';
 import { KeyVerificationService } from './key-verification.service';
 
@@ -11,6 +11,8 @@ export class KeysVerifyController {
   constructor(private readonly verification: KeyVerificationService) {}
 
   // 200 for every outcome of the presented key; the caller's own credential failing is still 401/403.
+  // The answer comes serialized (KeyVerificationService.verify); the principal is read from the request
+  // rather than through @Principal(), whose parameter would go through the global pipes as well.
   @Post('verify')
   @HttpCode(200)
   @Operation(
@@ -19,7 +21,8 @@ export class KeysVerifyController {
     VerifyKeyResponse,
     400,
   )
-  verify(@Principal() principal: Principal, @Body() body: VerifyKeyDto): Promise<VerifyKeyResponse> {
-    return this.verification.verify(principal, body);
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  verify(@Req() request: Request, @Body() body: VerifyKeyDto): Promise<string> {
+    return this.verification.verify(request.principal!, body, request.socket);
   }
 }
