@@ -3,8 +3,8 @@
  * process of its own). Driven over IPC by bench/verify.bench.ts, bench/tasks.bench.ts (which also
  * asks it for its memory: a snapshot, or the peak RSS sampled every RSS_SAMPLE_MS between
  * `rss-start` and `rss-stop`) and bench/task-streams.bench.ts (its CPU time and SQL statements sent). Imports only the app's entry points (AppModule, configureApp,
- * loadAppConfig; TasksService for bench:queue's service-level case), so the same file runs against
- * older commits for before/after figures.
+ * loadAppConfig; @Public() for the same-body route; TasksService for bench:queue's service-level case), so
+ * the same file runs against older commits for before/after figures.
  */
 import 'reflect-metadata';
 import { Controller, Get, Header, Module, Req } from '@nestjs/common';
