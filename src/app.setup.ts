@@ -27,7 +27,8 @@ import type pino from 'pino';
 /** Nest's own parsers are off (see bodyParsers) so body errors get precise problem codes. */
 export const APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
 
-const JSON_BODY_LIMIT = '1mb';
+/** 1 MiB, what body-parser's '1mb' is. */
+const JSON_BODY_LIMIT = 1_048_576;
 
 /**
  * Everything main.ts does to the app besides listening, shared with the e2e tests so they exercise the

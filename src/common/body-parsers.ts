@@ -95,8 +95,10 @@ function toProblem(error: unknown): unknown {
 /**
  * Replaces Nest's default parsers so a malformed or oversized body answers a precise problem+json.
  * One middleware for both (JSON, then form): each parser passes over a body that is not its type.
+ * `limit`: the most bytes a body may have. `direct: false` leaves every body to body-parser (the spec
+ * compares the two ways).
  */
-export function bodyParsers(limit: string): RequestHandler {
+export function bodyParsers(limit: number, { direct = true }: { direct?: boolean } = {}): RequestHandler {
   const parseJson = json({ limit, verify: verifyJsonText });
   const parseForm = urlencoded({ limit, extended: false, verify: verifyFormText });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -104,6 +106,7 @@ export function bodyParsers(limit: string): RequestHandler {
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
       return next();
     }
+    if (direct && readsDirectly(req, limit)) return readJsonDirectly(req, res, next);
     if (declaresOtherCharset(req)) {
       return next(
         new CommonError(
@@ -117,4 +120,90 @@ export function bodyParsers(limit: string): RequestHandler {
       parseForm(req, res, (formError?: unknown) => next(formError ? toProblem(formError) : undefined));
     });
   };
+}
+
+/** The Content-Type values of the bodies read directly, exactly as sent. */
+const DIRECT_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
+const DECIMAL_LENGTH = /^\d{1,10}$/;
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+/** JSON's whitespace, then an object or an array: what body-parser's strict mode lets through to JSON.parse. */
+// eslint-disable-next-line no-control-regex -- tab, line feed and carriage return are JSON whitespace
+const OBJECT_OR_ARRAY = /^[\x20\x09\x0a\x0d]*[[{]/;
+
+/**
+ * Whether a body is read here rather than by body-parser: a JSON body of a plain kind, the kind a
+ * service sends thousands of times a second to POST /v1/keys/verify, where body-parser's machinery
+ * (type-is, content-type, raw-body, iconv-lite, debug) cost about a quarter of what the route adds to a
+ * key check (README, "POST /v1/keys/verify"). Anything else (another type or charset spelling, a
+ * compressed or chunked body, no length, a length over the limit) goes to body-parser, whose answers
+ * these match: body-parsers.spec.ts sends the same bodies both ways.
+ */
+function readsDirectly(req: Request, limit: number): boolean {
+  const { headers } = req;
+  if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined) return false;
+  const type = headers['content-type'];
+  const length = headers['content-length'];
+  return (
+    type !== undefined &&
+    DIRECT_TYPES.has(type) &&
+    length !== undefined &&
+    DECIMAL_LENGTH.test(length) &&
+    Number(length) <= limit &&
+    !req.readableEnded
+  );
+}
+
+/**
+ * The body as body-parser's json() with `verify: verifyJsonText` reads it: the bytes (Node's parser
+ * delivers exactly Content-Length of them, or the request ends early), `verifyJsonText` on them, a UTF-8
+ * byte order mark dropped (iconv-lite drops it), `{}` for an empty body, only an object or an array at
+ * the top (body-parser's strict mode), then JSON.parse.
+ */
+function readJsonDirectly(req: Request, res: Response, next: NextFunction): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const onData = (chunk: Buffer): void => {
+    chunks.push(chunk);
+    received += chunk.length;
+  };
+  const onEnd = (): void => {
+    stop();
+    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    try {
+      verifyJsonText(req, res, body);
+    } catch (error) {
+      return next(error);
+    }
+    const bom = body.length >= 3 && UTF8_BOM.every((byte, i) => body[i] === byte);
+    const text = body.toString('utf8', bom ? 3 : 0);
+    if (text.length === 0) {
+      req.body = {};
+      return next();
+    }
+    try {
+      if (!OBJECT_OR_ARRAY.test(text)) throw new SyntaxError('not an object or an array');
+      req.body = JSON.parse(text) as unknown;
+    } catch (error) {
+      return next(
+        new CommonError(CommonErrorCode.MalformedJson, BY_TYPE['entity.parse.failed'][1], { cause: error }),
+      );
+    }
+    next();
+  };
+  // The client went away before the whole body came: what raw-body reports as request.aborted.
+  const onClose = (): void => {
+    stop();
+    const [code, detail] = BY_TYPE['request.aborted'];
+    next(new CommonError(code, detail));
+  };
+  const stop = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('close', onClose);
+    req.off('error', onClose);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('close', onClose);
+  req.on('error', onClose);
 }
