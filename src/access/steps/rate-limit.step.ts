@@ -59,12 +59,8 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
    */
   countFor(principal: Principal): StepOutcome | Promise<StepOutcome> {
     const request = { principal, headers: {} } as Request;
-    const response: Pick<Response, 'setHeader'> = { setHeader: () => response as Response };
-    return this.check({
-      context: httpContextOf(request, response as Response),
-      request,
-      response: response as Response,
-    });
+    const response = { setHeader: () => response } as unknown as Response;
+    return this.check({ context: httpContextOf(request, response), request, response });
   }
 
   /**
