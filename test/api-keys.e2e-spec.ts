@@ -2,8 +2,6 @@ import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mapFromPermissions } from '../src/roles/dto/role.dto';
 import { builtInRolePermissions } from '../src/roles/permissions';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Response } from 'supertest';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import {
@@ -13,6 +11,7 @@ import {
   SignedUpOrganization,
   signUpOrganization,
 } from './support/factories';
+import { oneConnection, OneConnection } from './support/one-connection';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -1454,40 +1453,19 @@ describe('usage', () => {
 describe('one kept-alive connection', () => {
   // The key check remembers the last value hashed on each connection (ConnectionHashMemo): these
   // requests all travel on one socket, so each answer shows that what is remembered is only the hash.
-  let server: http.Server;
-  let agent: http.Agent;
-  let sockets = 0;
-  let base = '';
-
+  let connection: OneConnection;
   beforeAll(async () => {
-    server = http.createServer(t.app.getHttpAdapter().getInstance());
-    server.on('connection', () => sockets++);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    connection = await oneConnection(t.app);
   });
-  afterAll(() => {
-    agent?.destroy();
-    server?.closeAllConnections();
-    server?.close();
-  });
+  afterAll(() => connection?.close());
 
-  const verifyOnConnection = (value: string): Promise<{ status: number; body: Json }> =>
-    new Promise((resolve, reject) => {
-      const req = http.get(`${base}/v1/auth/verify`, { agent, headers: bearer(value) }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-      });
-      req.on('error', reject);
-    });
+  const verifyOnConnection = (value: string) => connection.request('GET', '/v1/auth/verify', bearer(value));
 
   it('tells keys apart, checks every new value and sees a deletion at the next request', async () => {
     const org = await signUpOrganization(t.http, 'KeepAlive');
     const first = await createKey(org.auth, { name: 'first', role: 'viewer' });
     const second = await createKey(org.auth, { name: 'second', role: 'developer' });
-    const opened = sockets;
+    const opened = connection.sockets();
 
     expect(await verifyOnConnection(first.key)).toMatchObject({ status: 200, body: { key_id: first.id } });
     expect(await verifyOnConnection(first.key)).toMatchObject({ status: 200, body: { key_id: first.id } });
@@ -1504,6 +1482,6 @@ describe('one kept-alive connection', () => {
       body: { code: 'invalid_credentials' },
     });
     // All of it on one connection, so the remembered hash was in play each time.
-    expect(sockets - opened).toBe(1);
+    expect(connection.sockets() - opened).toBe(1);
   });
 });

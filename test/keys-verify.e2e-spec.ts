@@ -1,9 +1,8 @@
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Test } from 'supertest';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { Auth, createKey, CreatedKey, pollUntil, sleep } from './support/keys';
+import { oneConnection, OneConnection } from './support/one-connection';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -417,43 +416,18 @@ describe('one kept-alive connection', () => {
   // The service's socket remembers the last value it verified and its hash (ApiKeyResolver): every
   // request here travels on one socket, so each answer shows that only the hash of that same value is
   // reused, and that the key is still resolved (and found deleted) on every request.
-  let server: http.Server;
-  let agent: http.Agent;
-  let sockets = 0;
-  let base = '';
-
+  let connection: OneConnection;
   beforeAll(async () => {
-    server = http.createServer(t.app.getHttpAdapter().getInstance());
-    server.on('connection', () => sockets++);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    connection = await oneConnection(t.app);
   });
-  afterAll(() => {
-    agent?.destroy();
-    server?.closeAllConnections();
-    server?.close();
-  });
+  afterAll(() => connection?.close());
 
-  const verifyOnConnection = (key: string): Promise<Json> =>
-    new Promise((resolve, reject) => {
-      const request = http.request(
-        `${base}/v1/keys/verify`,
-        { method: 'POST', agent, headers: { ...service.auth, 'content-type': 'application/json' } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () =>
-            res.statusCode === 200
-              ? resolve(JSON.parse(text))
-              : reject(new Error(`${res.statusCode} ${text}`)),
-          );
-        },
-      );
-      request.on('error', reject);
-      request.end(JSON.stringify({ key }));
-    });
+  const verifyOnConnection = async (key: string): Promise<Json> => {
+    const headers = { ...service.auth, 'content-type': 'application/json' };
+    const res = await connection.request('POST', '/v1/keys/verify', headers, JSON.stringify({ key }));
+    if (res.status !== 200) throw new Error(`verify answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
 
   it('answers each value for itself, and sees a key deleted between two requests', async () => {
     const mine = await createKey(t.http, org.auth, { name: 'on one socket', role: 'developer' });
@@ -474,7 +448,7 @@ describe('one kept-alive connection', () => {
     ]);
     expect((await t.http.delete(`/v1/api-keys/${mine.id}`).set(org.auth)).status).toBe(204);
     expect(await verifyOnConnection(mine.key)).toEqual(NAMES_NO_KEY);
-    expect(sockets).toBe(1);
+    expect(connection.sockets()).toBe(1);
   });
 });
 
