@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import * as ts from 'typescript';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { compiledAppDirectory } from './run-artifacts';
+import { sourceFiles, transpileFiles } from './transpile';
 
 /**
  * Tests that start the real entry point (src/main.ts, src/worker.ts) as a process run it compiled once
@@ -23,32 +23,16 @@ export function compiledEntryPoint(name: 'main' | 'worker'): string {
 }
 
 function compileInto(output: string): void {
-  const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
-  const { options } = ts.convertCompilerOptionsFromJson(config.compilerOptions, ROOT);
   // Written in a folder of this process and renamed whole: another worker never runs half an app.
   const partial = `${output}.partial-${process.pid}`;
   rmSync(partial, { recursive: true, force: true });
-  for (const file of sourceFiles(SOURCE)) {
-    const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
-      fileName: file,
-      compilerOptions: { ...options, sourceMap: false, inlineSourceMap: false },
-    });
-    const target = join(partial, relative(SOURCE, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, outputText);
-  }
+  transpileFiles(sourceFiles(SOURCE), (file) =>
+    join(partial, relative(SOURCE, file)).replace(/\.ts$/, '.js'),
+  );
   try {
     renameSync(partial, output);
   } catch {
     // Another worker finished first: its copy is the same.
     rmSync(partial, { recursive: true, force: true });
   }
-}
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
-  });
 }
