@@ -45,32 +45,32 @@ export class MemoryFixedWindowStorage extends MemoryWindowStorage {
   }
 }
 
-// Each key (a window) comes with its ttl and limit in ARGV, after the number of requests to count
-// (RedisWindowStorage: a hot key's requests of one event-loop turn). Each request is counted in turn,
+// Each window's key comes with its ttl and limit in ARGV, after the number of requests to count (a hot
+// key's requests of one event-loop turn) and the number of a rider's keys (RUN_LUA, RedisWindowStorage). Each request is counted in turn,
 // in every window up to and including its first spent one (count_requests, RedisWindowStorage), and
 // answers hits and milliseconds left for each window counted; the counts are written once at
 // the end, with the first PEXPIRE of a new window, atomically, so concurrent instances share one exact
 // count. Redis's clock stands still while a script runs, so every request sees the same time left.
 const INCREMENT_SCRIPT = `
-local n = tonumber(ARGV[1])
 local windows = {}
-for i, key in ipairs(KEYS) do
-  local ttl = tonumber(ARGV[2 * i])
+for i = 1, window_count do
+  local key = KEYS[i]
+  local ttl = tonumber(ARGV[2 * i + 1])
   local left = redis.call('PTTL', key)
   local fresh = left < 0
   if fresh then left = ttl end
   windows[i] = { hits = tonumber(redis.call('GET', key) or '0'), left = left, fresh = fresh,
-                 ttl = ttl, limit = tonumber(ARGV[2 * i + 1]), added = 0 }
+                 ttl = ttl, limit = tonumber(ARGV[2 * i + 2]), added = 0 }
 end
-local counts = count_requests(n, windows, function(w, counts)
+local counts = count_requests(windows, function(w, counts)
   w.hits = w.hits + 1
   w.added = w.added + 1
   counts[#counts + 1] = w.hits
   counts[#counts + 1] = w.left
   return w.hits > w.limit
 end)
-for i, key in ipairs(KEYS) do
-  local w = windows[i]
+for i, w in ipairs(windows) do
+  local key = KEYS[i]
   if w.added > 0 then
     redis.call('INCRBY', key, w.added)
     if w.fresh then redis.call('PEXPIRE', key, w.ttl) end

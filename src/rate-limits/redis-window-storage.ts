@@ -1,7 +1,7 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { RedisOutagePolicy } from './redis-outage';
-import type { WindowBatchCounter, WindowCount, WindowToCount } from './window-counter';
+import type { RideCarrier, WindowCount, WindowRide, WindowToCount } from './window-counter';
 
 /** A Lua script defined on the connection, called with the number of keys first. */
 type WindowScriptCall = (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => Promise<number[]>;
@@ -13,31 +13,57 @@ type WindowScriptCall = (numberOfKeys: number, ...keysThenArgs: (string | number
 const MAX_REQUESTS_PER_RUN = 500;
 
 /**
- * Put before every storage's script: the loop that counts a run's requests and lays out its answer, which
- * `countGroup` reads. `count_requests(n, windows, count_window)` counts `n` requests one after the other,
- * each in every window in turn up to and including the first that refuses it; for each request the answer
- * holds the number of windows counted, then what `count_window(window, counts)` appended for each (the
- * storage's `valuesPerWindow` numbers). `count_window` returns true when the window refused the request.
+ * Put before every storage's script: what a run counts and the loop that counts it, which `countGroup`
+ * reads. ARGV[1] is the number of requests, ARGV[2] the number of keys that are a rider's (the last ones
+ * of KEYS); the windows are the first `window_count` keys, window i's ttl and limit ARGV[2i + 1] and
+ * ARGV[2i + 2], and a rider's arguments follow them. `count_requests(windows, count_window)` counts the
+ * requests one after the other, each in every window in turn up to and including the first that refuses
+ * it; for each request the answer holds the number of windows counted, then what
+ * `count_window(window, counts)` appended for each (the storage's `valuesPerWindow` numbers), then the
+ * rider's part when there is one (RideCarrier). `count_window` returns true when the window refused the
+ * request.
  */
-const COUNT_REQUESTS_LUA = `
-local function count_requests(n, windows, count_window)
+const RUN_LUA = `
+local n = tonumber(ARGV[1])
+local rider_keys = tonumber(ARGV[2])
+local window_count = #KEYS - rider_keys
+local rider = nil
+if rider_keys > 0 then rider = begin_ride(window_count + 1, 2 * window_count + 3) end
+local function count_requests(windows, count_window)
   local counts = {}
   for r = 1, n do
     local at = #counts + 1
     counts[at] = 0
+    local passed = true
     for i = 1, #windows do
       counts[at] = i
-      if count_window(windows[i], counts) then break end
+      if count_window(windows[i], counts) then
+        passed = false
+        break
+      end
     end
+    if rider then rider.ride(counts, passed) end
   end
+  if rider then rider.finish() end
   return counts
 end
+`;
+
+/** The rider of a storage that carries none: a run never has rider keys. */
+const NO_RIDER_LUA = `
+local function begin_ride(first_key, first_arg) return nil end
 `;
 
 /** Requests waiting, in one turn of the event loop, for the same windows of the same key. */
 interface WindowGroup {
   windows: readonly WindowToCount[];
-  waiting: { resolve: (counts: WindowCount[]) => void; reject: (error: unknown) => void }[];
+  /** The keys and arguments of the group's rides (alike), or undefined: none rides. */
+  ride?: WindowRide;
+  waiting: {
+    resolve: (counts: WindowCount[]) => void;
+    reject: (error: unknown) => void;
+    ride?: WindowRide;
+  }[];
 }
 
 /**
@@ -54,9 +80,10 @@ interface WindowGroup {
  * one per request. Script arguments: the number of requests, then a ttl and a limit per window; answer:
  * per request, the number of windows counted, then `valuesPerWindow` numbers for each.
  */
-export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatchCounter {
+export abstract class RedisWindowStorage implements ThrottlerStorage, RideCarrier {
   private readonly outage: RedisOutagePolicy;
-  private readonly script: WindowScriptCall;
+  private script: WindowScriptCall;
+  private carries = false;
   private pending = new Map<string, WindowGroup>();
   /** Groups of this turn that reached MAX_REQUESTS_PER_RUN, counted before the ones still open. */
   private full: WindowGroup[] = [];
@@ -67,21 +94,34 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
 
   /**
    * `command`: the name the script is defined under (one per storage kind); `lua`: the script, which
-   * counts its requests with `count_requests` (COUNT_REQUESTS_LUA); `prefix`: its keys' prefix,
+   * counts its requests with `count_requests` (RUN_LUA); `prefix`: its keys' prefix,
    * distinct per kind, so switching kinds never misreads the other kind's counts.
    */
   protected constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     failureMode: 'open' | 'closed',
-    command: string,
-    lua: string,
+    private readonly command: string,
+    private readonly lua: string,
     private readonly prefix: string,
   ) {
     this.outage = new RedisOutagePolicy(failureMode);
+    this.script = this.define(NO_RIDER_LUA);
+  }
+
+  /**
+   * From now on, a request's ride (countWindows) goes in its windows' script run. Called once at start
+   * (RateLimitStep), before any request is counted.
+   */
+  carry(riderLua: string): void {
+    this.script = this.define(riderLua);
+    this.carries = true;
+  }
+
+  private define(riderLua: string): WindowScriptCall {
     // The number of keys varies (numberOfKeys omitted): it is the first argument of every call.
-    redis.defineCommand(command, { lua: `${COUNT_REQUESTS_LUA}${lua}` });
-    const defined = (redis as unknown as Record<string, WindowScriptCall>)[command];
-    this.script = defined.bind(redis);
+    this.redis.defineCommand(this.command, { lua: `${riderLua}${RUN_LUA}${this.lua}` });
+    const defined = (this.redis as unknown as Record<string, WindowScriptCall>)[this.command];
+    return defined.bind(this.redis);
   }
 
   async increment(
@@ -95,10 +135,13 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
     return count;
   }
 
-  countWindows(windows: readonly WindowToCount[]): Promise<WindowCount[]> {
-    // Same keys and the same limits: a limit changed by a key update meanwhile is a group of its own.
+  countWindows(windows: readonly WindowToCount[], ride?: WindowRide): Promise<WindowCount[]> {
+    // Same keys and the same limits: a limit changed by a key update meanwhile is a group of its own;
+    // and the same ride, if any, so one run's rides share their keys and arguments.
     let signature = '';
     for (const { key, name, ttl, limit } of windows) signature += `${name}:${key} ${ttl} ${limit}\n`;
+    if (!this.carries) ride = undefined;
+    if (ride) signature += `ride ${ride.keys.join(' ')} ${ride.args.join(' ')}`;
     return new Promise((resolve, reject) => {
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -106,10 +149,10 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
       }
       const group = this.pending.get(signature);
       if (!group) {
-        this.pending.set(signature, { windows, waiting: [{ resolve, reject }] });
+        this.pending.set(signature, { windows, ride, waiting: [{ resolve, reject, ride }] });
         return;
       }
-      group.waiting.push({ resolve, reject });
+      group.waiting.push({ resolve, reject, ride });
       if (group.waiting.length < MAX_REQUESTS_PER_RUN) return;
       this.full.push(group);
       this.pending.delete(signature);
@@ -124,12 +167,21 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
     for (const group of groups) void this.countGroup(group);
   }
 
-  private async countGroup({ windows, waiting }: WindowGroup): Promise<void> {
+  private async countGroup({ windows, ride, waiting }: WindowGroup): Promise<void> {
     const keys = windows.map(({ key, name }) => `${this.prefix}${name}:${key}`);
     const args = windows.flatMap(({ ttl, limit }) => [ttl, limit]);
+    const rideKeys = ride?.keys ?? [];
     let answer: number[];
     try {
-      answer = await this.script(windows.length, ...keys, waiting.length, ...args);
+      answer = await this.script(
+        keys.length + rideKeys.length,
+        ...keys,
+        ...rideKeys,
+        waiting.length,
+        rideKeys.length,
+        ...args,
+        ...(ride?.args ?? []),
+      );
     } catch (error) {
       for (const { resolve, reject } of waiting) {
         try {
@@ -141,10 +193,17 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, WindowBatc
       return;
     }
     let at = 0;
-    for (const { resolve } of waiting) {
+    for (const { resolve, ride: own } of waiting) {
       const end = at + 1 + answer[at] * this.valuesPerWindow;
-      resolve(this.countsOf(answer.slice(at + 1, end), windows));
+      const counts = this.countsOf(answer.slice(at + 1, end), windows);
       at = end;
+      if (own) {
+        // The rider's part: how many values, then those (none when a window refused the request).
+        const values = answer[at];
+        if (values > 0) own.answer = answer.slice(at + 1, at + 1 + values);
+        at += 1 + values;
+      }
+      resolve(counts);
     }
   }
 

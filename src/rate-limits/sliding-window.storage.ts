@@ -129,7 +129,8 @@ export class MemorySlidingWindowStorage extends MemoryWindowStorage {
 // agrees where a window's edge is whatever their clocks say; Redis 5 and later replicate the script's
 // writes rather than the script, which a script reading TIME needs. The arithmetic is
 // MemorySlidingWindowStorage's (its comments say why). ARGV: the number of requests to count (a hot key's
-// requests of one event-loop turn, RedisWindowStorage), then a ttl and a limit per window. Each request
+// requests of one event-loop turn) and of a rider's keys (RUN_LUA, RedisWindowStorage), then a ttl and a
+// limit per window. Each request
 // is counted in turn, at the same instant, and like the fixed windows' script stops after its first
 // refused window (count_requests, RedisWindowStorage); it answers for each window counted the hits, the
 // milliseconds left in the window and, for the refused one, the milliseconds until one more request
@@ -145,12 +146,12 @@ local function ceil_div(a, b)
   if q * b < a then q = q + 1 end
   return q
 end
-local n = tonumber(ARGV[1])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local windows = {}
-for i, key in ipairs(KEYS) do
-  local ttl = tonumber(ARGV[2 * i])
+for i = 1, window_count do
+  local key = KEYS[i]
+  local ttl = tonumber(ARGV[2 * i + 1])
   local index = floor_div(now, ttl)
   local state = redis.call('HMGET', key, 'w', 'c', 'p')
   local seen = tonumber(state[1])
@@ -161,10 +162,10 @@ for i, key in ipairs(KEYS) do
     previous = tonumber(state[2])
   end
   local elapsed = math.max(0, now - index * ttl)
-  windows[i] = { ttl = ttl, limit = tonumber(ARGV[2 * i + 1]), index = index, current = current,
+  windows[i] = { ttl = ttl, limit = tonumber(ARGV[2 * i + 2]), index = index, current = current,
                  previous = previous, rolled = rolled, elapsed = elapsed, left = ttl - elapsed, added = 0 }
 end
-local counts = count_requests(n, windows, function(w, counts)
+local counts = count_requests(windows, function(w, counts)
   local ttl, limit, current, previous = w.ttl, w.limit, w.current, w.previous
   local weighted = previous * w.left
   counts[#counts + 1] = current + 1 + ceil_div(weighted, ttl)
@@ -184,8 +185,8 @@ local counts = count_requests(n, windows, function(w, counts)
   end
   return true
 end)
-for i, key in ipairs(KEYS) do
-  local w = windows[i]
+for i, w in ipairs(windows) do
+  local key = KEYS[i]
   if w.added > 0 then
     if w.rolled then
       redis.call('HSET', key, 'w', w.index, 'c', w.current, 'p', w.previous)

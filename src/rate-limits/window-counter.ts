@@ -24,7 +24,43 @@ export interface WindowToCount {
  * Redis for every window instead of one per window.
  */
 export interface WindowBatchCounter {
-  countWindows(windows: readonly WindowToCount[]): WindowCount[] | Promise<WindowCount[]>;
+  /**
+   * `ride`: work to do in the same call for the request if every window lets it through (a storage
+   * that carries riders, below; the others leave its `answer` unset).
+   */
+  countWindows(windows: readonly WindowToCount[], ride?: WindowRide): WindowCount[] | Promise<WindowCount[]>;
+}
+
+/**
+ * A request's work that rides in the script run counting its windows, done only when every window let
+ * the request through: the credits step's spend (redis-credit-ledger.ts), so that a request's windows and
+ * balances take one round trip to Redis, not one each. `keys` and `args` are the rider's Lua's (see
+ * RideCarrier.carry); the requests of one run that ride alike share its `keys` and `args`.
+ */
+export interface WindowRide {
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+  /**
+   * Set by the storage: what the rider answered for this request. Left unset when it did not ride: a
+   * window refused the request, or Redis could not be asked (the outage policy answered the windows).
+   */
+  answer?: number[];
+}
+
+/**
+ * A storage whose script can carry a rider. The rider's Lua defines
+ * `begin_ride(first_key, first_arg)`, called once per run before any request is counted with the index
+ * of its first key in KEYS and of its first argument in ARGV, and returning
+ * `{ ride = function(counts, passed), finish = function() }`: `ride` appends to `counts` the number of
+ * values it answers for one request and then those values (only `0` for a request a window refused,
+ * `passed` false); `finish` writes what the run's requests took, once, at the end.
+ */
+export interface RideCarrier extends WindowBatchCounter {
+  carry(riderLua: string): void;
+}
+
+export function carriesRides(storage: object): storage is RideCarrier {
+  return typeof (storage as Partial<RideCarrier>).carry === 'function';
 }
 
 export function countsWindowsTogether(storage: object): storage is WindowBatchCounter {

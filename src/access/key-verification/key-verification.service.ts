@@ -105,10 +105,23 @@ export class KeyVerificationService {
         ),
       };
     }
-    const limited = await this.rateLimits.countFor(principal);
-    if (limited) return { denial: limited };
     const balances = balancesOf(key);
-    if (!balances.length || cost === 0) return { denial: null, creditsRemaining: null, spent: 0 };
+    const spends = balances.length > 0 && cost > 0;
+    // The cost rides in the windows' Redis run when it can: one round trip for the verified key's
+    // windows and balances (CreditsService.rideFor); spent only if every window lets it through.
+    const ride = spends
+      ? this.credits.rideFor(
+          balances.map(({ holder }) => holder),
+          cost,
+        )
+      : null;
+    const limited = await this.rateLimits.countFor(principal, ride?.window);
+    if (limited) return { denial: limited };
+    if (!spends) return { denial: null, creditsRemaining: null, spent: 0 };
+    const settled = ride && this.credits.settleRide(ride);
+    if (settled?.spent) return { denial: null, creditsRemaining: settled.remaining, spent: cost };
+    if (settled)
+      return { denial: creditsExhausted(balances[settled.short].scope, { retryAfterSeconds: null }) };
     // The key's balance and its identity's at once (one round trip), all of `cost` from each or none.
     const spent = await Promise.all(balances.map(({ holder }) => this.credits.spendAtOnce(holder, cost)));
     const short = spent.findIndex((outcome) => outcome === null);

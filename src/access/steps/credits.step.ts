@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { CreditAccount } from '../../api-keys/credits/credit-ledger';
-import { CreditHolder, CreditsService, SpendOutcome } from '../../api-keys/credits/credits.service';
+import {
+  CreditHolder,
+  CreditsRide,
+  CreditsService,
+  RideSpendOutcome,
+  SpendOutcome,
+} from '../../api-keys/credits/credits.service';
+import type { WindowRide } from '../../rate-limits/window-counter';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext } from '../principal';
@@ -19,6 +26,11 @@ declare module 'http' {
      * can give them back.
      */
     creditSpent?: CreditAccount[];
+    /**
+     * Set by the credits step when the rate-limit step carries the request's credits in its windows'
+     * Redis run (`rideOf`): what the step then settles instead of spending.
+     */
+    creditRide?: CreditsRide;
   }
 }
 
@@ -56,7 +68,45 @@ export class CreditsStep implements AccessStep {
   check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
     if (!key || (!key.credits && !key.identityControls?.credits)) return undefined;
-    return this.spend(request, balancesOf(key));
+    const balances = balancesOf(key);
+    const ride = request.creditRide;
+    if (ride) {
+      request.creditRide = undefined;
+      const settled = this.credits.settleRide(ride);
+      if (settled) return this.settle(request, balances, settled);
+    }
+    return this.spend(request, balances);
+  }
+
+  /**
+   * The request's credits, prepared to be spent in the Redis run that counts its rate-limit windows
+   * (RateLimitStep carries what this returns, so a request's windows and balances take one round trip);
+   * undefined when the key spends none or they cannot ride (CreditsService.rideFor). The run spends them
+   * only if every window lets the request through; `check` then settles what it spent, and spends the
+   * usual way when the run did not (Redis failed, or held another copy of a balance).
+   */
+  rideOf(request: Request): WindowRide | undefined {
+    const key = request.principal?.key;
+    if (!key || (!key.credits && !key.identityControls?.credits)) return undefined;
+    const ride = this.credits.rideFor(
+      balancesOf(key).map(({ holder }) => holder),
+      1,
+    );
+    if (!ride) return undefined;
+    request.creditRide = ride;
+    return ride.window;
+  }
+
+  /** The Lua of the ride (undefined: credits cannot ride, their ledger is not Redis's). */
+  get riderLua(): string | undefined {
+    return this.credits.riderLua;
+  }
+
+  private settle(request: Request, balances: ScopedBalance[], outcome: RideSpendOutcome): StepOutcome {
+    if (!outcome.spent) return creditsExhausted(balances[outcome.short].scope, outcome);
+    request.creditsRemaining = outcome.remaining;
+    request.creditSpent = outcome.accounts;
+    return undefined;
   }
 
   private async spend(request: Request, balances: ScopedBalance[]): Promise<StepOutcome> {

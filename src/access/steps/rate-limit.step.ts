@@ -1,14 +1,26 @@
 import { ExecutionContext, Injectable, type Type } from '@nestjs/common';
-import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerOptions } from '@nestjs/throttler';
+import { Reflector } from '@nestjs/core';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  ThrottlerGuard,
+  type ThrottlerLimitDetail,
+  type ThrottlerModuleOptions,
+  type ThrottlerOptions,
+  type ThrottlerStorage,
+} from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
 import {
+  carriesRides,
   countsWindowsTogether,
   type WindowCount,
+  type WindowRide,
   type WindowToCount,
-} from '../../rate-limits/fixed-window.storage';
+} from '../../rate-limits/window-counter';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext, Principal } from '../principal';
+import { CreditsStep } from './credits.step';
 
 /**
  * Step 4, rate limit: the key's windows, for requests made with an API key (access tokens pass).
@@ -31,36 +43,78 @@ import type { KeyContext, Principal } from '../principal';
  * headers and denials. In this process (no REDIS_URL) that call answers at once, so the check of a cached
  * key runs in one turn of the event loop; in Redis it is one round trip for all windows, not one each.
  * Another storage gets handleRequest, window by window.
+ *
+ * When credits are in the same Redis, that round trip also carries the next step's spend (a ride,
+ * CreditsStep.rideOf): the script spends the request's credits only if every window let it through,
+ * which is what running the two steps one after the other does, and the credits step settles what it
+ * spent without a round trip of its own. The steps keep their order and their denials.
  */
 @Injectable()
 export class RateLimitStep extends ThrottlerGuard implements AccessStep {
   private headerNames?: Map<string, WindowHeaderNames>;
   private readonly storageKeys = new WeakMap<KeyContext, readonly string[]>();
+  /** The storage carries the credits step's rides (Redis for both): see onModuleInit. */
+  private carriesCredits = false;
+
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() storage: ThrottlerStorage,
+    reflector: Reflector,
+    private readonly credits: CreditsStep,
+  ) {
+    super(options, storage, reflector);
+  }
+
+  /**
+   * When windows and credits are both in Redis, the windows' script carries the credits step's spend
+   * (CreditsStep.rideOf): a request's windows and balances take one round trip, not one each.
+   */
+  override async onModuleInit(): Promise<void> {
+    await super.onModuleInit();
+    const riderLua = this.credits.riderLua;
+    const storage: object = this.storageService;
+    if (riderLua && carriesRides(storage)) {
+      storage.carry(riderLua);
+      this.carriesCredits = true;
+    }
+  }
 
   check({ context, request, response }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
     if (!key) return undefined;
+    const ride = this.carriesCredits ? this.credits.rideOf(request) : undefined;
+    return this.count(context, key, response, ride);
+  }
+
+  /**
+   * Counts one request in the windows of another key than the request's (POST /v1/keys/verify spends
+   * one of the verified key's requests): the same windows, limits and denial as the key check, with no
+   * budget headers on the response, whose headers describe the caller's own key. `ride`: the verified
+   * key's credits (CreditsService.rideFor), spent in the same Redis run if every window lets it through.
+   */
+  countFor(principal: Principal, ride?: WindowRide): StepOutcome | Promise<StepOutcome> {
+    const request = { principal, headers: {} } as Request;
+    const response = { setHeader: () => response } as unknown as Response;
+    const context = httpContextOf(request, response);
+    return this.count(context, principal.key!, response, this.carriesCredits ? ride : undefined);
+  }
+
+  private count(
+    context: ExecutionContext,
+    key: KeyContext,
+    response: Response,
+    ride: WindowRide | undefined,
+  ): StepOutcome | Promise<StepOutcome> {
     const storage: object = this.storageService;
     if (!countsWindowsTogether(storage)) return this.countWindows(context, key);
     const windows = this.windowsNow(context, key);
     if (!windows) return this.countWindows(context, key);
     // The identity's shared windows go in the same call as the key's: one round trip for all of them.
     addIdentityWindows(windows, key);
-    const counts = storage.countWindows(windows);
+    const counts = storage.countWindows(windows, ride);
     return Array.isArray(counts)
       ? this.answer(response, windows, counts)
       : counts.then((answered) => this.answer(response, windows, answered));
-  }
-
-  /**
-   * Counts one request in the windows of another key than the request's (POST /v1/keys/verify spends
-   * one of the verified key's requests): the same windows, limits and denial as the key check, with no
-   * budget headers on the response, whose headers describe the caller's own key.
-   */
-  countFor(principal: Principal): StepOutcome | Promise<StepOutcome> {
-    const request = { principal, headers: {} } as Request;
-    const response = { setHeader: () => response } as unknown as Response;
-    return this.check({ context: httpContextOf(request, response), request, response });
   }
 
   /**

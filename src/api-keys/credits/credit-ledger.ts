@@ -1,4 +1,5 @@
 import type { CreditState } from '../../common/credit-balance-table';
+import type { WindowRide } from '../../rate-limits/window-counter';
 
 /**
  * Which balance a request spends from, and the generation of its settings it was loaded with. The
@@ -54,7 +55,40 @@ export abstract class CreditLedger {
 
   /** The live balances of keys as loaded from the database (the rows' values where nothing newer is held). */
   abstract balances(keys: readonly CreditRowBalance[]): Promise<Map<string, number>>;
+
+  /**
+   * The Lua of this ledger's ride (RideCarrier, rate-limits/window-counter.ts), when its balances live
+   * in the Redis that counts rate-limit windows; undefined for the database ledger.
+   */
+  readonly riderLua?: string;
+
+  /**
+   * `count` credits of each account, all of them or none, prepared to be spent in the Redis script run
+   * that counts the request's windows (one round trip for both; `settleRide` reads what it answered),
+   * or null when this ledger cannot: the database ledger, or a balance this instance may not spend in
+   * Redis now (RedisCreditLedger: no live lease). Then the request spends the usual way.
+   */
+  rideFor(_accounts: readonly CreditAccount[], _count: number): CreditRide | null {
+    return null;
+  }
+
+  /**
+   * What a ride spent: a balance per account, or the index of the first account too short (nothing was
+   * spent); null when it spent nothing and the request must spend the usual way (it did not ride, or
+   * Redis held another copy of a balance than the lease named).
+   */
+  settleRide(_ride: CreditRide): RideOutcome | null {
+    return null;
+  }
 }
+
+/** Credits of several accounts, all or none, riding with a request's windows (CreditLedger.rideFor). */
+export interface CreditRide extends WindowRide {
+  readonly accounts: readonly CreditAccount[];
+  readonly count: number;
+}
+
+export type RideOutcome = { granted: GrantedCredit[] } | { short: number };
 
 /** A key's balance as its row holds it, with the row's epoch (which copy of it is live). */
 export interface CreditRowBalance {

@@ -13,6 +13,7 @@ import { TickBatch } from '../../common/tick-batch';
 import {
   CreditAccount,
   CreditLedger,
+  CreditRide,
   Reservation,
   ReservationResult,
   reserveGroupedByKey,
@@ -46,6 +47,20 @@ type BalanceRow = (ApiKey | Identity) & { creditsRemaining: number };
 export type SpendOutcome =
   | { spent: true; account: CreditAccount; remaining: number }
   | { spent: false; retryAfterSeconds: number | null };
+
+/**
+ * Credits of several holders prepared to ride with a request's windows (CreditsService.rideFor):
+ * `window` goes to the rate-limit storage, the rest settles what it answered.
+ */
+export interface CreditsRide {
+  readonly window: CreditRide;
+  readonly holders: readonly CreditHolder[];
+}
+
+/** What a ride spent: from every holder, or from none because holder `short` had too few. */
+export type RideSpendOutcome =
+  | { spent: true; accounts: CreditAccount[]; remaining: number }
+  | { spent: false; short: number; retryAfterSeconds: number | null };
 
 const MAX_REFILL_MEMOS = 100_000;
 
@@ -90,17 +105,48 @@ export class CreditsService {
     const generation = await this.refillIfDue(key, now);
     const account = { keyId: key.id, generation };
     const granted = await this.ledger.spend(account);
-    if (!granted) {
-      const retryAt = key.creditsRefillInterval ? refillBoundaryAfter(key.creditsRefillInterval, now) : null;
-      return {
-        spent: false,
-        retryAfterSeconds: retryAt
-          ? Math.max(1, Math.ceil((retryAt.getTime() - now.getTime()) / 1000))
-          : null,
-      };
-    }
+    if (!granted) return { spent: false, retryAfterSeconds: retryAfterSeconds(key, now) };
     if (crossedLowMark(granted)) void this.recordLow(key, granted);
     return { spent: true, account: granted.account, remaining: granted.remaining };
+  }
+
+  /**
+   * `count` credits of each holder, all or none, prepared to be spent in the Redis run that counts the
+   * request's rate-limit windows (RateLimitStep carries `window`: one round trip for both), or null: the
+   * ledger cannot (CreditLedger.rideFor), or a refill is due that this instance has not made (spending
+   * the usual way makes it). Nothing is spent until the run; `settleRide` reads its answer.
+   */
+  rideFor(holders: readonly CreditHolder[], count: number): CreditsRide | null {
+    if (!this.ledger.riderLua) return null;
+    const now = this.clock.date();
+    const accounts: CreditAccount[] = [];
+    for (const holder of holders) {
+      const generation = this.generationKnown(holder, now);
+      if (generation === null) return null;
+      accounts.push({ keyId: holder.id, generation });
+    }
+    const window = this.ledger.rideFor(accounts, count);
+    return window && { window, holders };
+  }
+
+  /** What the ride spent, as `spend` would answer for each holder; null: spend the usual way. */
+  settleRide({ window, holders }: CreditsRide): RideSpendOutcome | null {
+    const outcome = this.ledger.settleRide(window);
+    if (!outcome) return null;
+    if ('short' in outcome) {
+      const retry = retryAfterSeconds(holders[outcome.short], this.clock.date());
+      return { spent: false, short: outcome.short, retryAfterSeconds: retry };
+    }
+    outcome.granted.forEach((granted, i) => {
+      if (crossedLowMarkBy(granted, window.count)) void this.recordLow(holders[i], granted);
+    });
+    const accounts = outcome.granted.map((granted) => granted.account);
+    return { spent: true, accounts, remaining: outcome.granted[0].remaining };
+  }
+
+  /** The Lua of the ledger's ride, which the rate-limit storage carries (undefined: it has none). */
+  get riderLua(): string | undefined {
+    return this.ledger.riderLua;
   }
 
   refund(account: CreditAccount): Promise<void> {
@@ -182,11 +228,9 @@ export class CreditsService {
 
   /** The generation to spend from: the key's, or the new one if a refill was due and made here. */
   private async refillIfDue(key: CreditHolder, now: Date): Promise<number> {
-    const boundary = dueRefill(key, now);
-    if (!boundary) return key.creditsGeneration;
-    const known = this.refilledFor.get(key.id);
-    if (known && known.boundary >= boundary.getTime())
-      return Math.max(known.generation, key.creditsGeneration);
+    const known = this.generationKnown(key, now);
+    if (known !== null) return known;
+    const boundary = dueRefill(key, now)!;
     const state = await this.refill(key, boundary);
     // Another instance refilled first: spend from the generation its refill made.
     const generation =
@@ -195,6 +239,19 @@ export class CreditsService {
     if (this.refilledFor.size >= MAX_REFILL_MEMOS) this.refilledFor.clear();
     this.refilledFor.set(key.id, { boundary: boundary.getTime(), generation });
     return generation;
+  }
+
+  /**
+   * The generation to spend from when no refill is to be made first: the key's when none is due, the
+   * one this instance's refill made (or found) when it made one since the boundary; else null.
+   */
+  private generationKnown(key: CreditHolder, now: Date): number | null {
+    const boundary = dueRefill(key, now);
+    if (!boundary) return key.creditsGeneration;
+    const known = this.refilledFor.get(key.id);
+    if (known && known.boundary >= boundary.getTime())
+      return Math.max(known.generation, key.creditsGeneration);
+    return null;
   }
 
   private async refill(holder: Pick<ApiKey, 'id'>, boundary: Date): Promise<CreditState | null> {
@@ -229,6 +286,12 @@ export class CreditsService {
       this.logger.warn(`could not record the low balance of ${holder.id}: ${(error as Error).message}`);
     }
   }
+}
+
+/** A refused spend's Retry-After: up to the holder's next refill, or null when it has none. */
+function retryAfterSeconds(key: CreditHolder, now: Date): number | null {
+  const retryAt = key.creditsRefillInterval ? refillBoundaryAfter(key.creditsRefillInterval, now) : null;
+  return retryAt ? Math.max(1, Math.ceil((retryAt.getTime() - now.getTime()) / 1000)) : null;
 }
 
 function isIdentity(holder: Pick<CreditHolder, 'id'>): holder is CreditedIdentity {

@@ -6,8 +6,10 @@ import { TickBatch } from '../../common/tick-batch';
 import {
   CreditAccount,
   CreditLedger,
+  CreditRide,
   CreditRowBalance,
   GrantedCredit,
+  RideOutcome,
   grantedBalances,
   spendGroupedByKey,
 } from './credit-ledger';
@@ -103,6 +105,76 @@ if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[5]) then return 0 end
 local v = redis.call('HMGET', KEYS[1], 'e', 'u', 'g')
 if v[1] == ARGV[1] and v[2] == ARGV[2] and v[3] == ARGV[3] then redis.call('HINCRBY', KEYS[1], 'r', ARGV[4]) end
 return 1`;
+
+/**
+ * The ride (RideCarrier, rate-limits/window-counter.ts): credits spent in the script run that counts a
+ * request's rate-limit windows, for each request every window let through, so that a request's windows
+ * and balances take one round trip. KEYS from `first_key` are balances; ARGV from `first_arg`: the
+ * count, the idle ttl, then for each balance the epoch, lowest generation and run of the lease this
+ * instance holds (SPEND_SCRIPT's checks). `count` of every balance or none. A balance that is not that
+ * copy makes the ride unusable, and nothing is spent: the instance spends the usual way (spendMany).
+ * Per request let through: 1 value, -1, when unusable; else 1 + 3 per balance: 0 when spent, i when
+ * balance i was short (nothing spent), then each balance's remaining, generation and baseline.
+ */
+const CREDIT_RIDER_LUA = `
+local function begin_ride(first_key, first_arg)
+  local count = tonumber(ARGV[first_arg])
+  local ttl = ARGV[first_arg + 1]
+  local balances = {}
+  local usable = true
+  for k = first_key, #KEYS do
+    local a = first_arg + 2 + (k - first_key) * 3
+    local v = redis.call('HMGET', KEYS[k], 'g', 'r', 'b', 'e', 'u')
+    if not v[1] or not v[4] or v[5] ~= ARGV[a + 2] or v[4] ~= ARGV[a] or tonumber(v[1]) < tonumber(ARGV[a + 1]) then
+      usable = false
+    end
+    balances[#balances + 1] = { key = KEYS[k], g = tonumber(v[1]), r = tonumber(v[2]), b = tonumber(v[3]), taken = 0 }
+  end
+  local function ride(counts, passed)
+    if not passed then
+      counts[#counts + 1] = 0
+      return
+    end
+    if not usable then
+      counts[#counts + 1] = 1
+      counts[#counts + 1] = -1
+      return
+    end
+    local outcome = 0
+    for i, b in ipairs(balances) do
+      if b.r < count then
+        outcome = i
+        break
+      end
+    end
+    counts[#counts + 1] = 1 + 3 * #balances
+    counts[#counts + 1] = outcome
+    for _, b in ipairs(balances) do
+      if outcome == 0 then
+        b.r = b.r - count
+        b.taken = b.taken + count
+      end
+      counts[#counts + 1] = b.r
+      counts[#counts + 1] = b.g
+      counts[#counts + 1] = b.b
+    end
+  end
+  local function finish()
+    for _, b in ipairs(balances) do
+      if b.taken > 0 then
+        redis.call('HINCRBY', b.key, 'r', -b.taken)
+        redis.call('PEXPIRE', b.key, ttl)
+      end
+    end
+  end
+  return { ride = ride, finish = finish }
+end
+`;
+
+/** A ride of this ledger: the leases it was prepared under. */
+interface LeasedRide extends CreditRide {
+  readonly leases: readonly Lease[];
+}
 
 interface CreditScripts {
   gatehouseSpendCredits(
@@ -226,6 +298,53 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
 
   spend(account: CreditAccount): Promise<GrantedCredit | null> {
     return this.spends.add(account);
+  }
+
+  override readonly riderLua = CREDIT_RIDER_LUA;
+
+  /** Only under leases live here (as spendMany sends a spend to Redis), all sent in the same run. */
+  override rideFor(accounts: readonly CreditAccount[], count: number): CreditRide | null {
+    const now = performance.now();
+    const leases: Lease[] = [];
+    const keys: string[] = [];
+    const args: (string | number)[] = [count, IDLE_TTL_MS];
+    for (const account of accounts) {
+      const lease = this.leases.get(account.keyId);
+      if (!lease || now >= lease.until - SEND_SLACK_MS) return null;
+      leases.push(lease);
+      keys.push(balanceKey(account.keyId));
+      args.push(lease.epoch, account.generation, lease.run);
+    }
+    const ride: LeasedRide = { keys, args, accounts, count, leases };
+    return ride;
+  }
+
+  /** As spendInRedis reads SPEND_SCRIPT's answer: written back, and not used if a lease ran out meanwhile. */
+  override settleRide(ride: CreditRide): RideOutcome | null {
+    const { answer, accounts, count, leases } = ride as LeasedRide;
+    if (!answer || answer[0] < 0) return null;
+    if (answer[0] > 0) return { short: answer[0] - 1 };
+    const now = performance.now();
+    let late = false;
+    const granted = accounts.map(({ keyId }, i): GrantedCredit => {
+      const lease = leases[i];
+      const left = {
+        remaining: answer[1 + 3 * i],
+        generation: answer[2 + 3 * i],
+        baseline: answer[3 + 3 * i],
+      };
+      this.writeBack(keyId, lease.epoch, left);
+      if (this.leases.get(keyId) !== lease || now >= lease.until) late = true;
+      const takenFrom = { store: 'redis' as const, epoch: lease.epoch };
+      return { ...left, account: { keyId, generation: left.generation, takenFrom } };
+    });
+    if (!late) return { granted };
+    // Granted after a lease ran out here: the row may be spent by now, so none of these is used.
+    granted.forEach(
+      ({ account }, i) =>
+        void this.giveBack(account.keyId, leases[i].epoch, leases[i].run, account.generation, count),
+    );
+    return null;
   }
 
   async reserve(account: CreditAccount, count: number): Promise<GrantedCredit | null> {

@@ -1,0 +1,155 @@
+import type Redis from 'ioredis';
+import { RedisConnection } from '../src/redis/redis.connection';
+import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
+import { Auth, createKey, CreatedKey } from './support/keys';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * A request's windows and balances take one round trip to Redis (issue "Identities and verification for
+ * other services"): the script that counts its rate-limit windows, the key's and its identity's, also
+ * spends its credits, the key's and its identity's, and only when every window let it through. Counted
+ * at the client: the scripts (`eval`/`evalsha`) it sends while one request is answered. Skipped without
+ * REDIS_URL: windows and credits are then in this process and the database.
+ */
+
+jest.setTimeout(60_000);
+
+const HAS_REDIS = Boolean(process.env.REDIS_URL);
+const describeWithRedis = HAS_REDIS ? describe : describe.skip;
+if (!HAS_REDIS) console.warn('redis-round-trips suite skipped: it needs REDIS_URL.');
+
+let t: TestApp;
+let org: SignedUpOrganization;
+let redis: Redis;
+let counter = 0;
+
+beforeAll(async () => {
+  if (!HAS_REDIS) return;
+  t = await startTestApp();
+  org = await signUpOrganization(t.http, 'Round trips');
+  redis = t.app.get(RedisConnection).client!;
+});
+afterAll(() => t?.close());
+
+/** The scripts sent to Redis while `action` runs, by name of the command that sent them. */
+async function scriptsDuring<T>(action: () => Promise<T>): Promise<{ result: T; scripts: number }> {
+  const sent = jest.spyOn(redis, 'sendCommand');
+  try {
+    const result = await action();
+    const scripts = sent.mock.calls.filter(([command]) => command.name.startsWith('eval')).length;
+    return { result, scripts };
+  } finally {
+    sent.mockRestore();
+  }
+}
+
+async function identityWith(body: Record<string, unknown>): Promise<string> {
+  const res = await t.http
+    .post('/v1/identities')
+    .set(org.auth)
+    .send({ external_id: `cus_trips_${Date.now().toString(36)}_${++counter}`, ...body });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+const verify = (auth: Auth) => t.http.get('/v1/auth/verify').set(auth);
+const keyBalance = async (key: CreatedKey) =>
+  (await t.http.get(`/v1/api-keys/${key.id}`).set(org.auth).expect(200)).body.credits.remaining;
+const identityBalance = async (id: string) =>
+  (await t.http.get(`/v1/identities/${id}`).set(org.auth).expect(200)).body.credits.remaining;
+
+describeWithRedis('one round trip for a request’s windows and balances', () => {
+  it('spends a key’s credit in the script that counts its windows', async () => {
+    const key = await createKey(t.http, org.auth, { role: 'viewer', credits: { remaining: 10 } });
+    // The first spend hands the balance to Redis (a claim on the row, then a seed): the usual way.
+    await verify(key.auth).expect(200);
+
+    const { result, scripts } = await scriptsDuring(() => verify(key.auth));
+    expect(result.status).toBe(200);
+    expect(result.body.credits_remaining).toBe(8);
+    expect(scripts).toBe(1);
+    expect(await keyBalance(key)).toBe(8);
+  });
+
+  it('spends the key’s and its identity’s credits with the key’s and the identity’s windows', async () => {
+    const identity = await identityWith({
+      credits: { remaining: 20 },
+      rate_limit: { requests_per_minute: 50 },
+    });
+    const key = await createKey(t.http, org.auth, {
+      role: 'viewer',
+      identity_id: identity,
+      credits: { remaining: 10 },
+    });
+    await verify(key.auth).expect(200);
+
+    const { result, scripts } = await scriptsDuring(() => verify(key.auth));
+    expect(result.status).toBe(200);
+    expect(scripts).toBe(1);
+    expect(await keyBalance(key)).toBe(8);
+    expect(await identityBalance(identity)).toBe(18);
+  });
+
+  it('refuses in that one script when a balance is short, saying which, and spends from neither', async () => {
+    const identity = await identityWith({ credits: { remaining: 2 } });
+    const key = await createKey(t.http, org.auth, {
+      role: 'viewer',
+      identity_id: identity,
+      credits: { remaining: 10 },
+    });
+    await verify(key.auth).expect(200);
+    await verify(key.auth).expect(200);
+
+    const { result, scripts } = await scriptsDuring(() => verify(key.auth));
+    expect(expectProblem(result, 429, 'credits_exhausted')).toMatchObject({ scope: 'identity' });
+    expect(scripts).toBe(1);
+    expect(await keyBalance(key)).toBe(8);
+    expect(await identityBalance(identity)).toBe(0);
+  });
+
+  it('spends nothing when a window refuses the request', async () => {
+    const key = await createKey(t.http, org.auth, {
+      role: 'viewer',
+      credits: { remaining: 10 },
+      rate_limit: { requests_per_minute: 2 },
+    });
+    await verify(key.auth).expect(200);
+    await verify(key.auth).expect(200);
+
+    const { result, scripts } = await scriptsDuring(() => verify(key.auth));
+    expectProblem(result, 429, 'rate_limited');
+    expect(scripts).toBe(1);
+    expect(await keyBalance(key)).toBe(8);
+  });
+
+  it('lets exactly the balance through in a burst, however its requests share script runs', async () => {
+    const key = await createKey(t.http, org.auth, { role: 'viewer', credits: { remaining: 8 } });
+    await verify(key.auth).expect(200);
+    const statuses = (await Promise.all(Array.from({ length: 15 }, () => verify(key.auth)))).map(
+      (res) => res.status,
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(7);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(8);
+    expect(await keyBalance(key)).toBe(0);
+  });
+
+  it('POST /v1/keys/verify: the verified key’s windows and its cost from both balances in one script', async () => {
+    const service = await createKey(t.http, org.auth, { name: 'gateway', role: 'api_manager' });
+    const identity = await identityWith({ credits: { remaining: 20 } });
+    const key = await createKey(t.http, org.auth, {
+      role: 'viewer',
+      identity_id: identity,
+      credits: { remaining: 10 },
+    });
+    const verifyKey = () => t.http.post('/v1/keys/verify').set(service.auth).send({ key: key.key, cost: 3 });
+    expect((await verifyKey().expect(200)).body).toMatchObject({ valid: true, credits_remaining: 7 });
+
+    const { result, scripts } = await scriptsDuring(() => verifyKey());
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ valid: true, code: 'valid', credits_remaining: 4 });
+    // The service's own key check (its windows), then the verified key's windows and cost.
+    expect(scripts).toBe(2);
+    expect(await keyBalance(key)).toBe(4);
+    expect(await identityBalance(identity)).toBe(14);
+  });
+});
