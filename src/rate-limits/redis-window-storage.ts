@@ -183,7 +183,8 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, RideCarrie
         ...(ride?.args ?? []),
       );
     } catch (error) {
-      for (const { resolve, reject } of waiting) {
+      for (const { resolve, reject, ride: own } of waiting) {
+        if (own) own.failed = true;
         try {
           resolve(this.outage.countsOf(windows, error as Error));
         } catch (refusal) {

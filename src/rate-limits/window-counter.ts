@@ -45,6 +45,11 @@ export interface WindowRide {
    * window refused the request, or Redis could not be asked (the outage policy answered the windows).
    */
   answer?: number[];
+  /**
+   * Set by the storage when the run failed (Redis unreachable, or no answer in time): whether Redis ran
+   * it is unknown, so the rider must count what it sent as possibly spent.
+   */
+  failed?: boolean;
 }
 
 /**

@@ -321,7 +321,13 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
 
   /** As spendInRedis reads SPEND_SCRIPT's answer: written back, and not used if a lease ran out meanwhile. */
   override settleRide(ride: CreditRide): RideOutcome | null {
-    const { answer, accounts, count, leases } = ride as LeasedRide;
+    const { answer, failed, accounts, count, leases } = ride as LeasedRide;
+    if (failed) {
+      // As spendInRedis after a failed call: whether Redis spent is unknown, so no further spend goes
+      // there under these leases; the usual way claims the row first.
+      for (const { keyId } of accounts) this.leases.delete(keyId);
+      return null;
+    }
     if (!answer || answer[0] < 0) return null;
     if (answer[0] > 0) return { short: answer[0] - 1 };
     const now = performance.now();
