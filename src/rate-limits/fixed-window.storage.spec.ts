@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   itAnswersWithoutRedis,
+  itCarriesRides,
   itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
@@ -55,4 +56,6 @@ const redisUrl = process.env.REDIS_URL;
   itAnswersWithoutRedis(client, (redis, mode) => new RedisFixedWindowStorage(redis, mode), windowsOf);
 
   itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
+
+  itCarriesRides(client, redisUrl!, (redis, mode = 'closed') => new RedisFixedWindowStorage(redis, mode));
 });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   itAnswersWithoutRedis,
+  itCarriesRides,
   itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
@@ -290,4 +291,6 @@ const redisUrl = process.env.REDIS_URL;
   );
 
   itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisSlidingWindowStorage(redis, 'closed'));
+
+  itCarriesRides(client, redisUrl!, (redis, mode = 'closed') => new RedisSlidingWindowStorage(redis, mode));
 });

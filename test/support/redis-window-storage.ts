@@ -1,7 +1,13 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { RateLimitErrorCode } from '../../src/rate-limits/rate-limits.errors';
-import type { WindowBatchCounter, WindowCount, WindowToCount } from '../../src/rate-limits/window-counter';
+import type {
+  RideCarrier,
+  WindowBatchCounter,
+  WindowCount,
+  WindowRide,
+  WindowToCount,
+} from '../../src/rate-limits/window-counter';
 
 /**
  * What the specs of the Redis window storages (fixed and sliding, src/rate-limits) share: their clients,
@@ -110,5 +116,94 @@ export function itCountsOneTurnTogether(
     expect(answers.map(([count]) => count.totalHits)).toEqual(Array.from({ length: 1001 }, (_, i) => i + 1));
     expect(sent.mock.calls.filter(([command]) => command.name.startsWith('eval'))).toHaveLength(3);
     sent.mockRestore();
+  });
+}
+
+/**
+ * A rider for the specs: each request let through adds ARGV[first_arg] to a running total kept in
+ * KEYS[first_key] and answers the total after it; written once at the end of the run.
+ */
+const TOTAL_RIDER_LUA = `
+local function begin_ride(first_key, first_arg)
+  local key = KEYS[first_key]
+  local step = tonumber(ARGV[first_arg])
+  local total = tonumber(redis.call('GET', key) or '0')
+  local added = 0
+  local function ride(counts, passed)
+    if not passed then
+      counts[#counts + 1] = 0
+      return
+    end
+    total = total + step
+    added = added + step
+    counts[#counts + 1] = 1
+    counts[#counts + 1] = total
+  end
+  local function finish()
+    if added > 0 then redis.call('INCRBY', key, added) end
+  end
+  return { ride = ride, finish = finish }
+end
+`;
+
+/**
+ * A ride (RideCarrier, window-counter.ts) goes in the windows' script run: each request every window let
+ * through rides, in arrival order, with its answer its own; a request a window refused does not ride; a
+ * storage that carries none leaves the ride alone; a run that fails marks its rides failed.
+ */
+export function itCarriesRides(
+  client: (url: string, options?: RedisOptions) => Redis,
+  url: string,
+  storageOf: (redis: Redis, failureMode?: 'open' | 'closed') => RideCarrier,
+): void {
+  const windowsOf = (tracker: string): WindowToCount[] => [
+    { key: tracker, ttl: LONG_TTL, limit: 3, name: 'ride' },
+  ];
+  const totalKey = () => `total_${randomBytes(4).toString('hex')}`;
+
+  it('rides every request the windows let through, in arrival order, in the same script run', async () => {
+    const redis = client(url);
+    const storage = storageOf(redis);
+    storage.carry(TOTAL_RIDER_LUA);
+    const windows = windowsOf(`key_${randomBytes(4).toString('hex')}`);
+    const total = totalKey();
+    const rides: WindowRide[] = Array.from({ length: 5 }, () => ({ keys: [total], args: [7] }));
+    // Loads the script into Redis first (ioredis sends EVALSHA, then EVAL once if Redis lacks it).
+    await storage.countWindows(windowsOf(`key_${randomBytes(4).toString('hex')}`), {
+      keys: [totalKey()],
+      args: [1],
+    });
+    const sent = jest.spyOn(redis, 'sendCommand');
+    const counts = await Promise.all(rides.map((ride) => storage.countWindows(windows, ride)));
+    expect(sent.mock.calls.filter(([command]) => command.name.startsWith('eval'))).toHaveLength(1);
+    sent.mockRestore();
+    expect(counts.map(([count]) => count.isBlocked)).toEqual([false, false, false, true, true]);
+    expect(rides.map((ride) => ride.answer)).toEqual([[7], [14], [21], undefined, undefined]);
+    expect(rides.some((ride) => ride.failed)).toBe(false);
+    expect(await redis.get(total)).toBe('21');
+  });
+
+  it('leaves a ride alone when it carries no rider', async () => {
+    const redis = client(url);
+    const storage = storageOf(redis);
+    const total = totalKey();
+    const ride: WindowRide = { keys: [total], args: [7] };
+    const [count] = await storage.countWindows(windowsOf(`key_${randomBytes(4).toString('hex')}`), ride);
+    expect(count.isBlocked).toBe(false);
+    expect(ride).toEqual({ keys: [total], args: [7] });
+    expect(await redis.get(total)).toBeNull();
+  });
+
+  it('marks the rides of a run that failed, and answers the windows by the outage policy', async () => {
+    const storage = storageOf(
+      client('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true }),
+      'open',
+    );
+    storage.carry(TOTAL_RIDER_LUA);
+    const ride: WindowRide = { keys: [totalKey()], args: [7] };
+    const [count] = await storage.countWindows(windowsOf('key_unreachable'), ride);
+    expect(count).toMatchObject({ totalHits: 0, isBlocked: false });
+    expect(ride.failed).toBe(true);
+    expect(ride.answer).toBeUndefined();
   });
 }
