@@ -16,14 +16,19 @@ interface Series {
 /**
  * `http_requests_total` and `http_request_duration_seconds`, by method, route pattern and status, as
  * prom-client Counter and Histogram. Recording sits on every request, so it does the least it can: each
- * label set's series is looked up once and kept (routes are patterns, so the sets are few); the request
+ * label set's series is made once and kept (routes are patterns, so the sets are few); the request
  * count is a plain number handed to the Counter when it is scraped (its `collect`), and the latency goes
  * to the Histogram's child for the label set (prom-client has no way to hand it bucket counts). A request
  * costs one map lookup, an addition and one observe, instead of prom-client hashing its labels twice.
  */
 export class RequestMetrics {
   private readonly latency: Histogram<(typeof LABEL_NAMES)[number]>;
-  private readonly series = new Map<string, Series>();
+  /**
+   * Series by route, status and method: lookups on the strings and number the request already holds
+   * (a route pattern's and a method's strings keep their hash), where one key made of the three was a
+   * new string to build and hash on every request.
+   */
+  private readonly series = new Map<string, Map<number, Map<string, Series>>>();
 
   constructor(registry: Registry) {
     const series = this.series;
@@ -33,11 +38,13 @@ export class RequestMetrics {
       labelNames: LABEL_NAMES,
       registers: [registry],
       collect() {
-        for (const one of series.values()) {
-          if (one.requests === one.exported) continue;
-          this.inc(one.labels, one.requests - one.exported);
-          one.exported = one.requests;
-        }
+        for (const byStatus of series.values())
+          for (const byMethod of byStatus.values())
+            for (const one of byMethod.values()) {
+              if (one.requests === one.exported) continue;
+              this.inc(one.labels, one.requests - one.exported);
+              one.exported = one.requests;
+            }
       },
     });
     this.latency = new Histogram({
@@ -50,14 +57,19 @@ export class RequestMetrics {
   }
 
   record(method: string, route: string, status: number, seconds: number): void {
-    const id = `${method} ${status} ${route}`;
-    let series = this.series.get(id);
-    if (!series) {
-      const labels = { method, route, status: String(status) };
-      series = { labels, requests: 0, exported: 0, latency: this.latency.labels(labels) };
-      this.series.set(id, series);
-    }
+    const series = this.series.get(route)?.get(status)?.get(method) ?? this.newSeries(method, route, status);
     series.requests += 1;
     series.latency.observe(seconds);
+  }
+
+  private newSeries(method: string, route: string, status: number): Series {
+    let byStatus = this.series.get(route);
+    if (!byStatus) this.series.set(route, (byStatus = new Map()));
+    let byMethod = byStatus.get(status);
+    if (!byMethod) byStatus.set(status, (byMethod = new Map()));
+    const labels = { method, route, status: String(status) };
+    const series = { labels, requests: 0, exported: 0, latency: this.latency.labels(labels) };
+    byMethod.set(method, series);
+    return series;
   }
 }
