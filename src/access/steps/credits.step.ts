@@ -56,10 +56,11 @@ export function balancesOf(key: KeyContext): ScopedBalance[] {
  * Step 5, credits: a request that passed credential, restrictions, permission, policies and rate limit
  * spends one credit of the key's balance and one of its identity's (each when it has one); when either
  * is short it is refused (429 `credits_exhausted`, `scope` naming which, Retry-After up to its next
- * refill) and spends from neither. Both are spent at once (one turn of the event loop, so one round
- * trip to Redis for both), and a balance that granted while the other refused gets its credit back.
- * Keys with neither (the default) pass without a lookup or a turn of the event loop. A later step's
- * refusal gives the credits back (`undo`).
+ * refill) and spends from neither. With Redis, the spend usually rides in the rate-limit step's script
+ * (`rideOf`), all balances or none, so this step only settles what it spent; otherwise both are spent at
+ * once (one turn of the event loop, one round trip), and a balance that granted while the other refused
+ * gets its credit back. Keys with neither (the default) pass without a lookup or a turn of the event
+ * loop. A later step's refusal gives the credits back (`undo`).
  */
 @Injectable()
 export class CreditsStep implements AccessStep {
