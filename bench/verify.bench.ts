@@ -403,11 +403,12 @@ function report(
       `a credit spent per request, in ${redis ? 'Redis' : 'PostgreSQL'}; target >= 95.0%: ` +
       `${median(credits) >= 0.95 ? 'met' : 'NOT met'}`,
   );
-  // Issue 24: an identity's shared limits and credits against a key's own (same rounds), and a service's
+  // Issue 24: an identity's shared limits and credits against a plain key (the issue's goal: within 5%)
+  // and against a key with limits and credits of its own (same rounds), and a service's
   // POST /v1/keys/verify against GET /v1/auth/verify.
   console.log(`\nidentities and verification for other services, same rounds:`);
+  ratio('identity key / plain key:', shared.identity, shared.verify, 0.95);
   ratio('identity key / credited key:', shared.identity, shared.credits, 0.95);
-  ratio('identity key / plain key:', shared.identity, shared.verify, 0);
   ratio('keys/verify / auth/verify:', shared.keysVerify, shared.verify, 0.9);
   ratio('keys/verify / credited verify:', shared.keysVerify, shared.credits, 0.9);
   // The key check's own CPU on a cache hit, as the issue defines it: verify minus a public route returning
