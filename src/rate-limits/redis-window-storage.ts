@@ -140,7 +140,8 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, RideCarrie
     // and the same ride, if any, so one run's rides share their keys and arguments.
     let signature = '';
     for (const { key, name, ttl, limit } of windows) signature += `${name}:${key} ${ttl} ${limit}\n`;
-    if (!this.carries) ride = undefined;
+    // No rider, or a ride with no keys (its Lua would not run, so its part would not be in the answer).
+    if (!this.carries || !ride?.keys.length) ride = undefined;
     if (ride) signature += `ride ${ride.keys.join(' ')} ${ride.args.join(' ')}`;
     return new Promise((resolve, reject) => {
       if (!this.flushScheduled) {
