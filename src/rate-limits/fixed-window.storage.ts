@@ -2,6 +2,7 @@ import { MemoryWindowStorage, WindowCounters } from './memory-window-storage';
 import type Redis from 'ioredis';
 import { RedisWindowStorage } from './redis-window-storage';
 import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
+import { SELF_BATCHED_SCRIPTS } from '../redis/self-batched-scripts';
 
 // Where RateLimitStep and its spec have always found them.
 export { countsWindowsTogether } from './window-counter';
@@ -81,7 +82,7 @@ return counts`;
 /** The same fixed windows in Redis, shared by every instance. */
 export class RedisFixedWindowStorage extends RedisWindowStorage {
   constructor(redis: Redis, failureMode: 'open' | 'closed') {
-    super(redis, failureMode, 'gatehouseIncrementWindows', INCREMENT_SCRIPT, 'gatehouse:rl:');
+    super(redis, failureMode, SELF_BATCHED_SCRIPTS.fixedWindows, INCREMENT_SCRIPT, 'gatehouse:rl:');
   }
 
   protected readonly valuesPerWindow = 2;

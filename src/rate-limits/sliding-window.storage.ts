@@ -2,6 +2,7 @@ import { MemoryWindowStorage, WindowCounters } from './memory-window-storage';
 import type Redis from 'ioredis';
 import { RedisWindowStorage } from './redis-window-storage';
 import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
+import { SELF_BATCHED_SCRIPTS } from '../redis/self-batched-scripts';
 
 /**
  * Sliding windows (RATE_LIMIT_WINDOW=sliding, the default): a sliding-window counter, as Unkey and
@@ -207,7 +208,7 @@ return counts`;
  */
 export class RedisSlidingWindowStorage extends RedisWindowStorage {
   constructor(redis: Redis, failureMode: 'open' | 'closed') {
-    super(redis, failureMode, 'gatehouseSlideWindows', SLIDING_SCRIPT, 'gatehouse:rls:');
+    super(redis, failureMode, SELF_BATCHED_SCRIPTS.slidingWindows, SLIDING_SCRIPT, 'gatehouse:rls:');
   }
 
   protected readonly valuesPerWindow = 3;

@@ -2,6 +2,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { redisConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
+import { SELF_BATCHED_SCRIPTS } from './self-batched-scripts';
 
 /**
  * The shared Redis client when REDIS_URL is set (rate-limit counters, credits and cache invalidation
@@ -38,6 +39,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       // Commands issued in one turn of the event loop (the rate-limit windows and the credit of many
       // concurrent requests) go out as one pipeline: one write and one read instead of one per command.
       enableAutoPipelining: true,
+      // Except the scripts that batch a turn's work themselves (self-batched-scripts.ts).
+      autoPipeliningIgnoredCommands: Object.values(SELF_BATCHED_SCRIPTS),
       commandTimeout: commandTimeoutMs,
       // Dropped a little before the first caller's deadline passes, so the next caller (the second
       // rate-limit window of the same request) already meets the open breaker instead of waiting too.
