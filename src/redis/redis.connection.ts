@@ -36,10 +36,11 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
-      // Commands issued in one turn of the event loop (the rate-limit windows and the credit of many
-      // concurrent requests) go out as one pipeline: one write and one read instead of one per command.
+      // Commands issued in one turn of the event loop (credit spends, refunds and reads of many concurrent
+      // requests) go out as one pipeline: one write and one read instead of one per command.
       enableAutoPipelining: true,
-      // Except the scripts that batch a turn's work themselves (self-batched-scripts.ts).
+      // Except the rate-limit windows' scripts, which batch a turn's requests themselves
+      // (self-batched-scripts.ts).
       autoPipeliningIgnoredCommands: Object.values(SELF_BATCHED_SCRIPTS),
       commandTimeout: commandTimeoutMs,
       // Dropped a little before the first caller's deadline passes, so the next caller (the second
