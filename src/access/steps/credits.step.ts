@@ -52,6 +52,11 @@ export function balancesOf(key: KeyContext): ScopedBalance[] {
   return balances;
 }
 
+/** Whether requests with `key` spend credits: the key or its identity has a balance. */
+function spendsCredits(key: KeyContext | undefined): key is KeyContext {
+  return key !== undefined && (Boolean(key.credits) || Boolean(key.identityControls?.credits));
+}
+
 /**
  * Step 5, credits: a request that passed credential, restrictions, permission, policies and rate limit
  * spends one credit of the key's balance and one of its identity's (each when it has one); when either
@@ -68,7 +73,7 @@ export class CreditsStep implements AccessStep {
 
   check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
-    if (!key || (!key.credits && !key.identityControls?.credits)) return undefined;
+    if (!spendsCredits(key)) return undefined;
     const balances = balancesOf(key);
     const ride = request.creditRide;
     if (ride) {
@@ -88,7 +93,7 @@ export class CreditsStep implements AccessStep {
    */
   rideOf(request: Request): WindowRide | undefined {
     const key = request.principal?.key;
-    if (!key || (!key.credits && !key.identityControls?.credits)) return undefined;
+    if (!spendsCredits(key)) return undefined;
     const ride = this.credits.rideFor(
       balancesOf(key).map(({ holder }) => holder),
       1,

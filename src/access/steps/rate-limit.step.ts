@@ -96,7 +96,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     const request = { principal, headers: {} } as Request;
     const response = { setHeader: () => response } as unknown as Response;
     const context = httpContextOf(request, response);
-    return this.count(context, principal.key!, response, this.carriesCredits ? ride : undefined);
+    return this.count(context, principal.key!, response, ride);
   }
 
   private count(

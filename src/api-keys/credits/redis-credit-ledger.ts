@@ -310,7 +310,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     const args: (string | number)[] = [count, IDLE_TTL_MS];
     for (const account of accounts) {
       const lease = this.leases.get(account.keyId);
-      if (!lease || now >= lease.until - SEND_SLACK_MS) return null;
+      if (!lease || !sendsUnder(lease, now)) return null;
       leases.push(lease);
       keys.push(balanceKey(account.keyId));
       args.push(lease.epoch, account.generation, lease.run);
@@ -340,7 +340,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
         baseline: answer[3 + 3 * i],
       };
       this.writeBack(keyId, lease.epoch, left);
-      if (this.leases.get(keyId) !== lease || now >= lease.until) late = true;
+      if (!this.stillHeld(keyId, lease, now)) late = true;
       const takenFrom = { store: 'redis' as const, epoch: lease.epoch };
       return { ...left, account: { keyId, generation: left.generation, takenFrom } };
     });
@@ -395,7 +395,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       const now = performance.now();
       let view: RedisView;
       let hinted = false;
-      if (lease && now < lease.until - SEND_SLACK_MS) {
+      if (lease && sendsUnder(lease, now)) {
         const answer = await this.spendInRedis(account, count, lease, exact);
         if (Array.isArray(answer)) return answer;
         view = answer;
@@ -487,7 +487,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     const [granted, remaining, generation, baseline] = answer;
     const left = { remaining, generation, baseline };
     if (granted > 0) this.writeBack(keyId, lease.epoch, left);
-    if (this.leases.get(keyId) !== lease || performance.now() >= lease.until) {
+    if (!this.stillHeld(keyId, lease, performance.now())) {
       // Granted after the lease ran out here: the row may be spent by now, so these are not used.
       if (granted > 0) void this.giveBack(keyId, lease.epoch, lease.run, generation, granted);
       return { failed: false, epoch: lease.epoch, generation };
@@ -514,6 +514,11 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       this.warn(error as Error);
       return { failed: true };
     }
+  }
+
+  /** An answer that came under `lease` may be used: it is still this key's lease and has not run out. */
+  private stillHeld(keyId: string, lease: Lease, now: number): boolean {
+    return this.leases.get(keyId) === lease && now < lease.until;
   }
 
   private grantLease(keyId: string, epoch: number, run: string, sentAt: number): void {
@@ -698,6 +703,11 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     this.lastWarning = Date.now();
     this.logger.warn(`credits spent in the database, Redis unavailable: ${error.message}`);
   }
+}
+
+/** A spend may be sent to Redis under `lease` now: its answer can still come before the lease runs out. */
+function sendsUnder(lease: Lease, now: number): boolean {
+  return now < lease.until - SEND_SLACK_MS;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
