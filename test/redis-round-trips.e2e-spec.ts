@@ -152,4 +152,29 @@ describeWithRedis('one round trip for a request’s windows and balances', () =>
     expect(await keyBalance(key)).toBe(4);
     expect(await identityBalance(identity)).toBe(14);
   });
+
+  it('a hot key under a high limit goes to Redis now and then, each request still counted once', async () => {
+    const key = await createKey(t.http, org.auth, {
+      role: 'viewer',
+      rate_limit: { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 },
+    });
+    const waves = 5;
+    const perWave = 60;
+    const { result, scripts } = await scriptsDuring(async () => {
+      const responses = [];
+      for (let wave = 0; wave < waves; wave++)
+        responses.push(...(await Promise.all(Array.from({ length: perWave }, () => verify(key.auth)))));
+      return responses;
+    });
+    expect(result.every((res) => res.status === 200)).toBe(true);
+    // Slices of the windows (redis-window-storage.ts): far fewer scripts than requests.
+    expect(scripts).toBeLessThan((waves * perWave) / 10);
+    // Each request has a count of its own in both windows: one instance, so exact to the request.
+    for (const suffix of ['', '-hour']) {
+      const remaining = result.map((res) => Number(res.headers[`x-ratelimit-remaining${suffix}`]));
+      const limit = suffix ? 60_000_000 : 1_000_000;
+      expect(new Set(remaining).size).toBe(waves * perWave);
+      expect(Math.min(...remaining)).toBeGreaterThanOrEqual(limit - waves * perWave - 4096);
+    }
+  });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   itAnswersWithoutRedis,
   itCarriesRides,
+  itSlicesHotKeys,
   itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
@@ -58,4 +59,5 @@ const redisUrl = process.env.REDIS_URL;
   itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
 
   itCarriesRides(client, redisUrl!, (redis, mode = 'closed') => new RedisFixedWindowStorage(redis, mode));
+  itSlicesHotKeys(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
 });

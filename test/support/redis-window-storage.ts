@@ -104,6 +104,34 @@ export function itCountsOneTurnTogether(
     sent.mockRestore();
   });
 
+  it('sends the calls that arrive while a run is out as the next run, once it is answered', async () => {
+    const redis = client(url);
+    const storage = storageOf(redis);
+    const windows: WindowToCount[] = [
+      { key: `key_${randomBytes(4).toString('hex')}`, ttl: LONG_TTL, limit: 10_000, name: 'behind' },
+    ];
+    await storage.countWindows([{ ...windows[0], key: `${windows[0].key}_warm` }]);
+    // The first run's answer is held back 50 ms, while calls arrive over five more turns.
+    const send = redis.sendCommand.bind(redis);
+    const runs: number[] = [];
+    const sent = jest.spyOn(redis, 'sendCommand').mockImplementation((command, ...rest) => {
+      if (command.name.startsWith('eval')) runs.push(Date.now());
+      if (runs.length === 1 && command.name.startsWith('eval'))
+        return new Promise((resolve) => setTimeout(resolve, 50)).then(() => send(command, ...rest));
+      return send(command, ...rest);
+    });
+    const answers = [storage.countWindows(windows)];
+    for (let turn = 0; turn < 5; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      answers.push(storage.countWindows(windows), storage.countWindows(windows));
+    }
+    const counts = await Promise.all(answers);
+    sent.mockRestore();
+    expect(counts.map(([count]) => count.totalHits)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    expect(runs).toHaveLength(2);
+    expect(runs[1] - runs[0]).toBeGreaterThanOrEqual(45);
+  });
+
   it('splits a flood of one turn into runs of 500, still counted in arrival order', async () => {
     const redis = client(url);
     const storage = storageOf(redis);
@@ -205,5 +233,92 @@ export function itCarriesRides(
     expect(count).toMatchObject({ totalHits: 0, isBlocked: false });
     expect(ride.failed).toBe(true);
     expect(ride.answer).toBeUndefined();
+  });
+}
+
+/**
+ * Slices (RedisWindowStorage): a key whose run counts two or more requests under a high limit has more
+ * counted ahead in Redis, and its next requests are let through from them without a call, synchronously;
+ * never where a window has less room than 1024, never for a ride, never past a window's end; and two
+ * instances together still let no more than the limit through.
+ */
+export function itSlicesHotKeys(
+  client: (url: string, options?: RedisOptions) => Redis,
+  url: string,
+  storageOf: (redis: Redis) => RideCarrier,
+): void {
+  const tracker = () => `key_${randomBytes(4).toString('hex')}`;
+  const hits = (counts: WindowCount[]) => counts.map(({ totalHits }) => totalHits);
+  /** Eight calls in one turn: a run of eight, which makes the key hot. */
+  const burst = (storage: WindowBatchCounter, windows: WindowToCount[], ride?: () => WindowRide) =>
+    Promise.all(Array.from({ length: 8 }, () => storage.countWindows(windows, ride?.())));
+
+  it('lets a hot key through from a slice counted ahead in Redis, without a call, and asks for the next', async () => {
+    const redis = client(url);
+    const storage = storageOf(redis);
+    const key = tracker();
+    const windows: WindowToCount[] = [
+      { key, ttl: LONG_TTL, limit: 100_000, name: 'minute' },
+      { key, ttl: LONG_TTL, limit: 50_000, name: 'hour' },
+    ];
+    await burst(storage, windows);
+    const sent = jest.spyOn(redis, 'sendCommand');
+    const fromSlice = Array.from({ length: 32 }, () => storage.countWindows(windows));
+    expect(sent).not.toHaveBeenCalled();
+    sent.mockRestore();
+    expect(fromSlice.every((counts) => Array.isArray(counts))).toBe(true);
+    expect(fromSlice.map((counts) => hits(counts as WindowCount[]))).toEqual(
+      Array.from({ length: 32 }, (_, i) => [9 + i, 9 + i]),
+    );
+    // Another instance sees the slice counted already.
+    const other = storageOf(client(url));
+    expect(hits(await other.countWindows(windows))).toEqual([41, 41]);
+    // The slice used up, the next call goes to Redis again and brings a slice twice as large.
+    const next = storage.countWindows(windows);
+    expect(Array.isArray(next)).toBe(false);
+    expect(hits(await next)).toEqual([42, 42]);
+    const second = Array.from({ length: 64 }, () => storage.countWindows(windows));
+    expect(second.every((counts) => Array.isArray(counts))).toBe(true);
+    expect(Array.isArray(storage.countWindows(windows))).toBe(false);
+  });
+
+  it('grants no slice where a window has less room than 1024, nor to a ride', async () => {
+    const storage = storageOf(client(url));
+    const near = [{ key: tracker(), ttl: LONG_TTL, limit: 1_000, name: 'near' }];
+    await burst(storage, near);
+    expect(Array.isArray(storage.countWindows(near))).toBe(false);
+
+    storage.carry(TOTAL_RIDER_LUA);
+    const riding = [{ key: tracker(), ttl: LONG_TTL, limit: 100_000, name: 'riding' }];
+    const ride = () => ({ keys: [`total_${randomBytes(4).toString('hex')}`], args: [1] });
+    await burst(storage, riding, ride);
+    expect(Array.isArray(storage.countWindows(riding, ride()))).toBe(false);
+  });
+
+  it('uses no slice past the end of its window', async () => {
+    const storage = storageOf(client(url));
+    const windows = [{ key: tracker(), ttl: 400, limit: 100_000, name: 'short' }];
+    await burst(storage, windows);
+    expect(Array.isArray(storage.countWindows(windows))).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    const after = storage.countWindows(windows);
+    expect(Array.isArray(after)).toBe(false);
+    expect((await after)[0].isBlocked).toBe(false);
+  });
+
+  it('lets two instances with slices through no more than the limit together, and no fewer', async () => {
+    const instances = [storageOf(client(url)), storageOf(client(url))];
+    const windows = [{ key: tracker(), ttl: LONG_TTL, limit: 1_100, name: 'shared' }];
+    let passed = 0;
+    let sliced = 0;
+    for (let turn = 0; turn < 35; turn++) {
+      const calls = instances.flatMap((storage) =>
+        Array.from({ length: 20 }, () => storage.countWindows(windows)),
+      );
+      sliced += calls.filter((counts) => Array.isArray(counts)).length;
+      for (const [count] of await Promise.all(calls)) if (!count.isBlocked) passed += 1;
+    }
+    expect(sliced).toBeGreaterThan(0);
+    expect(passed).toBe(1_100);
   });
 }
