@@ -36,12 +36,13 @@ const SLICE_MS = 1000;
  * Put before every storage's script: what a run counts and the loop that counts it, which `countGroup`
  * reads. ARGV[1] is the number of requests, ARGV[2] the number of keys that are a rider's (the last ones
  * of KEYS); the windows are the first `window_count` keys, window i's ttl and limit ARGV[2i + 1] and
- * ARGV[2i + 2], and a rider's arguments follow them. `count_requests(windows, count_window)` counts the
+ * ARGV[2i + 2], a rider's arguments follow them, and the last is the size of the slice asked for
+ * (`grant_slice`, below; 0 for none). `count_requests(windows, count_window)` counts the
  * requests one after the other, each in every window in turn up to and including the first that refuses
  * it; for each request the answer holds the number of windows counted, then what
  * `count_window(window, counts)` appended for each (the storage's `valuesPerWindow` numbers), then the
  * rider's part when there is one (RideCarrier). `count_window` returns true when the window refused the
- * request.
+ * request. After every request's part, the answer ends with the slice granted (`grant_slice`).
  */
 const RUN_LUA = `
 local n = tonumber(ARGV[1])
