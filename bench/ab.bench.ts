@@ -18,12 +18,12 @@
  * 3), BENCH_CONNECTIONS (50).
  */
 import autocannon from 'autocannon';
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type BenchServer, median, postJson, signUpForBench, startBenchServer } from './bench-child';
 import { freshDatabase } from './bench-database';
-import { COMPILED_APP_ENV, compiledBenchFile, removeCompiledServers } from './compiled-servers';
+import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
 
 const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 7));
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
@@ -31,58 +31,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 type Side = 'base' | 'this';
 
-interface Server {
-  url: string;
-  cpu(): Promise<number>;
-  send(message: object, reply: string): Promise<void>;
-  stop(): void;
-}
-
 /** The base checkout's own compiled-servers module: it compiles that tree, not this one. */
 function baseCompiler(base: string): Promise<typeof import('./compiled-servers')> {
   return import(join(base, 'bench', 'compiled-servers'));
 }
-
-async function start(file: string, env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = fork(file, [], {
-    execArgv: [],
-    env: { ...env, ...COMPILED_APP_ENV },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const next = <T>(type: string): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const onMessage = (message: { type: string }): void => {
-        if (message.type !== type) return;
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        resolve(message as T);
-      };
-      const onExit = (code: number | null): void => reject(new Error(`${file} exited (${code})`));
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-    });
-  const { appUrl } = await next<{ appUrl: string }>('ready');
-  return {
-    url: appUrl,
-    async cpu() {
-      const reply = next<{ micros: number }>('cpu');
-      child.send({ type: 'cpu' });
-      return (await reply).micros;
-    },
-    async send(message, reply) {
-      const replied = next(reply);
-      child.send(message);
-      await replied;
-    },
-    stop: () => void (child.connected ? child.send({ type: 'exit' }) : child.kill()),
-  };
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
@@ -97,24 +49,37 @@ async function main(): Promise<void> {
   const database = await freshDatabase(serverUrl, 'bench');
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-ab-'));
   const env = { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, BENCH_LOG_LEVEL: 'info' };
-  const servers: Partial<Record<Side, Server>> = {};
+  const servers: Partial<Record<Side, { server: BenchServer; url: string }>> = {};
+  /** One side's Gatehouse, ready; its request lines go to a file beside the data. */
+  const startSide = async (side: Side, compiledFile: string) => {
+    const server = startBenchServer(
+      `${side} bench-server.ts`,
+      compiledFile,
+      env,
+      join(dataDir, `${side}.log`),
+    );
+    servers[side] = { server, url: '' };
+    servers[side].url = (await server.next<{ appUrl: string }>('ready')).appUrl;
+    return servers[side];
+  };
   try {
     // One after the other: the first runs the migrations.
-    servers.base = await start(base.compiledBenchFile('bench-server.ts'), env);
-    servers.this = await start(compiledBenchFile('bench-server.ts'), env);
-    const key = await serviceKey(servers.base.url);
+    const first = await startSide('base', base.compiledBenchFile('bench-server.ts'));
+    const second = await startSide('this', compiledBenchFile('bench-server.ts'));
+    const key = await serviceKey(first.url);
     const authorization = `Bearer ${key}`;
-    const body = await (
-      await fetch(`${servers.base.url}/v1/auth/verify`, { headers: { authorization } })
-    ).text();
-    for (const server of [servers.base, servers.this])
-      await server.send({ type: 'same-body', body }, 'same-body-set');
+    const body = await (await fetch(`${first.url}/v1/auth/verify`, { headers: { authorization } })).text();
+    for (const { server } of [first, second]) {
+      const set = server.next('same-body-set');
+      server.child.send({ type: 'same-body', body });
+      await set;
+    }
 
     const measure = async (side: Side, path: string, headers: Record<string, string>, seconds: number) => {
-      const server = servers[side]!;
+      const { server, url } = servers[side]!;
       const before = await server.cpu();
       const result = await autocannon({
-        url: `${server.url}${path}`,
+        url: `${url}${path}`,
         headers,
         connections: CONNECTIONS,
         duration: seconds,
@@ -160,9 +125,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    servers.base?.stop();
-    servers.this?.stop();
-    await new Promise((done) => setTimeout(done, 2000));
+    await Promise.all([servers.base?.server.stop(), servers.this?.server.stop()]);
     removeCompiledServers();
     base.removeCompiledServers();
     await database.drop();
@@ -172,22 +135,9 @@ async function main(): Promise<void> {
 
 /** Signs up an organization and makes the service key both processes verify. */
 async function serviceKey(url: string): Promise<string> {
-  const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
-    const response = await fetch(`${url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  };
-  const { access_token: token } = await post<{ access_token: string }>('/v1/auth/signup', {
-    organization_name: 'Bench A/B',
-    email: 'bench-ab@example.test',
-    password: 'bench-password',
-    name: 'Bench',
-  });
-  const { key } = await post<{ key: string }>(
+  const token = await signUpForBench(url);
+  const { key } = await postJson<{ key: string }>(
+    url,
     '/v1/api-keys',
     {
       name: 'bench a/b',

@@ -1,4 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { COMPILED_APP_ENV } from './compiled-servers';
 
 /**
  * What the benches that fork bench-server.ts (and bench/slow-agent.ts) share: talking to the child over
@@ -55,3 +57,81 @@ export const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 };
+
+/** The median of `values` (the mean of the middle two for an even count). */
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/** POSTs `body` as JSON to the app and reads its JSON answer; anything but a 2xx throws, with the body. */
+export async function postJson<T>(appUrl: string, path: string, body: unknown, token?: string): Promise<T> {
+  const response = await fetch(`${appUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** A compiled server process (compiled-servers.ts) driven over IPC: bench-server.ts or bare-server.ts. */
+export interface BenchServer {
+  child: ChildProcess;
+  /** The next message of `type`; rejects if the process exits first. */
+  next<T>(type: string): Promise<T>;
+  /** Its CPU time so far (user + system, µs). */
+  cpu(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Forks `compiledFile` (named `label` in errors); `logFile`: where its standard output goes (Gatehouse's
+ * request lines), else this process's.
+ */
+export function startBenchServer(
+  label: string,
+  compiledFile: string,
+  env: NodeJS.ProcessEnv,
+  logFile?: string,
+): BenchServer {
+  const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
+  const child = fork(compiledFile, [], {
+    execArgv: [],
+    env: { ...env, ...COMPILED_APP_ENV },
+    stdio: ['ignore', stdout, 'inherit', 'ipc'],
+  });
+  if (typeof stdout === 'number') closeSync(stdout);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const next = <T>(type: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message: { type: string }): void => {
+        if (message.type !== type) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(message as T);
+      };
+      const onExit = (code: number | null): void => {
+        child.off('message', onMessage);
+        const hint = logFile ? ` (its log: ${logFile})` : '';
+        reject(new Error(`${label} exited (${code}) while the bench waited for '${type}'${hint}`));
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  return {
+    child,
+    next,
+    async cpu() {
+      const reply = next<{ micros: number }>('cpu');
+      child.send({ type: 'cpu' });
+      return (await reply).micros;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // A child still booting has no message handler yet: it is killed after the grace period.
+      await stopChild(child, exited, 10_000);
+    },
+  };
+}

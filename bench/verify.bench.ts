@@ -36,12 +36,13 @@
  * into a checkout of an older commit for before/after figures.
  */
 import autocannon from 'autocannon';
-import { ChildProcess, execSync, fork } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from './bench-database';
-import { COMPILED_APP_ENV, compiledBenchFile, removeCompiledServers } from './compiled-servers';
+import { type BenchServer, median, postJson, startBenchServer } from './bench-child';
+import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
 
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 
@@ -81,66 +82,11 @@ interface Sample {
   cpu: number;
 }
 
-interface Server {
-  child: ChildProcess;
-  next<T>(type: string): Promise<T>;
-  cpu(): Promise<number>;
-  stop(): Promise<void>;
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`;
 
-/**
- * Starts a server process, compiled (compiled-servers.ts says why); `logFile`: where its standard output
- * goes (Gatehouse's request lines).
- */
-function start(file: string, env: NodeJS.ProcessEnv, logFile?: string): Server {
-  const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = fork(compiledBenchFile(file), [], {
-    execArgv: [],
-    env: { ...env, ...COMPILED_APP_ENV },
-    stdio: ['ignore', stdout, 'inherit', 'ipc'],
-  });
-  if (typeof stdout === 'number') closeSync(stdout);
-  const next = <T>(type: string): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const onMessage = (message: { type: string }): void => {
-        if (message.type !== type) return;
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        resolve(message as T);
-      };
-      const onExit = (code: number | null): void => {
-        child.off('message', onMessage);
-        const hint = logFile ? ` (its log: ${logFile})` : '';
-        reject(new Error(`${file} exited (${code}) while the bench waited for '${type}'${hint}`));
-      };
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-    });
-  return {
-    child,
-    next,
-    async cpu() {
-      const reply = next<{ micros: number }>('cpu');
-      child.send({ type: 'cpu' });
-      return (await reply).micros;
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      // A child still booting has no message handler yet: it is killed after the grace period.
-      if (child.connected) child.send({ type: 'exit' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+/** Starts a server process, compiled (compiled-servers.ts says why); `logFile`: see startBenchServer. */
+function start(file: string, env: NodeJS.ProcessEnv, logFile?: string): BenchServer {
+  return startBenchServer(file, compiledBenchFile(file), env, logFile);
 }
 
 /** Throws unless every response was 2xx, with no error or timeout. */
@@ -445,15 +391,8 @@ function report(
 async function createKeys(
   appUrl: string,
 ): Promise<{ key: string; creditedKey: string; identityKey: string; serviceKey: string }> {
-  const post = async <T>(path: string, body: unknown, token?: string): Promise<T> => {
-    const response = await fetch(`${appUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  };
+  const post = <T>(path: string, body: unknown, token?: string): Promise<T> =>
+    postJson<T>(appUrl, path, body, token);
   const { access_token: token } = await post<{ access_token: string }>('/v1/auth/signup', {
     organization_name: 'Bench',
     email: 'bench@example.test',
