@@ -282,6 +282,28 @@ export function itSlicesHotKeys(
     expect(Array.isArray(storage.countWindows(windows))).toBe(false);
   });
 
+  it("counts a changed limit of the same key as other windows, never from the old limit's slice", async () => {
+    const storage = storageOf(client(url));
+    const key = tracker();
+    // A new array each call, as each request makes its own.
+    const windowsWith = (limit: number): WindowToCount[] => [
+      { key, ttl: LONG_TTL, limit, name: 'minute' },
+      { key, ttl: LONG_TTL, limit: 50_000, name: 'hour' },
+    ];
+    await burst(storage, windowsWith(100_000));
+    // The same windows in new objects: the slice.
+    expect(Array.isArray(storage.countWindows(windowsWith(100_000)))).toBe(true);
+    // The key's minute limit changed (a PATCH): asked in Redis, counted under the new limit.
+    const changed = storage.countWindows(windowsWith(9));
+    expect(Array.isArray(changed)).toBe(false);
+    const [minute] = await changed;
+    expect(minute.isBlocked).toBe(true);
+    // And back: the old limit's slice again, its counts continued (8 before it, then its second).
+    const back = storage.countWindows(windowsWith(100_000));
+    expect(Array.isArray(back)).toBe(true);
+    expect(hits(back as WindowCount[])).toEqual([10, 10]);
+  });
+
   it('grants no slice where a window has less room than 1024, nor to a ride', async () => {
     const storage = storageOf(client(url));
     const near = [{ key: tracker(), ttl: LONG_TTL, limit: 1_000, name: 'near' }];
