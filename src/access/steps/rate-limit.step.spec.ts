@@ -229,15 +229,15 @@ describe('the rate-limit step (through KeyThrottlerGuard)', () => {
       .check({ context, request: req, response: res } as unknown as AccessAttempt);
     expect(outcome).toBeUndefined();
     expect(Object.fromEntries(headers)).toEqual({
-      'X-RateLimit-Limit': 3,
-      'X-RateLimit-Remaining': 2,
-      'X-RateLimit-Reset': 60,
-      'X-RateLimit-Limit-hour': 100,
-      'X-RateLimit-Remaining-hour': 99,
-      'X-RateLimit-Reset-hour': 3600,
-      'X-RateLimit-Limit-day': 1000,
-      'X-RateLimit-Remaining-day': 999,
-      'X-RateLimit-Reset-day': 86400,
+      'x-ratelimit-limit': 3,
+      'x-ratelimit-remaining': 2,
+      'x-ratelimit-reset': 60,
+      'x-ratelimit-limit-hour': 100,
+      'x-ratelimit-remaining-hour': 99,
+      'x-ratelimit-reset-hour': 3600,
+      'x-ratelimit-limit-day': 1000,
+      'x-ratelimit-remaining-day': 999,
+      'x-ratelimit-reset-day': 86400,
     });
   });
 
