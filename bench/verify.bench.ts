@@ -72,6 +72,13 @@ const TARGETS = {
   verifyOfBare: 2.5,
   verifyOfBareRedis: 2,
   checkCpuMicros: 10,
+  /**
+   * The same target as a share of the stable bare app's CPU a request in the same round: the issue set
+   * 10 µs on a machine where that app took 20 µs (its table), and a machine's speed moves both alike
+   * (here the app has taken 28 to 43 µs from one day to the next), so only the share compares across
+   * machines and days.
+   */
+  checkOfStableCpu: 10 / 20,
 };
 
 interface Sample {
@@ -368,6 +375,15 @@ function report(
     `  ${'key check CPU (verify - same body):'.padEnd(28)} ${median(check).toFixed(1)} µs/request ` +
       `(rounds ${Math.min(...check).toFixed(1)}..${Math.max(...check).toFixed(1)}); ` +
       `target <= ${TARGETS.checkCpuMicros} µs: ${median(check) <= TARGETS.checkCpuMicros ? 'met' : 'NOT met'}`,
+  );
+  const share = few.verify.map(
+    (sample, round) => (sample.cpu - few.sameBody[round].cpu) / few.stable[round].cpu,
+  );
+  console.log(
+    `  ${'key check / stable bare CPU:'.padEnd(28)} ${percent(median(share)).padStart(6)}  ` +
+      `(rounds ${percent(Math.min(...share))}..${percent(Math.max(...share))}; the stable bare app ` +
+      `${cpu(few.stable).toFixed(1)} µs/request); the ${TARGETS.checkCpuMicros} µs target on the issue's ` +
+      `machine: <= ${percent(TARGETS.checkOfStableCpu)}: ${median(share) <= TARGETS.checkOfStableCpu ? 'met' : 'NOT met'}`,
   );
   console.log(
     `  ${'verify - /health/live:'.padEnd(28)} ${median(cpuDifference(few.verify, few.public)).toFixed(1)} µs/request`,
