@@ -1,5 +1,6 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimitErrorCode } from '../../src/rate-limits/rate-limits.errors';
 import type {
   RideCarrier,
@@ -117,7 +118,7 @@ export function itCountsOneTurnTogether(
     const sent = jest.spyOn(redis, 'sendCommand').mockImplementation((command, ...rest) => {
       if (command.name.startsWith('eval')) runs.push(Date.now());
       if (runs.length === 1 && command.name.startsWith('eval'))
-        return new Promise((resolve) => setTimeout(resolve, 50)).then(() => send(command, ...rest));
+        return sleep(50).then(() => send(command, ...rest));
       return send(command, ...rest);
     });
     const answers = [storage.countWindows(windows)];
@@ -322,10 +323,10 @@ export function itSlicesHotKeys(
     const windows = [{ key: tracker(), ttl: 400, limit: 100_000, name: 'short' }];
     // Early in a window of Redis's clock (this machine's): sliding windows' edges fall on multiples of
     // the ttl, and a slice granted just before one would already be over.
-    while (Date.now() % 400 > 100) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (Date.now() % 400 > 100) await sleep(10);
     await burst(storage, windows);
     expect(Array.isArray(storage.countWindows(windows))).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 450));
+    await sleep(450);
     const after = storage.countWindows(windows);
     expect(Array.isArray(after)).toBe(false);
     expect((await after)[0].isBlocked).toBe(false);
