@@ -21,7 +21,14 @@ import autocannon from 'autocannon';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type BenchServer, median, postJson, signUpForBench, startBenchServer } from './bench-child';
+import {
+  assertClean,
+  type BenchServer,
+  median,
+  postJson,
+  signUpForBench,
+  startBenchServer,
+} from './bench-child';
 import { freshDatabase } from './bench-database';
 import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
 
@@ -85,10 +92,7 @@ async function main(): Promise<void> {
         duration: seconds,
       });
       const cpu = (await server.cpu()) - before;
-      if (result.non2xx || result.errors || result.timeouts || !result.requests.total)
-        throw new Error(
-          `${side} ${path}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
-        );
+      assertClean(`${side} ${path}`, result);
       return { rps: result.requests.average, cpu: cpu / result.requests.total };
     };
     const sides: Side[] = ['base', 'this'];

@@ -1,3 +1,4 @@
+import type autocannon from 'autocannon';
 import { type ChildProcess, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { COMPILED_APP_ENV } from './compiled-servers';
@@ -57,6 +58,19 @@ export const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 };
+
+/** Throws unless every response was 2xx, with no error or timeout. */
+export function assertClean(label: string, result: autocannon.Result): void {
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0) {
+    const statuses = Object.entries(result.statusCodeStats ?? {})
+      .map(([status, { count }]) => `${status}: ${count}`)
+      .join(', ');
+    throw new Error(
+      `${label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts ` +
+        `of ${result.requests.total} requests (status codes ${statuses || 'none'}); the figures would mean nothing`,
+    );
+  }
+}
 
 /** The median of `values` (the mean of the middle two for an even count). */
 export const median = (values: number[]): number => {

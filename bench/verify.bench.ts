@@ -41,7 +41,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from './bench-database';
-import { type BenchServer, median, postJson, startBenchServer } from './bench-child';
+import { assertClean, type BenchServer, median, postJson, startBenchServer } from './bench-child';
 import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
 
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
@@ -94,19 +94,6 @@ const percent = (value: number): string => `${(value * 100).toFixed(1)}%`;
 /** Starts a server process, compiled (compiled-servers.ts says why); `logFile`: see startBenchServer. */
 function start(file: string, env: NodeJS.ProcessEnv, logFile?: string): BenchServer {
   return startBenchServer(file, compiledBenchFile(file), env, logFile);
-}
-
-/** Throws unless every response was 2xx, with no error or timeout. */
-function assertClean(label: string, result: autocannon.Result): void {
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.requests.total === 0) {
-    const statuses = Object.entries(result.statusCodeStats ?? {})
-      .map(([status, { count }]) => `${status}: ${count}`)
-      .join(', ');
-    throw new Error(
-      `${label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts ` +
-        `of ${result.requests.total} requests (status codes ${statuses || 'none'}); the figures would mean nothing`,
-    );
-  }
 }
 
 async function main(): Promise<void> {
