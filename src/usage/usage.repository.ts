@@ -212,6 +212,8 @@ export class UsageRepository {
     const rows = await this.rows.query<
       { id: string; requests: string; allowed: string; credits_spent: string }[]
     >(
+      // Sorted by the sums themselves (totals.requests): a bare ORDER BY requests names the text
+      // output column, and text order puts 20 before 3.
       `SELECT id, requests::text, allowed::text, credits_spent::text FROM (
          SELECT ${column} AS id,
                 COALESCE(SUM(count) FILTER (WHERE outcome NOT LIKE '$%'), 0) AS requests,
@@ -220,7 +222,7 @@ export class UsageRepository {
            FROM key_usage_hourly
           WHERE organization_id = $1 AND hour >= $2 AND hour < $3 AND ${filter}
           GROUP BY ${column}) AS totals
-       ORDER BY requests DESC, id ASC`,
+       ORDER BY totals.requests DESC, totals.id ASC`,
       [organizationId, from, end, USAGE_MEASURES.creditsSpent],
     );
     return rows.map((row) => ({
