@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import {
   itAnswersWithoutRedis,
   itCarriesRides,
-  itSlicesHotKeys,
   itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
@@ -59,5 +58,4 @@ const redisUrl = process.env.REDIS_URL;
   itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
 
   itCarriesRides(client, redisUrl!, (redis, mode = 'closed') => new RedisFixedWindowStorage(redis, mode));
-  itSlicesHotKeys(client, redisUrl!, (redis) => new RedisFixedWindowStorage(redis, 'closed'));
 });

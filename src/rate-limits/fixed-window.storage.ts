@@ -49,8 +49,7 @@ export class MemoryFixedWindowStorage extends MemoryWindowStorage {
 // Each window's key comes with its ttl and limit in ARGV, after the number of requests to count (a hot
 // key's requests of one event-loop turn) and the number of a rider's keys (RUN_LUA, RedisWindowStorage). Each request is counted in turn,
 // in every window up to and including its first spent one (count_requests, RedisWindowStorage), and
-// answers hits and milliseconds left for each window counted (then a slice, if it was asked for and
-// fits: grant_slice, RedisWindowStorage); the counts are written once at
+// answers hits and milliseconds left for each window counted; the counts are written once at
 // the end, with the first PEXPIRE of a new window, atomically, so concurrent instances share one exact
 // count. Redis's clock stands still while a script runs, so every request sees the same time left.
 const INCREMENT_SCRIPT = `
@@ -70,12 +69,6 @@ local counts = count_requests(windows, function(w, counts)
   counts[#counts + 1] = w.hits
   counts[#counts + 1] = w.left
   return w.hits > w.limit
-end)
-grant_slice(windows, counts, function(w) return w.limit - w.hits end, function(w, size, counts)
-  counts[#counts + 1] = w.hits
-  counts[#counts + 1] = w.left
-  w.hits = w.hits + size
-  w.added = w.added + size
 end)
 for i, w in ipairs(windows) do
   local key = KEYS[i]

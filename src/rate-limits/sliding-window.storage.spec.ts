@@ -5,7 +5,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   itAnswersWithoutRedis,
   itCarriesRides,
-  itSlicesHotKeys,
   itCountsOneTurnTogether,
   redisClientsOfSuite,
 } from '../../test/support/redis-window-storage';
@@ -294,5 +293,4 @@ const redisUrl = process.env.REDIS_URL;
   itCountsOneTurnTogether(client, redisUrl!, (redis) => new RedisSlidingWindowStorage(redis, 'closed'));
 
   itCarriesRides(client, redisUrl!, (redis, mode = 'closed') => new RedisSlidingWindowStorage(redis, mode));
-  itSlicesHotKeys(client, redisUrl!, (redis) => new RedisSlidingWindowStorage(redis, 'closed'));
 });

@@ -135,8 +135,7 @@ export class MemorySlidingWindowStorage extends MemoryWindowStorage {
 // is counted in turn, at the same instant, and like the fixed windows' script stops after its first
 // refused window (count_requests, RedisWindowStorage); it answers for each window counted the hits, the
 // milliseconds left in the window and, for the refused one, the milliseconds until one more request
-// fits; then a slice, if it was asked for and fits (grant_slice, RedisWindowStorage). Each hash is read
-// once and written once.
+// fits. Each hash is read once and written once.
 const SLIDING_SCRIPT = `
 local function floor_div(a, b)
   local q = math.floor(a / b)
@@ -186,16 +185,6 @@ local counts = count_requests(windows, function(w, counts)
     counts[#counts + 1] = w.left + math.max(0, ttl - floor_div((limit - 1) * ttl, current))
   end
   return true
-end)
-grant_slice(windows, counts, function(w)
-  local allowed = w.limit * w.ttl - w.previous * w.left
-  if allowed < 0 then return 0 end
-  return floor_div(allowed, w.ttl) - w.current
-end, function(w, size, counts)
-  counts[#counts + 1] = w.current + ceil_div(w.previous * w.left, w.ttl)
-  counts[#counts + 1] = w.left
-  w.current = w.current + size
-  w.added = w.added + size
 end)
 for i, w in ipairs(windows) do
   local key = KEYS[i]
