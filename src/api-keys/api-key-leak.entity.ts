@@ -1,4 +1,5 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, ForeignKey, PrimaryColumn } from 'typeorm';
+import { ApiKey } from './api-key.entity';
 
 export const LEAK_SOURCES = ['github', 'public_report'] as const;
 export type LeakSource = (typeof LEAK_SOURCES)[number];
@@ -11,8 +12,12 @@ export type LeakAction = (typeof LEAK_ACTIONS)[number];
  * has no answer for, and one commit can be found again), so `key.leaked` is recorded once per row.
  */
 @Entity({ name: 'api_key_leaks' })
+// The constraints LeakedKeysPolicies made, as it wrote them: a new source or action needs a migration too.
+@Check('api_key_leaks_source_check', `"source" IN ('github', 'public_report')`)
+@Check('api_key_leaks_action_check', `"action_taken" IN ('revoked', 'disabled', 'none')`)
 export class ApiKeyLeak {
   @PrimaryColumn({ name: 'key_id', type: 'text' })
+  @ForeignKey(() => ApiKey, { name: 'api_key_leaks_key_id_fkey', onDelete: 'CASCADE' })
   keyId: string;
 
   /** Where the key was found; '' when the report named no URL (public reports). */

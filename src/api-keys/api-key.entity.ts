@@ -1,5 +1,14 @@
 import { CreditBalanceColumns } from '../common/credit-balance.columns';
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  ForeignKey,
+  Index,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+import { Identity } from '../identities/identity.entity';
 
 export const KEY_TYPES = ['personal', 'team', 'service'] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
@@ -129,6 +138,8 @@ export class ApiKey extends CreditBalanceColumns {
 
   /** The identity (the customer behind keys) the key belongs to, of the same organization; null: none. */
   @Column({ name: 'identity_id', type: 'text', nullable: true })
+  // A deleted key row outlives its identity's deletion with the reference cleared (Identities migration).
+  @ForeignKey(() => Identity, { name: 'api_keys_identity_id_fkey', onDelete: 'SET NULL' })
   identityId: string | null;
 
   @Column({ name: 'last_used_ip', type: 'text', nullable: true })

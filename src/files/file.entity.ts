@@ -1,7 +1,9 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { Task } from '../tasks/task.entity';
 
 @Entity({ name: 'files' })
 @Index('files_organization_created_idx', ['organizationId', 'createdAt'])
+@Index('files_task_idx', ['taskId'], { where: 'task_id IS NOT NULL' })
 export class FileRecord {
   @PrimaryColumn({ type: 'text' })
   id: string;
@@ -33,6 +35,8 @@ export class FileRecord {
 
   /** Set for an output file: uploaded with the task token of this task's run. */
   @Column({ name: 'task_id', type: 'text', nullable: true })
+  // A deleted task's output files stay, as files of no task (AgentRuns migration).
+  @ForeignKey(() => Task, { name: 'files_task_id_fkey', onDelete: 'SET NULL' })
   taskId: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { Task } from '../tasks/task.entity';
 import { FileRecord } from './file.entity';
 import { FilesRepository } from './files.repository';
 import { FilesService } from './files.service';
@@ -7,7 +8,9 @@ import { FileStorageModule } from './storage/file-storage.module';
 
 /** Uploaded files: their records and the FileStorage driver that holds the bytes (local by default). */
 @Module({
-  imports: [TypeOrmModule.forFeature([FileRecord]), FileStorageModule],
+  // Task too: files.task_id's foreign key names it, and TypeORM builds a foreign key only to an entity of
+  // the same data source (a process may load this module without TasksModule, as its medium spec does).
+  imports: [TypeOrmModule.forFeature([FileRecord, Task]), FileStorageModule],
   providers: [FilesRepository, FilesService],
   exports: [FilesService, FileStorageModule],
 })

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { Organization } from '../accounts/organization.entity';
 import { IdentitiesRepository } from './identities.repository';
 import { IdentitiesService } from './identities.service';
 import { IdentityBalances } from './identity-balances';
@@ -8,7 +9,9 @@ import { Identity } from './identity.entity';
 
 /** Identities, the customers behind keys (the api-keys module, above it, attaches keys to them). */
 @Module({
-  imports: [TypeOrmModule.forFeature([Identity])],
+  // Organization too: identities.organization_id's foreign key names it, and TypeORM builds a foreign key
+  // only to an entity of the same data source (this module does not import AccountsModule).
+  imports: [TypeOrmModule.forFeature([Identity, Organization])],
   providers: [IdentitiesRepository, IdentitiesService, IdentityKeys, IdentityBalances],
   exports: [IdentitiesService, IdentityKeys, IdentityBalances],
 })

@@ -1,4 +1,13 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  ForeignKey,
+  Index,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+import { Organization } from '../accounts/organization.entity';
 import { CreditBalanceColumns } from '../common/credit-balance.columns';
 
 /**
@@ -8,11 +17,16 @@ import { CreditBalanceColumns } from '../common/credit-balance.columns';
 @Entity({ name: 'identities' })
 @Index('identities_organization_created_idx', ['organizationId', 'createdAt'])
 @Index('identities_organization_external_id_key', ['organizationId', 'externalId'], { unique: true })
+// The refill job's scan, as on keys (IdentityCredits migration).
+@Index('identities_credits_refill_idx', ['creditsRefilledAt'], {
+  where: 'credits_refill_interval IS NOT NULL',
+})
 export class Identity extends CreditBalanceColumns {
   @PrimaryColumn({ type: 'text' })
   id: string;
 
   @Column({ name: 'organization_id', type: 'text' })
+  @ForeignKey(() => Organization, { name: 'identities_organization_id_fkey', onDelete: 'CASCADE' })
   organizationId: string;
 
   @Column({ name: 'external_id', type: 'text' })

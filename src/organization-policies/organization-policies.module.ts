@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { Organization } from '../accounts/organization.entity';
 import './organization-policies.declarations';
 import { OrganizationPoliciesRepository } from './organization-policies.repository';
 import { OrganizationPoliciesService } from './organization-policies.service';
@@ -7,7 +8,9 @@ import { OrganizationPolicy } from './organization-policy.entity';
 
 /** Organization policies: the rules the api-keys module (above it) enforces on keys. */
 @Module({
-  imports: [TypeOrmModule.forFeature([OrganizationPolicy])],
+  // Organization too: organization_policies.organization_id's foreign key names it, and TypeORM builds a
+  // foreign key only to an entity of the same data source (this module does not import AccountsModule).
+  imports: [TypeOrmModule.forFeature([OrganizationPolicy, Organization])],
   providers: [OrganizationPoliciesRepository, OrganizationPoliciesService],
   exports: [OrganizationPoliciesService],
 })

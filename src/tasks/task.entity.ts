@@ -20,6 +20,8 @@ export const ACTIVE_TASK_STATUSES: readonly string[] = ['queued', 'running'];
 @Index('tasks_organization_created_idx', ['organizationId', 'createdAt'])
 @Index('tasks_claimable_idx', ['runAfter'], { where: "status = 'queued'" })
 @Index('tasks_lease_idx', ['leaseExpiresAt'], { where: "status = 'running'" })
+// The settlements Redis still owes a refund (TaskCreditSettlements).
+@Index('tasks_refund_pending_idx', ['completedAt'], { where: "credits_refund_state = 'pending'" })
 @Index('tasks_idempotency_key', ['organizationId', 'idempotencyKey'], {
   unique: true,
   where: 'idempotency_key IS NOT NULL',
@@ -80,6 +82,14 @@ export class Task {
   /** The last progress event's data (null until one). */
   @Column({ type: 'jsonb', nullable: true })
   progress: Record<string, unknown> | null;
+
+  /**
+   * The task's last event number (TaskEvents migration). Only the triggers and the event SQL of
+   * task-queue.repository.ts write it, under the row's lock: never inserted, saved or read through the
+   * entity, so a save of a row read earlier cannot put an old number back.
+   */
+  @Column({ name: 'event_seq', type: 'integer', default: 0, insert: false, update: false, select: false })
+  eventSeq?: number;
 
   /** Kept by triggers on files (AgentRuns migration): the files uploaded with this task's tokens. */
   @Column({ name: 'output_files', type: 'jsonb', default: () => "'[]'" })
