@@ -7999,7 +7999,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description With the stream: the last event received; the stream resumes after it. */
+        /** @description With the stream: the last event received; the stream resumes after it. At or past the last event of a task that has ended, the stream ends at once, sending nothing; past the last event of a live task, it sends only the events numbered after it and ends after the terminal status. */
         'Last-Event-ID'?: string;
       };
       path: {

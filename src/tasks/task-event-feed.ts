@@ -131,12 +131,15 @@ class Follower {
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
-  /** Sends the rows it has not had, up to the terminal status event (then it ends). */
+  /**
+   * Sends the rows it has not had, up to the terminal status event (then it ends). A terminal status at
+   * or before the cursor ends it too, sending nothing: a client that resumed with a Last-Event-ID past the
+   * task's last event is sent only the events numbered after it, and ends with the task.
+   */
   deliver(rows: readonly TaskEventRow[]): void {
     if (this.done) return;
-    let fresh = rows.filter((row) => row.seq > this.cursor);
-    const terminal = fresh.findIndex(isTerminalStatusEvent);
-    if (terminal >= 0) fresh = fresh.slice(0, terminal + 1);
+    const terminal = rows.find(isTerminalStatusEvent);
+    const fresh = rows.filter((row) => row.seq > this.cursor && (!terminal || row.seq <= terminal.seq));
     if (fresh.length) {
       try {
         this.stream.send(fresh);
@@ -147,7 +150,12 @@ class Follower {
       this.cursor = fresh[fresh.length - 1].seq;
       this.lastSentAt = Date.now();
     }
-    if (terminal >= 0) this.end();
+    if (terminal) this.end();
+  }
+
+  /** Ends it if the task's last event (`last`) is its terminal status and the client already has it. */
+  endIfPast(last: TaskEventRow | undefined): void {
+    if (last && isTerminalStatusEvent(last) && last.seq <= this.cursor) this.end();
   }
 
   end(): void {
@@ -209,11 +217,17 @@ class TaskFeed {
 
   /** Reads the follower's backlog itself, then hands it what the feed held for it, then it is live. */
   private async catchUp(follower: Follower): Promise<void> {
+    let read = 0;
     while (!follower.done) {
       const rows = await this.queue.eventsAfter(this.taskId, follower.cursor, EVENT_BATCH);
+      read += rows.length;
       follower.deliver(rows);
       if (rows.length < EVENT_BATCH) break;
     }
+    // Resumed at the task's last event or past it: no read after the cursor finds the terminal status of
+    // a task that has ended, so its last event is looked up, once. A task still live then ends later, with
+    // a status after the feed's `head` that the feed hands over (and `deliver` ends on it).
+    if (!read && !follower.done) follower.endIfPast(await this.queue.lastEvent(this.taskId));
     const held = follower.held;
     follower.held = [];
     follower.deliver(held);

@@ -198,6 +198,16 @@ export class TaskQueueRepository {
     );
   }
 
+  /** A task's last event (undefined for none): the end of its primary key's range. */
+  async lastEvent(taskId: string): Promise<TaskEventRow | undefined> {
+    const [row] = await this.dataSource.query<TaskEventRow[]>(
+      `SELECT seq, type, data, created_at AS "createdAt" FROM task_events
+        WHERE task_id = $1 ORDER BY seq DESC LIMIT 1`,
+      [taskId],
+    );
+    return row;
+  }
+
   /**
    * Appends an agent's event to a running task, numbered after its last, in one statement: the count,
    * the event row, the last progress and the usage totals change together or not at all (and the

@@ -134,7 +134,10 @@ export class TasksController {
   @ApiHeader({
     name: 'Last-Event-ID',
     required: false,
-    description: 'With the stream: the last event received; the stream resumes after it.',
+    description:
+      'With the stream: the last event received; the stream resumes after it. At or past the last event of ' +
+      'a task that has ended, the stream ends at once, sending nothing; past the last event of a live task, ' +
+      'it sends only the events numbered after it and ends after the terminal status.',
   })
   @ApiOkResponse({
     content: {
@@ -170,6 +173,9 @@ export class TasksController {
       'Cache-Control': 'no-cache, no-transform',
       'X-Accel-Buffering': 'no',
     });
+    // Node sends the head with the first write: a stream resumed with nothing new to send would open
+    // only at its first heartbeat, 10 s later.
+    response.flushHeaders();
     const left = new AbortController();
     response.on('close', () => left.abort());
     await this.tasks.followEvents(task, afterSeq, {

@@ -17,7 +17,7 @@ jest.setTimeout(60_000);
  * without HTTP: many followers of one task each get every event once and in order, a follower that joins
  * while events keep coming (from the start or after Last-Event-ID) misses none and gets none twice, the
  * events are read once per change however many follow, and an event whose notification was lost still
- * arrives. Events other than status changes are written as the API writes them: the task's number counted
+ * arrives; a follower resumed past the last event ends with the task. Events other than status changes are written as the API writes them: the task's number counted
  * up, the row, then the in-process wake after the commit.
  */
 describe('task event feeds (service level)', () => {
@@ -139,6 +139,34 @@ describe('task event feeds (service level)', () => {
     await Promise.all([live.ended, joiner.ended]);
     expect(joiner.seqs).toEqual([1, 2, 3]);
     expect(live.seqs).toEqual([1, 2, 3]);
+  });
+
+  it('ends a follower resumed past the last event when the task ends at any point of its join, sending nothing', async () => {
+    /** A follower after 1000 of a task that ends (cancelled) just after its join's `step` answered. */
+    async function endedAfter(step: 'eventsAfter' | 'lastEvent'): Promise<number[]> {
+      const task = await newTask();
+      const original = (queue[step] as (...args: unknown[]) => Promise<unknown>).bind(queue);
+      let cancelled = false;
+      jest.spyOn(queue, step).mockImplementation(async (...args: unknown[]) => {
+        const answer = await original(...args);
+        // The follower's own calls: its backlog read is the one after 1000 (the feed reads after its head).
+        if (args[0] === task.id && (step === 'lastEvent' || args[1] === 1000) && !cancelled) {
+          cancelled = true;
+          await tasks.cancel(principal, task.id);
+        }
+        return answer as never;
+      });
+      const ahead = follow(task, 1000);
+      let ended = false;
+      void ahead.ended.then(() => (ended = true));
+      await until(() => ended, `the follower to end (the task cancelled after its ${step})`, 15_000);
+      expect(cancelled).toBe(true);
+      jest.restoreAllMocks();
+      return ahead.seqs;
+    }
+    // Between its empty read of the backlog and its look at the last event; then after that look.
+    expect(await endedAfter('eventsAfter')).toEqual([]);
+    expect(await endedAfter('lastEvent')).toEqual([]);
   });
 
   it('reads the events of a change once, however many follow the task', async () => {
