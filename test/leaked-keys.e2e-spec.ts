@@ -442,6 +442,14 @@ describe('leaked keys', () => {
     const from = () => `198.51.100.${++address}`;
     const revoke = (credentials: unknown, ip = from()) =>
       t.http.post('/v1/credentials/revoke').set('X-Forwarded-For', ip).send({ credentials });
+    const revokedInTime = async (key: CreatedKey) => {
+      const { value } = await pollUntil(
+        async () => (await use(key)).status,
+        (status) => status === 401,
+        { timeoutMs: 30_000 },
+      );
+      expect(value).toBe(401);
+    };
 
     it('answers 202 alike for a real key, garbage and a well-formed unknown value; the real key gets its leak_response', async () => {
       const key = await createKey(t.http, a.auth, { name: 'found on a forum', role: 'viewer' });
@@ -455,13 +463,19 @@ describe('leaked keys', () => {
         [202, { received: 1 }],
         [202, { received: 1 }],
       ]);
+      // Applied after the answer (off the request): wait for it.
+      await revokedInTime(key);
       expect((await getKey(a.auth, key.id)).status).toBe('revoked');
       expect((await leakedEntries(a.auth, key.id)).map((entry) => entry.details)).toEqual([
         { source: 'public_report', url: null, action_taken: 'revoked' },
       ]);
       expectProblem(await use(key), 401, 'key_revoked');
-      // Reported again: the same answer, nothing recorded twice.
+      // Reported again: the same answer, nothing recorded twice. Reports are applied in the order they
+      // came, so once a key reported after it is revoked, this report has been applied too.
       expect((await revoke([key.key, key.key])).status).toBe(202);
+      const later = await createKey(t.http, a.auth, { role: 'viewer' });
+      expect((await revoke([later.key])).status).toBe(202);
+      await revokedInTime(later);
       expect(await leakedEntries(a.auth, key.id)).toHaveLength(1);
     });
 

@@ -6,6 +6,9 @@ import { RolesModule } from '../roles/roles.module';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyLeak } from './api-key-leak.entity';
 import { KeyLeaks } from './key-leaks';
+import { LeakReportQueueJob } from './leak-report-queue.job';
+import { PendingLeakReport } from './pending-leak-report.entity';
+import { PendingLeakReportsRepository } from './pending-leak-reports.repository';
 import { OrganizationPoliciesModule } from '../organization-policies/organization-policies.module';
 import { ApiKeyValues } from './api-key-format';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -32,7 +35,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([ApiKey, ApiKeyLeak]),
+    TypeOrmModule.forFeature([ApiKey, ApiKeyLeak, PendingLeakReport]),
     AccountsModule,
     RolesModule,
     IdentitiesModule,
@@ -48,6 +51,8 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     KeyUsageRecorder,
     KeyChangeRecorder,
     KeyLeaks,
+    PendingLeakReportsRepository,
+    LeakReportQueueJob,
     KeyExpiryJob,
     KeyRotationJob,
     {
@@ -69,6 +74,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     KeyUsageRecorder,
     CreditsService,
     KeyLeaks,
+    LeakReportQueueJob,
   ],
 })
 export class ApiKeysModule {}

@@ -76,8 +76,9 @@ export class SecretScanningController {
   @ApiOperation({
     summary: 'Report key values found in public; each that names an active key gets its leak_response',
     description:
-      'Anyone may call it. It answers 202 whatever the values are, and does the same work for each value ' +
-      'whether it names a key or not, so it tells nothing about any of them. Limited per client address ' +
+      'Anyone may call it. It answers 202 whatever the values are, once the report is stored (the same work ' +
+      'whether a value names a key or not); the keys are looked up and their leak_response applied after the ' +
+      'answer, so it tells nothing about any of them. Limited per client address ' +
       '(CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE).',
   })
   @ApiAcceptedResponse({ type: RevokeCredentialsResponse })

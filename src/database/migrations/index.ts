@@ -16,6 +16,7 @@ import { IdentityCredits1795770000000 } from './1795770000000-IdentityCredits';
 import { IdentityUsage1795900000000 } from './1795900000000-IdentityUsage';
 import { LeakedKeysPolicies1795910000000 } from './1795910000000-LeakedKeysPolicies';
 import { AuditActorIndex1795920000000 } from './1795920000000-AuditActorIndex';
+import { PendingLeakReports1795941000000 } from './1795941000000-PendingLeakReports';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   IdentityUsage1795900000000,
   LeakedKeysPolicies1795910000000,
   AuditActorIndex1795920000000,
+  PendingLeakReports1795941000000,
 ];
