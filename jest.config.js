@@ -7,8 +7,10 @@ const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 // dist/ or the dashboard), which takes about 0.1 s off the start of every run.
 const roots = ['<rootDir>/src', '<rootDir>/test', '<rootDir>/examples'];
 module.exports = {
-  // Booting an app on PGlite takes a few seconds on a loaded 2-core machine.
-  testTimeout: 60000,
+  // The one test timeout, for every suite: a net for a test that hangs, never a measure of speed. Tests
+  // wait for the event they are about (polled, with generous deadlines), and a loaded 2-core machine
+  // stretches a suite's boots and fault trials several times over; a file that needs more says why.
+  testTimeout: 300_000,
   // A run's compiled app and generated metadata (test/support/compiled-app.ts, openapi-metadata.ts).
   watchPathIgnorePatterns: ['<rootDir>/\\.test-build-', '<rootDir>/test/\\.generated/'],
   projects: [

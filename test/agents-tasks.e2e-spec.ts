@@ -33,8 +33,6 @@ import { compiledEntryPoint } from './support/compiled-app';
  * - the crash test (PostgreSQL only) spawns its own instances.
  */
 
-jest.setTimeout(90_000);
-
 type Auth = { Authorization: string };
 
 const PROJECT_ROOT = resolve(__dirname, '..');

@@ -20,8 +20,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * exceeding its owner) and organization isolation.
  */
 
-jest.setTimeout(60_000);
-
 type Auth = Record<string, string>;
 type Json = Record<string, any>;
 

@@ -10,8 +10,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * (a request near the turn of an hour may land in either of two buckets, both in it).
  */
 
-jest.setTimeout(90_000);
-
 /** The contract's bound for a request to show in usage. */
 const READABLE_WITHIN_MS = 10_000;
 

@@ -12,8 +12,6 @@ import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
  * single-process database.
  */
 
-jest.setTimeout(90_000);
-
 const verify = (http: TestAgent, auth: Auth) => http.get('/v1/auth/verify').set(auth);
 
 describeWithPostgres('key-controls multi-instance e2e')(

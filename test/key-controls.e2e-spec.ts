@@ -12,8 +12,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * Redis) and on embedded PGlite. Two instances: test/key-controls.multi-instance.e2e-spec.ts.
  */
 
-jest.setTimeout(60_000);
-
 const METRICS_TOKEN = 'metrics-token-for-key-controls';
 const verify = (http: TestAgent, auth: Auth): Test => http.get('/v1/auth/verify').set(auth);
 

@@ -13,8 +13,6 @@ import { WebhookReceiver } from './support/webhook-receiver';
  * single-process database.
  */
 
-jest.setTimeout(90_000);
-
 const REVOKED_DETAIL =
   'The API key has been revoked because it was reported leaked (found in public); create a new key.';
 

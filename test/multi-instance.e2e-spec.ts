@@ -26,8 +26,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * PostgreSQL server (DATABASE_URL) this suite is skipped.
  */
 
-jest.setTimeout(90_000);
-
 const HAS_REDIS = Boolean(process.env.REDIS_URL);
 const itWithRedis = HAS_REDIS ? it : it.skip;
 

@@ -11,8 +11,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * process-start.e2e-spec.ts and process-lifecycle.e2e-spec.ts.
  */
 
-jest.setTimeout(90_000);
-
 /** Registered routes with lower-case methods, as OpenAPI's `paths` spells them. */
 const apiRoutes = (app: INestApplication): Array<{ method: string; path: string }> =>
   registeredRoutes(app).map((route) => ({ ...route, method: route.method.toLowerCase() }));

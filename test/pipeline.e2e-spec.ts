@@ -17,8 +17,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * validation, the deny-by-default credential check and the database-unavailable answer.
  */
 
-jest.setTimeout(60_000);
-
 const GENERATED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Every `{field, message}` of a validation problem; asserts their shape on the way. */

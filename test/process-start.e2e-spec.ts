@@ -13,8 +13,6 @@ import { createTestDatabase, dropTestDatabase } from './support/test-app';
  * (test/support/main-process.ts).
  */
 
-jest.setTimeout(90_000);
-
 describe('the real process', () => {
   const tempDir = scratchDataDirs();
 

@@ -23,8 +23,6 @@ import {
  * must answer 2xx.
  */
 
-jest.setTimeout(240_000);
-
 const PROJECT_ROOT = resolve(__dirname, '..');
 const README = join(PROJECT_ROOT, 'README.md');
 const SECTION = '## When a key leaks';

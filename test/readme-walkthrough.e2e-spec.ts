@@ -14,8 +14,6 @@ import { README_BASH_PRELUDE, withExpectedStatuses, withReadmeServer } from './s
  * status. After each block, every variable the block assigns must be non-empty and not `undefined`/`null`.
  */
 
-jest.setTimeout(240_000);
-
 const PROJECT_ROOT = resolve(__dirname, '..');
 const README = join(PROJECT_ROOT, 'README.md');
 const NAMED_VARS = ['TOKEN', 'KEY', 'KEY_ID', 'FILE_ID', 'TASK_ID'] as const;

@@ -12,8 +12,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * REDIS_URL: windows and credits are then in this process and the database.
  */
 
-jest.setTimeout(60_000);
-
 const HAS_REDIS = Boolean(process.env.REDIS_URL);
 const describeWithRedis = HAS_REDIS ? describe : describe.skip;
 if (!HAS_REDIS) console.warn('redis-round-trips suite skipped: it needs REDIS_URL.');

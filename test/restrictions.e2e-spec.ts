@@ -12,8 +12,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * IPv4 or IPv6 address.
  */
 
-jest.setTimeout(60_000);
-
 const verify = (http: TestAgent, auth: Auth, headers: Record<string, string> = {}): Test =>
   http.get('/v1/auth/verify').set({ ...auth, ...headers });
 

@@ -19,8 +19,6 @@ import { UsageCounter } from '../src/usage/usage-counter';
  * reservations come from Redis and their refunds follow the commit.
  */
 
-jest.setTimeout(60_000);
-
 const PRICING = { credits_per_1k_input_tokens: 1, credits_per_1k_output_tokens: 2 };
 
 describe('task costs', () => {

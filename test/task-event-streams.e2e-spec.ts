@@ -14,8 +14,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * the feed's joins and its reads.
  */
 
-jest.setTimeout(60_000);
-
 async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!condition()) {

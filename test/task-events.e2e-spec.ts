@@ -11,8 +11,6 @@ import { listen, openEventStream, startListeningApp } from './support/event-stre
  * status, delivered across instances within a second, a comment line at least every 15 seconds).
  */
 
-jest.setTimeout(60_000);
-
 const status = (value: string) => ({ status: value });
 
 describe('GET /v1/tasks/{id}/events', () => {

@@ -18,8 +18,6 @@ import { describeWithPostgres, expectWithinOneSecond } from './support/instances
  * dies with its attempt (401 task_token_expired).
  */
 
-jest.setTimeout(60_000);
-
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
 describe('task tokens', () => {

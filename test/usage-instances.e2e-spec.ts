@@ -10,8 +10,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * (DATABASE_URL) this suite is skipped, as test/multi-instance.e2e-spec.ts is.
  */
 
-jest.setTimeout(90_000);
-
 describeWithPostgres('usage across instances')('usage across two instances (needs PostgreSQL)', () => {
   const env = sharedSecrets();
   let a: TestApp;

@@ -14,8 +14,6 @@ import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
  * that hours and days move when a test says so.
  */
 
-jest.setTimeout(90_000);
-
 const HOUR_MS = 3_600_000;
 /** The contract's bound for a request to show in its key's usage. */
 const READABLE_WITHIN_MS = 10_000;

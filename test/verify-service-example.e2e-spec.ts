@@ -18,8 +18,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * running beside the server).
  */
 
-jest.setTimeout(120_000);
-
 const PROJECT_ROOT = resolve(__dirname, '..');
 const SERVICE_FILE = 'examples/verify-service/orders-service.mjs';
 

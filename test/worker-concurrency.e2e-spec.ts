@@ -16,8 +16,6 @@ import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
  * heartbeat every 500 ms).
  */
 
-jest.setTimeout(60_000);
-
 const FINAL = ['succeeded', 'failed', 'cancelled'];
 const unique = (label: string): string => `${label}-${randomBytes(4).toString('hex')}`;
 

@@ -18,8 +18,6 @@ import { startTestApp, TestApp } from './support/test-app';
  * allows loopback targets).
  */
 
-jest.setTimeout(120_000);
-
 const PROJECT_ROOT = resolve(__dirname, '..');
 const AGENT_FILE = 'examples/agent/summarize-agent.mjs';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

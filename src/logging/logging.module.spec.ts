@@ -33,8 +33,6 @@ const linesOf = (stdout: string): { msg: string }[] =>
     .map((line) => JSON.parse(line) as { msg: string });
 
 describe('standard output (createPino at info)', () => {
-  jest.setTimeout(30_000);
-
   it('writes lines in blocks, and every line gathered when the process exits right after', async () => {
     const child = runLogging(`
       for (let i = 0; i < 200; i++) logger.info({ i, padding: 'x'.repeat(60) }, 'line ' + i);

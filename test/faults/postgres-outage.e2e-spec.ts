@@ -12,8 +12,6 @@ import { startTestApp, TestApp } from '../support/test-app';
  * 202 finishes with one outcome, every key answered 201 is there.
  */
 
-jest.setTimeout(120_000);
-
 const RUNNABLE = canCreateClusters();
 if (!RUNNABLE)
   console.warn('postgres-outage fault suite skipped: it needs pg_createcluster (postgresql-common).');

@@ -13,8 +13,6 @@ import { startTestApp, TestApp } from '../support/test-app';
  * its own, never the shared one; needs PostgreSQL (two instances cannot share an embedded database).
  */
 
-jest.setTimeout(90_000);
-
 const RUNNABLE = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL) && hasRedisServer();
 const describeIfRunnable = RUNNABLE ? describe : describe.skip;
 if (!RUNNABLE) console.warn('redis-outage fault suite skipped: it needs DATABASE_URL and redis-server.');

@@ -14,8 +14,6 @@ import { startTestApp, TestApp } from '../support/test-app';
  * its own, never the shared ones.
  */
 
-jest.setTimeout(120_000);
-
 interface Answer {
   status: number;
   code?: string;

@@ -10,8 +10,6 @@ import { TasksService } from '../../src/tasks/tasks.service';
 import { ServiceContext, startFeatureContext } from '../support/feature-context';
 import { userOfNewOrganization } from '../support/principals';
 
-jest.setTimeout(60_000);
-
 /**
  * The event streams of a task share one reader on each instance (TaskEventFeeds), on a real database
  * without HTTP: many followers of one task each get every event once and in order, a follower that joins
