@@ -1301,7 +1301,8 @@ export interface components {
         | 'referrer_not_allowed'
         | 'forbidden'
         | 'rate_limited'
-        | 'credits_exhausted';
+        | 'credits_exhausted'
+        | 'too_many_concurrent_requests';
       /** @description null when no key of your organization matched. */
       key_id: string | null;
       name: string | null;

@@ -15,6 +15,8 @@ import {
 } from './common/openapi';
 import { SESSION_COOKIE, SESSION_COOKIE_SCHEME } from './sessions/session-cookie';
 import { TASK_TOKEN_SCHEME } from './access/route-access.decorators';
+import { extensionDenialCodes } from './access/access-denial';
+import { VERIFY_KEY_CODES } from './api-keys/dto/verify-key.dto';
 import { WEBHOOK_EVENT_PAYLOADS } from './webhooks/webhook-payloads';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
@@ -115,5 +117,11 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const agentTypes = app.get(AgentRunners).types();
   document.components!.schemas = { ...document.components!.schemas, ...permissionSchemas() };
   for (const property of AGENT_TYPE_PROPERTIES) enumerateProperty(document, property, agentTypes);
+  // Verify answers the key check's codes, those of the extensions' access policies among them.
+  enumerateProperty(
+    document,
+    ['VerifyKeyResponse', 'code'],
+    [...VERIFY_KEY_CODES, ...extensionDenialCodes()],
+  );
   return describeWebhooks(document, WEBHOOK_EVENT_PAYLOADS);
 }

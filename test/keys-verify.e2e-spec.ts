@@ -1,4 +1,8 @@
+import { Injectable, Module } from '@nestjs/common';
 import type { Test } from 'supertest';
+import type { AccessAttempt, AccessStep, StepOutcome } from '../src/access/access-attempt';
+import { AccessDenial, defineAccessDenial } from '../src/access/access-denial';
+import { AccessPolicy } from '../src/access/access-policy';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { Auth, createKey, CreatedKey, pollUntil, sleep } from './support/keys';
@@ -14,6 +18,24 @@ import { startTestApp, TestApp } from './support/test-app';
 
 jest.setTimeout(60_000);
 
+defineAccessDenial('customer_suspended', { status: 403, audited: true });
+
+/**
+ * An extension's access policy, as README "Extending" builds one: keys whose meta says their customer is
+ * suspended are refused. It knows nothing of verify; the one key check applies it to both paths.
+ */
+@AccessPolicy()
+@Injectable()
+class SuspendedCustomerPolicy implements AccessStep {
+  check({ request }: AccessAttempt): StepOutcome {
+    if (request.principal?.key?.meta.suspended !== true) return undefined;
+    return new AccessDenial('customer_suspended', "The key's customer is suspended.");
+  }
+}
+
+@Module({ providers: [SuspendedCustomerPolicy] })
+class SuspendedCustomerModule {}
+
 type Json = Record<string, any>;
 
 let t: TestApp;
@@ -23,7 +45,7 @@ let other: SignedUpOrganization;
 let service: CreatedKey;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ imports: [SuspendedCustomerModule] });
   org = await signUpOrganization(t.http, 'Verifier');
   other = await signUpOrganization(t.http, 'Elsewhere');
   service = await createKey(t.http, org.auth, { name: 'gateway', role: 'api_manager' });
@@ -288,6 +310,43 @@ describe('rate limits', () => {
       });
     expect(await answer({ key: key.key, ip: '203.0.113.7' })).toMatchObject({ valid: true });
     expect(await answer({ key: key.key, ip: '203.0.113.7' })).toMatchObject({ code: 'rate_limited' });
+  });
+});
+
+describe("an extension's access policy", () => {
+  it('refuses on verify what it refuses on the API, with the same code, spending nothing', async () => {
+    const key = await createKey(t.http, org.auth, {
+      role: 'viewer',
+      meta: { suspended: true },
+      credits: { remaining: 3 },
+      rate_limit: { requests_per_minute: 1 },
+    });
+    expectProblem(await t.http.get('/v1/auth/verify').set(key.auth), 403, 'customer_suspended');
+    for (let i = 0; i < 2; i++) {
+      expect(await answer({ key: key.key })).toMatchObject({
+        valid: false,
+        code: 'customer_suspended',
+        key_id: key.id,
+        credits_remaining: 3,
+      });
+    }
+    // Refused before the rate limit and credits: neither was spent, by the request or the verifies.
+    await t.http
+      .patch(`/v1/api-keys/${key.id}`)
+      .set(org.auth)
+      .send({ meta: { suspended: false } })
+      .expect(200);
+    const { value } = await pollUntil(
+      () => answer({ key: key.key }),
+      (body) => body.code !== 'customer_suspended',
+    );
+    expect(value).toMatchObject({ valid: true, credits_remaining: 2 });
+  });
+
+  it('lets a key it does not refuse through on both paths', async () => {
+    const key = await createKey(t.http, org.auth, { role: 'viewer', meta: { suspended: 'no' } });
+    await t.http.get('/v1/auth/verify').set(key.auth).expect(200);
+    expect(await answer({ key: key.key })).toMatchObject({ valid: true, code: 'valid' });
   });
 });
 

@@ -420,4 +420,29 @@ describe('concurrent requests of one key (MAX_CONCURRENT_REQUESTS_PER_KEY=2)', (
     expect(body.credits.remaining).toBe(3);
     expect((await verify(tuned.http, credited.auth).expect(200)).body.credits_remaining).toBe(2);
   });
+
+  it('counts a verify of the key for another service (POST /v1/keys/verify) like one of its requests', async () => {
+    const credited = await createKey(tuned.http, tunedOrg.auth, {
+      rate_limit: { requests_per_minute: 10_000, requests_per_hour: 100_000 },
+      credits: { remaining: 5 },
+    });
+    const verifyFor = async () =>
+      (await tuned.http.post('/v1/keys/verify').set(tunedOrg.auth).send({ key: credited.key }).expect(200))
+        .body;
+    const held = [holdUpload(credited.auth), holdUpload(credited.auth)];
+    await waitForInFlight(credited.id, 2);
+    // Both slots taken: the verify is refused as a third request would be, and spends no credit.
+    expect(await verifyFor()).toMatchObject({
+      valid: false,
+      code: 'too_many_concurrent_requests',
+      key_id: credited.id,
+      credits_remaining: 3,
+    });
+    expect((await Promise.all(held.map((upload) => upload.finish()))).map((res) => res.status)).toEqual([
+      201, 201,
+    ]);
+    expect(await verifyFor()).toMatchObject({ valid: true, credits_remaining: 2 });
+    // The verify's slot was the verify call's own: given back when its answer went out.
+    await waitForInFlight(credited.id, 0);
+  });
 });

@@ -1,13 +1,44 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { PermissionQuery } from '../api-keys/verification/permission-query';
 import type { AccessDenial } from './access-denial';
 import { requestOf, responseOf } from '../http/http-context';
+import type { Principal } from './principal';
 
-/** One request going through the key check. */
+/**
+ * One use of a key going through the key check (KeyCheck.run, key-check.ts): a request to this API, or
+ * a request another service received and verifies (POST /v1/keys/verify: `verification` set).
+ */
 export interface AccessAttempt {
   context: ExecutionContext;
+  /**
+   * The request the key came with. For a verification, the request the calling service describes: its
+   * `principal` (once the credential step resolved it) is the verified key's, `ip` and `headers.referer`
+   * are the body's `ip` and `referrer`; it has no method, route or other header.
+   */
   request: Request;
+  /** The response the answer goes out on (a verification's: the verify call's, which holds its slot in flight). */
   response: Response;
+  /** Set when the attempt is POST /v1/keys/verify's: what the calling service asks about the key. */
+  verification?: KeyVerification;
+}
+
+/** What POST /v1/keys/verify checks: a key value presented to a service of `organizationId`. */
+export interface KeyVerification {
+  /** The calling service's organization: a key of another is not found. */
+  readonly organizationId: string;
+  readonly key: string;
+  /** Stands for the route's permission: null when the body has none (any key of the organization passes). */
+  readonly permissions: PermissionQuery | null;
+  /** Credits a valid verify spends, all or none, instead of a request's one. */
+  readonly cost: number;
+  /** The calling service's socket (ApiKeyResolver.resolveForOrganization). */
+  readonly connection: object;
+  /**
+   * Set by the credential step: the key of the organization the value names, even when it is refused
+   * (expired, revoked, disabled), so that the answer names it.
+   */
+  named?: Principal;
 }
 
 /**

@@ -107,6 +107,11 @@ export function accessDenialCodes(): ReadonlyMap<DenialCode, DenialResponse> {
   return new Map<DenialCode, DenialResponse>([...Object.entries(DENIAL_RESPONSES), ...extensionResponses]);
 }
 
+/** The refusal codes extensions declared so far (POST /v1/keys/verify may answer them too). */
+export function extensionDenialCodes(): string[] {
+  return [...extensionResponses.keys()];
+}
+
 export function denialResponseOf(code: DenialCode): DenialResponse {
   const response = DENIAL_RESPONSES[code as AccessDenialCode] ?? extensionResponses.get(code);
   // A step returning an undeclared code is a wiring bug; refusing is still the safe answer.

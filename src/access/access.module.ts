@@ -1,4 +1,4 @@
-import { FactoryProvider, Module, Type } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { AccountsModule } from '../accounts/accounts.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
@@ -9,10 +9,8 @@ import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { RolesModule } from '../roles/roles.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsageModule } from '../usage/usage.module';
-import type { AccessStep } from './access-attempt';
-import { ACCESS_STEPS, AccessStepName, GLOBAL_GUARDS } from './access-check';
+import { GLOBAL_GUARDS } from './access-check';
 import { AccessPolicies } from './access-policy';
-import { AccessStepMap, AccessSteps } from './access-steps';
 import { AccessTokenResolver } from './credentials/access-token.resolver';
 import { ApiKeyResolver } from './credentials/api-key.resolver';
 import { TaskTokenResolver } from './credentials/task-token.resolver';
@@ -21,6 +19,7 @@ import { KeyCache } from './credentials/key-cache';
 import { KeysVerifyController } from './key-verification/keys-verify.controller';
 import { KeyVerificationService } from './key-verification/key-verification.service';
 import { DenialRecorder } from './denial-recorder';
+import { KeyCheck } from './key-check';
 import { RoutePermissionsCheck } from './route-permissions.check';
 import { ConcurrencyStep } from './steps/concurrency.step';
 import { CredentialStep } from './steps/credential.step';
@@ -29,32 +28,10 @@ import { PermissionStep } from './steps/permission.step';
 import { RateLimitStep } from './steps/rate-limit.step';
 import { RestrictionsStep } from './steps/restrictions.step';
 
-/** The one registry of the key check: each name of ACCESS_STEPS and its injectable step (tsc checks all). */
-const STEP_PROVIDERS = {
-  credential: CredentialStep,
-  restrictions: RestrictionsStep,
-  permission: PermissionStep,
-  policies: AccessPolicies,
-  rate_limit: RateLimitStep,
-  credits: CreditsStep,
-  concurrency: ConcurrencyStep,
-} satisfies Record<AccessStepName, Type<AccessStep>>;
-
-const names = Object.keys(STEP_PROVIDERS) as AccessStepName[];
-
-const accessSteps: FactoryProvider<AccessSteps> = {
-  provide: AccessSteps,
-  inject: names.map((name) => STEP_PROVIDERS[name]),
-  useFactory: (...steps: AccessStep[]) =>
-    new AccessSteps(
-      ACCESS_STEPS,
-      Object.fromEntries(names.map((name, i) => [name, steps[i]])) as AccessStepMap,
-    ),
-};
-
 /**
- * The key check (see access-check.ts): its steps and their registry, the credential resolvers behind
- * the first one, the one denial path, and the global guards, registered in the declared order.
+ * The key check (KeyCheck, key-check.ts): its steps, the credential resolvers behind the first one, the
+ * one denial path, and its faces: the global guards, registered in the declared order, and POST
+ * /v1/keys/verify.
  */
 @Module({
   imports: [
@@ -77,8 +54,14 @@ const accessSteps: FactoryProvider<AccessSteps> = {
     ApiKeyResolver,
     AccessTokenResolver,
     TaskTokenResolver,
-    ...Object.values(STEP_PROVIDERS),
-    accessSteps,
+    CredentialStep,
+    RestrictionsStep,
+    PermissionStep,
+    AccessPolicies,
+    RateLimitStep,
+    CreditsStep,
+    ConcurrencyStep,
+    KeyCheck,
     DenialRecorder,
     RoutePermissionsCheck,
     ...GLOBAL_GUARDS,

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AccessSteps } from '../access-steps';
+import { KeyCheck } from '../key-check';
 import { DenialRecorder } from '../denial-recorder';
-import { StepGuard } from './step-guard';
+import { KeyCheckGuard } from './key-check.guard';
 
 /** Global guard 1 of 3 (see access-check.ts): credential, then restrictions. Public routes pass. */
 @Injectable()
-export class ApiKeyGuard extends StepGuard {
+export class ApiKeyGuard extends KeyCheckGuard {
   static readonly steps = ['credential', 'restrictions'] as const;
 
-  constructor(reflector: Reflector, denials: DenialRecorder, steps: AccessSteps) {
-    super(reflector, denials, steps, ApiKeyGuard.steps);
+  constructor(reflector: Reflector, denials: DenialRecorder, check: KeyCheck) {
+    super(reflector, denials, check, ApiKeyGuard.steps);
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AccessSteps } from '../access-steps';
+import { KeyCheck } from '../key-check';
 import { DenialRecorder } from '../denial-recorder';
-import { StepGuard } from './step-guard';
+import { KeyCheckGuard } from './key-check.guard';
 
 /**
  * Global guard 3 of 3 (see access-check.ts): rate limit, credits (given back if concurrency refuses),
@@ -10,10 +10,10 @@ import { StepGuard } from './step-guard';
  * (sign-in has its own limiter). A request that passes this guard has passed the whole check.
  */
 @Injectable()
-export class KeyThrottlerGuard extends StepGuard {
+export class KeyThrottlerGuard extends KeyCheckGuard {
   static readonly steps = ['rate_limit', 'credits', 'concurrency'] as const;
 
-  constructor(reflector: Reflector, denials: DenialRecorder, steps: AccessSteps) {
-    super(reflector, denials, steps, KeyThrottlerGuard.steps);
+  constructor(reflector: Reflector, denials: DenialRecorder, check: KeyCheck) {
+    super(reflector, denials, check, KeyThrottlerGuard.steps);
   }
 }

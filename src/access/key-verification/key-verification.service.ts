@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import { ApiKeyError, ApiKeyErrorCode } from '../../api-keys/api-keys.errors';
 import { CreditsService } from '../../api-keys/credits/credits.service';
@@ -8,38 +9,43 @@ import {
   parsePermissionQuery,
   PermissionQuery,
   PermissionQueryError,
-  satisfies,
 } from '../../api-keys/verification/permission-query';
 import { UsageCounter } from '../../usage/usage-counter';
 import { USAGE_MEASURES } from '../../usage/usage-measures';
-import { AccessDenial, AccessDenialCode } from '../access-denial';
-import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import type { AccessDenial } from '../access-denial';
 import { DenialRecorder } from '../denial-recorder';
+import { KeyCheck, KeyCheckFace } from '../key-check';
 import type { Principal } from '../principal';
-import { RateLimitStep } from '../steps/rate-limit.step';
-import { RestrictionsStep } from '../steps/restrictions.step';
-import { balancesOf, creditsExhausted } from '../steps/credits.step';
+import { balancesOf } from '../steps/credits.step';
+import { verificationAttempt } from './verification-attempt';
 import { namedAnswer, validAnswerText } from './verify-answer';
 
 const DEFAULT_COST = 1;
 
-/** Why a verified key is refused, or what a valid verify left of its balance. */
-type KeyOutcome = { denial: AccessDenial } | { denial: null; creditsRemaining: number | null; spent: number };
+/**
+ * The key check answered as verify answers: nothing thrown for a refusal (the service records it and
+ * answers `valid: false` with its code); a step that fails is thrown as it is (the caller's 5xx).
+ */
+const VERIFY_FACE: KeyCheckFace<AccessDenial | undefined> = {
+  passed: () => undefined,
+  refused: (_attempt, denial) => denial,
+  failed: (_attempt, error) => error,
+};
 
 /**
  * POST /v1/keys/verify: a key value another service of the caller's organization was presented, put
- * through the same rules as the key check, in the same order, with the same code for each refusal
- * (CONTRACT, "Verifying keys for other services"): the credential (shape, lookup, status), the
- * restrictions against the address and referrer the service reports, the permission query, one request
- * of the key's rate-limit windows, then `cost` credits at once. Every outcome is an answer, not an
+ * through the key check itself (KeyCheck.run, every step of ACCESS_STEPS and every access policy), with
+ * the same code for each refusal (CONTRACT, "Verifying keys for other services"). What the steps check is
+ * the request the service describes (verificationAttempt): the credential (shape, lookup, status), the
+ * restrictions against the address and referrer it reports, its permission query for the route's
+ * permission, the policies, one request of the key's rate-limit windows, `cost` credits at once, and a
+ * slot of the key's requests in flight while the verify call lasts. Every outcome is an answer, not an
  * error; only a malformed query is the caller's mistake.
  */
 @Injectable()
 export class KeyVerificationService {
   constructor(
-    private readonly resolver: ApiKeyResolver,
-    private readonly restrictions: RestrictionsStep,
-    private readonly rateLimits: RateLimitStep,
+    private readonly check: KeyCheck,
     private readonly credits: CreditsService,
     private readonly keys: KeyLookup,
     private readonly usage: UsageCounter,
@@ -47,92 +53,43 @@ export class KeyVerificationService {
   ) {}
 
   /**
-   * The answer, as the JSON text of a VerifyKeyResponse. `connection`: the calling service's socket (see
+   * The answer, as the JSON text of a VerifyKeyResponse. `response`: the verify call's (the verified key
+   * holds a slot in flight until it closes); `connection`: the calling service's socket (see
    * ApiKeyResolver.resolveForOrganization).
    */
-  async verify(caller: Principal, body: VerifyKeyDto, connection: object): Promise<string> {
+  async verify(
+    caller: Principal,
+    body: VerifyKeyDto,
+    response: Response,
+    connection: object,
+  ): Promise<string> {
     // The query first: a malformed one is answered 400 whatever the key, and spends nothing.
-    const query = body.permissions === undefined ? null : parseQuery(body.permissions);
-    const { principal, denial } = await this.resolver.resolveForOrganization(
-      caller.organizationId,
-      body.key,
-      body.ip ?? null,
-      connection,
-    );
-    if (!principal) {
-      return JSON.stringify(unnamedAnswer(denial ? (denial.code as VerifyKeyCode) : 'invalid_credentials'));
-    }
+    const permissions = body.permissions === undefined ? null : parseQuery(body.permissions);
+    const cost = body.cost ?? DEFAULT_COST;
+    const attempt = verificationAttempt(caller, body, permissions, cost, response, connection);
+    const denial = await this.check.run(attempt, this.check.whole, VERIFY_FACE);
+    const principal = attempt.request.principal ?? attempt.verification!.named;
+    if (!principal)
+      return JSON.stringify(unnamedAnswer((denial?.code ?? 'invalid_credentials') as VerifyKeyCode));
 
-    const outcome: KeyOutcome = denial
-      ? { denial }
-      : await this.check(principal, query, body.cost ?? DEFAULT_COST, body);
     const key = principal.key!;
     // Counted in the verified key's usage as a request of it would be: its outcome, and what it spent;
     // a refusal is audited as the key check audits one (key.denied, coalesced per key and reason).
-    if (outcome.denial) {
+    if (denial) {
       this.denials.refusedVerification(
         { organizationId: principal.organizationId, id: key.id, identity: key.identity },
-        outcome.denial,
+        denial,
         { ip: body.ip ?? null, userAgent: null },
         caller.apiKeyId ?? caller.userId,
       );
-      const code = outcome.denial.code as VerifyKeyCode;
+      const code = denial.code as VerifyKeyCode;
       return JSON.stringify(namedAnswer(principal, false, code, await this.balanceOf(principal)));
     }
     this.usage.count(principal.organizationId, key, 'allowed');
-    if (outcome.spent)
-      this.usage.count(principal.organizationId, key, USAGE_MEASURES.creditsSpent, outcome.spent);
-    const creditsRemaining =
-      outcome.creditsRemaining !== null ? outcome.creditsRemaining : await this.balanceOf(principal);
+    const spent = attempt.request.creditSpent ? cost : 0;
+    if (spent) this.usage.count(principal.organizationId, key, USAGE_MEASURES.creditsSpent, spent);
+    const creditsRemaining = attempt.request.creditsRemaining ?? (await this.balanceOf(principal));
     return validAnswerText(principal, creditsRemaining);
-  }
-
-  /** The key check's later steps for a key that resolved: restrictions, permission, rate limit, credits. */
-  private async check(
-    principal: Principal,
-    query: PermissionQuery | null,
-    cost: number,
-    body: VerifyKeyDto,
-  ): Promise<KeyOutcome> {
-    const key = principal.key!;
-    const restricted = this.restrictions.refusalOf(key, body.ip, body.referrer);
-    if (restricted) return { denial: restricted };
-    if (query && !satisfies(query, principal.permissions)) {
-      return {
-        denial: new AccessDenial(
-          AccessDenialCode.Forbidden,
-          'The key does not satisfy the permission query.',
-        ),
-      };
-    }
-    const balances = balancesOf(key);
-    const spends = balances.length > 0 && cost > 0;
-    // The cost rides in the windows' Redis run when it can: one round trip for the verified key's
-    // windows and balances (CreditsService.rideFor); spent only if every window lets it through.
-    const ride = spends
-      ? this.credits.rideFor(
-          balances.map(({ holder }) => holder),
-          cost,
-        )
-      : null;
-    const limited = await this.rateLimits.countFor(principal, ride?.window);
-    if (limited) return { denial: limited };
-    if (!spends) return { denial: null, creditsRemaining: null, spent: 0 };
-    const settled = ride && this.credits.settleRide(ride);
-    if (settled?.spent) return { denial: null, creditsRemaining: settled.remaining, spent: cost };
-    if (settled)
-      return { denial: creditsExhausted(balances[settled.short].scope, { retryAfterSeconds: null }) };
-    // The key's balance and its identity's at once (one round trip), all of `cost` from each or none.
-    const spent = await Promise.all(balances.map(({ holder }) => this.credits.spendAtOnce(holder, cost)));
-    const short = spent.findIndex((outcome) => outcome === null);
-    if (short >= 0) {
-      await Promise.all(
-        spent.map((outcome) => outcome && this.credits.releaseReserved(outcome.account, cost)),
-      );
-      const denial = creditsExhausted(balances[short].scope, { retryAfterSeconds: null });
-      return { denial };
-    }
-    return { denial: null, creditsRemaining: spent[0]!.remaining, spent: cost };
   }
 
   /**

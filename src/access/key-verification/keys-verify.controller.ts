@@ -23,6 +23,6 @@ export class KeysVerifyController {
   )
   @Header('Content-Type', 'application/json; charset=utf-8')
   verify(@Req() request: Request, @Body() body: VerifyKeyDto): Promise<string> {
-    return this.verification.verify(request.principal!, body, request.socket);
+    return this.verification.verify(request.principal!, body, request.res!, request.socket);
   }
 }

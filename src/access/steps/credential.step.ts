@@ -1,7 +1,7 @@
 import { ConfigOf } from '../../config/config-namespace';
 import { accessConfig } from '../../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
-import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
+import type { AccessAttempt, AccessStep, KeyVerification, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { AccessTokenResolver } from '../credentials/access-token.resolver';
 import { ApiKeyResolver } from '../credentials/api-key.resolver';
@@ -13,7 +13,8 @@ import { extractCredential } from '../credentials/presented-credential';
 /**
  * Step 1, credential: exactly one credential (an access token, an API key or a task token, as a Bearer
  * token, in `X-API-Key`, or unless switched off in `?api_key`) resolved to `request.principal`. Each kind
- * has its resolver and its own prefix; what a kind may then do is the later steps' business.
+ * has its resolver and its own prefix; what a kind may then do is the later steps' business. A
+ * verification's credential is the API key value in its body.
  */
 @Injectable()
 export class CredentialStep implements AccessStep {
@@ -25,7 +26,8 @@ export class CredentialStep implements AccessStep {
   ) {}
 
   /** Synchronous for an API key whose record is cached; an access token or a cache miss waits. */
-  check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+  check({ request, verification }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+    if (verification) return this.verified(request, verification);
     const credential = extractCredential(request, this.config.allowQueryApiKey);
     if (credential === undefined) {
       return new AccessDenial(
@@ -45,6 +47,23 @@ export class CredentialStep implements AccessStep {
     return resolved instanceof Promise
       ? resolved.then((principal) => admit(request, principal))
       : admit(request, resolved);
+  }
+
+  /**
+   * The key a verification names: an API key of the caller's organization only, decided as `resolve`
+   * decides for one sent in a request (a key of another organization is not found).
+   */
+  private async verified(request: Request, verification: KeyVerification): Promise<StepOutcome> {
+    const { principal, denial } = await this.apiKeys.resolveForOrganization(
+      verification.organizationId,
+      verification.key,
+      request.ip ?? null,
+      verification.connection,
+    );
+    if (principal) verification.named = principal;
+    if (denial) return denial;
+    request.principal = principal!;
+    return undefined;
   }
 }
 

@@ -9,7 +9,7 @@ import {
   SpendOutcome,
 } from '../../api-keys/credits/credits.service';
 import type { WindowRide } from '../../rate-limits/window-counter';
-import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
+import type { AccessAttempt, AccessStep, KeyVerification, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext } from '../principal';
 
@@ -57,6 +57,11 @@ function spendsCredits(key: KeyContext | undefined): key is KeyContext {
   return key !== undefined && (Boolean(key.credits) || Boolean(key.identityControls?.credits));
 }
 
+/** Credits the attempt spends: a request one, a verification its `cost` (0: none). */
+function costOf(verification: KeyVerification | undefined): number {
+  return verification ? verification.cost : 1;
+}
+
 /**
  * Step 5, credits: a request that passed credential, restrictions, permission, policies and rate limit
  * spends one credit of the key's balance and one of its identity's (each when it has one); when either
@@ -65,15 +70,16 @@ function spendsCredits(key: KeyContext | undefined): key is KeyContext {
  * (`rideOf`), all balances or none, so this step only settles what it spent; otherwise both are spent at
  * once (one turn of the event loop, one round trip), and a balance that granted while the other refused
  * gets its credit back. Keys with neither (the default) pass without a lookup or a turn of the event
- * loop. A later step's refusal gives the credits back (`undo`).
+ * loop. A later step's refusal gives the credits back (`undo`). A verification spends its `cost` of
+ * each balance instead of one, all or none.
  */
 @Injectable()
 export class CreditsStep implements AccessStep {
   constructor(private readonly credits: CreditsService) {}
 
-  check({ request }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+  check({ request, verification }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
-    if (!spendsCredits(key)) return undefined;
+    if (!spendsCredits(key) || verification?.cost === 0) return undefined;
     const balances = balancesOf(key);
     const ride = request.creditRide;
     if (ride) {
@@ -81,7 +87,9 @@ export class CreditsStep implements AccessStep {
       const settled = this.credits.settleRide(ride);
       if (settled) return this.settle(request, balances, settled);
     }
-    return this.spend(request, balances);
+    return verification
+      ? this.spendAtOnce(request, balances, verification.cost)
+      : this.spend(request, balances);
   }
 
   /**
@@ -91,12 +99,13 @@ export class CreditsStep implements AccessStep {
    * only if every window lets the request through; `check` then settles what it spent, and spends the
    * usual way when the run did not (Redis failed, or held another copy of a balance).
    */
-  rideOf(request: Request): WindowRide | undefined {
+  rideOf(request: Request, verification?: KeyVerification): WindowRide | undefined {
     const key = request.principal?.key;
-    if (!spendsCredits(key)) return undefined;
+    const cost = costOf(verification);
+    if (!spendsCredits(key) || cost === 0) return undefined;
     const ride = this.credits.rideFor(
       balancesOf(key).map(({ holder }) => holder),
-      1,
+      cost,
     );
     if (!ride) return undefined;
     request.creditRide = ride;
@@ -131,13 +140,36 @@ export class CreditsStep implements AccessStep {
     return undefined;
   }
 
+  /**
+   * A verified key's `cost` from each balance at once, all or none (CONTRACT, "Verifying keys for other
+   * services"); a balance that granted while another refused gets its credits back.
+   */
+  private async spendAtOnce(request: Request, balances: ScopedBalance[], cost: number): Promise<StepOutcome> {
+    const spent = await Promise.all(balances.map(({ holder }) => this.credits.spendAtOnce(holder, cost)));
+    const short = spent.findIndex((outcome) => outcome === null);
+    if (short >= 0) {
+      await Promise.all(
+        spent.map((outcome) => outcome && this.credits.releaseReserved(outcome.account, cost)),
+      );
+      return creditsExhausted(balances[short].scope, { retryAfterSeconds: null });
+    }
+    request.creditsRemaining = spent[0]!.remaining;
+    request.creditSpent = spent.map((outcome) => outcome!.account);
+    return undefined;
+  }
+
   /** A later step refused the request (or failed): it spends nothing, so its credits go back. */
-  async undo({ request }: AccessAttempt): Promise<void> {
+  async undo({ request, verification }: AccessAttempt): Promise<void> {
     const accounts = request.creditSpent;
     if (!accounts) return;
     delete request.creditSpent;
     delete request.creditsRemaining;
-    await Promise.all(accounts.map((account) => this.credits.refund(account)));
+    const cost = costOf(verification);
+    await Promise.all(
+      accounts.map((account) =>
+        cost === 1 ? this.credits.refund(account) : this.credits.releaseReserved(account, cost),
+      ),
+    );
   }
 
   private async giveBack(outcomes: SpendOutcome[]): Promise<void> {

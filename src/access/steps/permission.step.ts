@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { satisfies } from '../../api-keys/verification/permission-query';
 import { missingPermissions, Permission } from '../../roles/permissions';
-import type { AccessAttempt, AccessStep, StepOutcome } from '../access-attempt';
+import type { AccessAttempt, AccessStep, KeyVerification, StepOutcome } from '../access-attempt';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { RouteMetadataCache } from '../route-metadata';
 import {
@@ -12,13 +13,15 @@ import {
   TASK_TOKEN_ACCESS,
   TaskTokenAccessKind,
 } from '../route-access.decorators';
+import type { Principal } from '../principal';
 import { taskTokenRefusal } from '../task-token-scope';
 
 /**
  * Step 3, permission: the route's `@RequirePermissions`, and what its `@RequirePermissionsForQuery`
  * adds for this request's query, against the principal's effective permissions. A route without a
  * declaration is refused, so forgetting one fails closed. A task token is also held to what the
- * route's `@TaskTokenAccess` allows it (task-token-scope.ts): without one, nothing.
+ * route's `@TaskTokenAccess` allows it (task-token-scope.ts): without one, nothing. A verification
+ * stands for another service's route: its permission query is that route's declaration (none: any key).
  */
 @Injectable()
 export class PermissionStep implements AccessStep {
@@ -32,9 +35,10 @@ export class PermissionStep implements AccessStep {
     this.queryPermissions = new RouteMetadataCache(reflector, QUERY_PERMISSIONS);
   }
 
-  check({ context, request }: AccessAttempt): StepOutcome {
+  check({ context, request, verification }: AccessAttempt): StepOutcome {
     const principal = request.principal;
     if (!principal) return new AccessDenial(AccessDenialCode.MissingCredentials, 'A credential is required.');
+    if (verification) return queryRefusal(verification, principal);
     const required = this.required.get(context);
     if (!required)
       return new AccessDenial(AccessDenialCode.Forbidden, 'This route declares no permission and is closed.');
@@ -56,4 +60,10 @@ export class PermissionStep implements AccessStep {
       { missing_permissions: missing, route: `${request.method} ${request.route?.path ?? request.path}` },
     );
   }
+}
+
+/** A verified key against the body's permission query (POST /v1/keys/verify). */
+function queryRefusal({ permissions }: KeyVerification, principal: Principal): StepOutcome {
+  if (!permissions || satisfies(permissions, principal.permissions)) return undefined;
+  return new AccessDenial(AccessDenialCode.Forbidden, 'The key does not satisfy the permission query.');
 }

@@ -20,8 +20,7 @@ import { KeyThrottlerGuard } from '../guards/key-throttler.guard';
 import { accessConfig } from '../../config/namespaces';
 import { AccessDenial } from '../access-denial';
 import { denialException } from '../access-denial';
-import { ACCESS_STEPS } from '../access-check';
-import { AccessSteps } from '../access-steps';
+import { KeyCheck } from '../key-check';
 import type { AccessAttempt } from '../access-attempt';
 import { RateLimitStep } from './rate-limit.step';
 
@@ -118,18 +117,18 @@ async function startApp(
       // Keys here have no credits, so the credits step answers without asking the service.
       { provide: CreditsService, useValue: {} },
       {
-        provide: AccessSteps,
+        provide: KeyCheck,
         inject: [RateLimitStep, CreditsStep, ConcurrencyStep],
-        useFactory: (rate_limit: RateLimitStep, credits: CreditsStep, concurrency: ConcurrencyStep) =>
-          new AccessSteps(ACCESS_STEPS, {
-            credential: notHere,
-            restrictions: notHere,
-            permission: notHere,
-            policies: notHere,
-            rate_limit,
+        useFactory: (rateLimit: RateLimitStep, credits: CreditsStep, concurrency: ConcurrencyStep) =>
+          new KeyCheck(
+            notHere as never,
+            notHere as never,
+            notHere as never,
+            notHere as never,
+            rateLimit,
             credits,
             concurrency,
-          }),
+          ),
       },
       {
         provide: DenialRecorder,

@@ -1,4 +1,4 @@
-import { ExecutionContext, Injectable, type Type } from '@nestjs/common';
+import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import {
   InjectThrottlerOptions,
@@ -19,7 +19,7 @@ import {
   type WindowToCount,
 } from '../../rate-limits/window-counter';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
-import type { KeyContext, Principal } from '../principal';
+import type { KeyContext } from '../principal';
 import { CreditsStep } from './credits.step';
 
 /**
@@ -79,24 +79,16 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     }
   }
 
-  check({ context, request, response }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+  /**
+   * A verification (POST /v1/keys/verify) spends one request of the verified key's windows, with no
+   * budget headers on the response, whose headers describe the caller's own key; its credits, `cost` of
+   * them, ride with it as a request's one does.
+   */
+  check({ context, request, response, verification }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
     const key = request.principal?.key;
     if (!key) return undefined;
-    const ride = this.carriesCredits ? this.credits.rideOf(request) : undefined;
-    return this.count(context, key, response, ride);
-  }
-
-  /**
-   * Counts one request in the windows of another key than the request's (POST /v1/keys/verify spends
-   * one of the verified key's requests): the same windows, limits and denial as the key check, with no
-   * budget headers on the response, whose headers describe the caller's own key. `ride`: the verified
-   * key's credits (CreditsService.rideFor), spent in the same Redis run if every window lets it through.
-   */
-  countFor(principal: Principal, ride?: WindowRide): StepOutcome | Promise<StepOutcome> {
-    const request = { principal, headers: {} } as Request;
-    const response = { setHeader: () => response } as unknown as Response;
-    const context = httpContextOf(request, response);
-    return this.count(context, principal.key!, response, ride);
+    const ride = this.carriesCredits ? this.credits.rideOf(request, verification) : undefined;
+    return this.count(context, key, verification ? WITHOUT_HEADERS : response, ride);
   }
 
   private count(
@@ -310,25 +302,8 @@ interface WindowHeaderNames {
   retryAfter: string;
 }
 
-/** An HTTP execution context around a request and response this step made (countFor). */
-function httpContextOf(request: Request, response: Response): ExecutionContext {
-  const http = { getRequest: () => request, getResponse: () => response, getNext: () => undefined };
-  const context: ExecutionContext = {
-    getClass: <T>() => RateLimitStep as unknown as Type<T>,
-    getHandler: () => RateLimitStep.prototype.countFor,
-    getArgs: () => [request, response] as never,
-    getArgByIndex: (index: number) => [request, response][index] as never,
-    switchToHttp: () => http as ReturnType<ExecutionContext['switchToHttp']>,
-    switchToRpc: () => {
-      throw new Error('rate limits count HTTP requests only');
-    },
-    switchToWs: () => {
-      throw new Error('rate limits count HTTP requests only');
-    },
-    getType: () => 'http' as never,
-  };
-  return context;
-}
+/** Where a verification's budget headers go: nowhere (`answer` sets them on the response it is given). */
+const WITHOUT_HEADERS = { setHeader: () => WITHOUT_HEADERS } as unknown as Response;
 
 /** Thrown through handleRequest and caught by countWindows only; never leaves the step. */
 class SpentWindow {

@@ -97,8 +97,13 @@ export const VERIFY_KEY_CODES = [
   'forbidden',
   'rate_limited',
   'credits_exhausted',
+  'too_many_concurrent_requests',
 ] as const;
-export type VerifyKeyCode = (typeof VERIFY_KEY_CODES)[number];
+/**
+ * A built-in code, or one an extension's access policy declared (defineAccessDenial): the key check that
+ * answers verify is the API's own, policies included. The OpenAPI document lists this app's.
+ */
+export type VerifyKeyCode = (typeof VERIFY_KEY_CODES)[number] | (string & {});
 
 export class VerifyKeyResponse {
   @ApiProperty({ example: true }) valid: boolean;
