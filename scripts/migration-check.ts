@@ -59,7 +59,7 @@ async function main(): Promise<number> {
     if (code !== 0 && !interrupted) {
       console.error(
         'migration:check: the entities and the migrations disagree. Change the entity to describe what the ' +
-          'migrations make, or generate the migration the entity needs (README, "Migrations").',
+          'migrations make, or generate the migration the entity needs (README: "Migrations: change an entity").',
       );
     }
     return interrupted ? 1 : code;
