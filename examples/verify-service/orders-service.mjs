@@ -23,6 +23,7 @@ const STATUS = {
   referrer_not_allowed: 403,
   rate_limited: 429,
   credits_exhausted: 429,
+  too_many_concurrent_requests: 429,
 };
 let lastOrder = 1041;
 
