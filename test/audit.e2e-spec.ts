@@ -12,6 +12,7 @@ import {
 } from './support/factories';
 import type { AuditEntry } from './support/audit-log';
 import { pollUntil } from './support/keys';
+import { forgeEntry, relinkWithoutKey, skipSequence, storedEntries } from './support/audit-tampering';
 import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 type Auth = { Authorization: string } | { 'X-API-Key': string };
@@ -476,7 +477,19 @@ describe('audit log', () => {
       expect(entries).toHaveLength(5);
       const ok = await t.http.get('/v1/audit-log/integrity').set(e.auth).expect(200);
       expect(ok.headers['content-type']).toMatch(/^application\/json/);
-      expect(ok.body).toEqual({ valid: true, entries: 5, first_invalid_id: null });
+      expect(ok.body).toEqual({
+        valid: true,
+        entries: 5,
+        legacy_entries: 0,
+        first_invalid_id: null,
+        problem: null,
+        checkpoint: {
+          entries: 5,
+          entry_id: entries[0].id,
+          created_at: entries[0].created_at,
+          token: expect.stringMatching(/^c1\.5\./),
+        },
+      });
 
       // Tamper with the middle entry (newest first: deleted, rotated, updated, created, created).
       const target = entries[2];
@@ -487,7 +500,113 @@ describe('audit log', () => {
       ]);
 
       const broken = await t.http.get('/v1/audit-log/integrity').set(e.auth).expect(200);
-      expect(broken.body).toEqual({ valid: false, entries: 5, first_invalid_id: target.id });
+      expect(broken.body).toEqual({
+        valid: false,
+        entries: 5,
+        legacy_entries: 0,
+        first_invalid_id: target.id,
+        problem: 'entry_altered',
+        checkpoint: null,
+      });
+    });
+
+    // Against someone with write access to the database but not AUDIT_CHAIN_SECRET: plain SQL, and the
+    // only link such a person can compute, keyless SHA-256 (what the chain was before it had a key).
+    const integrity = async (org: SignedUpOrganization, checkpoint?: string): Promise<Response> => {
+      const res = await t.http
+        .get('/v1/audit-log/integrity')
+        .query(checkpoint ? { checkpoint } : {})
+        .set(org.auth)
+        .expect(200);
+      return res;
+    };
+    /** An organization with `count` entries (one key created each), its rows as stored, oldest first. */
+    async function organizationWithEntries(name: string, count: number) {
+      const org = await signUpOrganization(t.http, name);
+      for (let n = 0; n < count; n++) {
+        await createKey(org.auth, { name: `${name}-${n}`, role: 'viewer' });
+        // A sequence number nobody uses after each: room for a forged entry in the middle.
+        await skipSequence(t.app.get(DataSource));
+      }
+      const rows = await storedEntries(t.app.get(DataSource), org.organizationId);
+      expect(rows).toHaveLength(count);
+      return { org, rows };
+    }
+
+    it('names an entry edited with every link after it recomputed by keyless SHA-256', async () => {
+      const { org, rows } = await organizationWithEntries('Audit tamper edit', 5);
+      const dataSource = t.app.get(DataSource);
+      await dataSource.query(`UPDATE audit_entries SET details = '{"name":"innocent"}' WHERE id = $1`, [
+        rows[2].id,
+      ]);
+      rows[2].details = { name: 'innocent' };
+      await relinkWithoutKey(dataSource, rows, 2);
+      expect((await integrity(org)).body).toMatchObject({
+        valid: false,
+        entries: 5,
+        first_invalid_id: rows[2].id,
+        problem: 'entry_altered',
+        checkpoint: null,
+      });
+    });
+
+    it('names an entry forged into the middle of the chain', async () => {
+      const { org, rows } = await organizationWithEntries('Audit tamper forge', 4);
+      const dataSource = t.app.get(DataSource);
+      const forged = await forgeEntry(dataSource, rows[1], {
+        id: 'aud_ForgedEntry00000000000',
+        sequence: String(BigInt(rows[1].sequence) + 1n),
+      });
+      await relinkWithoutKey(dataSource, [...rows.slice(0, 2), forged, ...rows.slice(2)], 3);
+      expect((await integrity(org)).body).toMatchObject({
+        valid: false,
+        entries: 5,
+        first_invalid_id: forged.id,
+        problem: 'entry_altered',
+      });
+    });
+
+    it('detects the last entries deleted, by the head and by a checkpoint kept from an earlier answer', async () => {
+      const { org, rows } = await organizationWithEntries('Audit tamper truncate', 5);
+      const { checkpoint } = (await integrity(org)).body;
+      expect(checkpoint).toMatchObject({ entries: 5, entry_id: rows[4].id });
+      expect((await integrity(org, checkpoint.token)).body).toMatchObject({ valid: true, entries: 5 });
+
+      await t.app
+        .get(DataSource)
+        .query(`DELETE FROM audit_entries WHERE id = ANY($1)`, [rows.slice(3).map((row) => row.id)]);
+      for (const res of [await integrity(org), await integrity(org, checkpoint.token)]) {
+        expect(res.body).toEqual({
+          valid: false,
+          entries: 3,
+          legacy_entries: 0,
+          first_invalid_id: null,
+          problem: 'entries_missing',
+          checkpoint: null,
+        });
+      }
+    });
+
+    it('refuses a checkpoint it did not sign (400), or one of another organization', async () => {
+      const { org } = await organizationWithEntries('Audit checkpoint A', 1);
+      const other = await organizationWithEntries('Audit checkpoint B', 1);
+      const { token } = (await integrity(org)).body.checkpoint;
+      const [version, entries, entryId, link, signature] = token.split('.');
+      const forgedSignature = (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1);
+      for (const [who, checkpoint] of [
+        [org, [version, entries, entryId, link, forgedSignature].join('.')],
+        [org, [version, '2', entryId, link, signature].join('.')],
+        [other.org, token],
+      ] as const) {
+        const res = await t.http.get('/v1/audit-log/integrity').query({ checkpoint }).set(who.auth);
+        expectProblem(res, 400, 'invalid_checkpoint');
+        expect(res.body.errors).toEqual([{ field: 'checkpoint', message: expect.any(String) }]);
+      }
+      const malformed = await t.http
+        .get('/v1/audit-log/integrity')
+        .query({ checkpoint: 'not-a-checkpoint' })
+        .set(org.auth);
+      expectProblem(malformed, 400, 'validation_failed');
     });
   });
 

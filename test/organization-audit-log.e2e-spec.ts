@@ -240,7 +240,7 @@ describe('organization audit log', () => {
   it('keeps every entry in the one hash chain, which still verifies', async () => {
     const entries = await orgLog(org.auth);
     const res = await t.http.get('/v1/audit-log/integrity').set(org.auth).expect(200);
-    expect(res.body).toEqual({ valid: true, entries: entries.length, first_invalid_id: null });
+    expect(res.body).toMatchObject({ valid: true, entries: entries.length, first_invalid_id: null });
   });
 
   it('never shows a password, a hash or a session token', async () => {
@@ -481,7 +481,7 @@ describe('organization audit log', () => {
         ['role.created', '198.51.100.1'],
       ]);
       const res = await t.http.get('/v1/audit-log/integrity').set(org.auth).expect(200);
-      expect(res.body).toEqual({ valid: true, entries: after.length, first_invalid_id: null });
+      expect(res.body).toMatchObject({ valid: true, entries: after.length, first_invalid_id: null });
     });
   });
 });

@@ -25,7 +25,7 @@ describe('the real process', () => {
       expect(result.stderr).toMatch(/\bPORT\b/);
     });
 
-    it('NODE_ENV=production without secrets, naming both', async () => {
+    it('NODE_ENV=production without secrets, naming each', async () => {
       const result = await runMain({
         NODE_ENV: 'production',
         PORT: String(await freeLoopbackPort()),
@@ -37,6 +37,7 @@ describe('the real process', () => {
       expect(result.code).not.toBeNull();
       expect(result.stderr).toContain('TOKEN_SIGNING_SECRET');
       expect(result.stderr).toContain('API_KEY_HASH_SECRET');
+      expect(result.stderr).toContain('AUDIT_CHAIN_SECRET');
     });
 
     it('a placeholder TOKEN_SIGNING_SECRET in production, naming only that variable', async () => {
@@ -47,12 +48,14 @@ describe('the real process', () => {
         LOG_LEVEL: 'warn',
         TOKEN_SIGNING_SECRET: 'change-me-change-me-change-me-1234',
         API_KEY_HASH_SECRET: randomBytes(32).toString('base64url'),
+        AUDIT_CHAIN_SECRET: randomBytes(32).toString('base64url'),
       });
       expect(result.timedOut).toBe(false);
       expect(result.code).not.toBe(0);
       expect(result.code).not.toBeNull();
       expect(result.stderr).toContain('TOKEN_SIGNING_SECRET');
       expect(result.stderr).not.toContain('API_KEY_HASH_SECRET');
+      expect(result.stderr).not.toContain('AUDIT_CHAIN_SECRET');
     });
   });
 

@@ -3,8 +3,10 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 export type ActorType = 'user' | 'api_key' | 'system';
 
 /**
- * One audited event. Rows are append-only; each carries the SHA-256 of its content and of the previous
- * entry of its organization, so a changed or removed row breaks the chain.
+ * One audited event. Rows are append-only; each carries its link: HMAC-SHA256 under AUDIT_CHAIN_SECRET of
+ * its content and of the previous entry's link (audit-chain.ts), so a changed, inserted or removed row
+ * breaks the chain, and nobody without the secret can link one in again. Where the chain ends is kept
+ * beside it (AuditChainHead).
  */
 @Entity({ name: 'audit_entries' })
 @Index('audit_entries_organization_created_idx', ['organizationId', 'createdAt'])
@@ -51,4 +53,11 @@ export class AuditEntry {
 
   @Column({ type: 'text' })
   hash: string;
+
+  /**
+   * False for entries written before the chain had a key: their link is a keyless SHA-256, accepted only
+   * at the start of a chain (legacyLink). Every entry written now is keyed.
+   */
+  @Column({ type: 'boolean' })
+  keyed: boolean;
 }

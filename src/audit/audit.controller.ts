@@ -4,7 +4,13 @@ import { Principal } from '../access/principal';
 import { mapPage } from '../common/pagination';
 import { Operation } from '../access/route-access.decorators';
 import { AuditService } from './audit.service';
-import { AuditChainResponse, AuditEntryResponse, AuditPage, AuditQueryDto } from './dto/audit.dto';
+import {
+  AuditChainResponse,
+  AuditEntryResponse,
+  AuditIntegrityQueryDto,
+  AuditPage,
+  AuditQueryDto,
+} from './dto/audit.dto';
 
 @ApiTags('audit')
 @Controller('v1/audit-log')
@@ -27,10 +33,14 @@ export class AuditController {
   @Get('integrity')
   @Operation(
     'audit:read',
-    "Recomputes the organization's audit hash chain and reports the first broken entry",
+    "Verifies the organization's audit chain (keyed links, its recorded head, and a checkpoint when given), reports the first problem, and signs a checkpoint of its end",
     AuditChainResponse,
+    400,
   )
-  verify(@Principal() principal: Principal): Promise<AuditChainResponse> {
-    return this.audit.verifyChain(principal.organizationId);
+  verify(
+    @Principal() principal: Principal,
+    @Query() query: AuditIntegrityQueryDto,
+  ): Promise<AuditChainResponse> {
+    return this.audit.verifyChain(principal.organizationId, query.checkpoint);
   }
 }

@@ -3,10 +3,32 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
+import type { Chained, ChainHead } from './audit-chain';
 import { ActorType, AuditEntry } from './audit-entry.entity';
 
+export type SignedHead = ChainHead & { mac: string };
+
+/** An entry as the chain check reads it. */
+export type ChainedRow = Chained & Pick<AuditEntry, 'sequence' | 'previousHash' | 'hash' | 'keyed'>;
+
+interface HeadRow {
+  organization_id: string;
+  sequence: string;
+  entry_id: string;
+  hash: string;
+  mac: string;
+}
+
+const signedHeadOf = (row: HeadRow): SignedHead => ({
+  organizationId: row.organization_id,
+  sequence: row.sequence,
+  entryId: row.entry_id,
+  hash: row.hash,
+  mac: row.mac,
+});
+
 /**
- * The audit_entries table: every query on it. Appends run in the caller's transaction, under the
+ * The audit_entries and audit_chain_heads tables: every query on them. Appends run in the caller's transaction, under the
  * organization's chain lock (see AuditService).
  */
 @Injectable()
@@ -30,17 +52,102 @@ export class AuditRepository {
     return new Set(written.map((row) => row.id));
   }
 
-  /** The hash of the organization's latest entry, if it has any. */
-  async lastHash(manager: EntityManager, organizationId: string): Promise<string | undefined> {
-    const [last] = await manager.query<{ hash: string }[]>(
-      `SELECT hash FROM audit_entries WHERE organization_id = $1 ORDER BY sequence DESC LIMIT 1`,
+  /** The organization's chain head (audit_chain_heads), if it has one. */
+  async head(manager: EntityManager, organizationId: string): Promise<SignedHead | undefined> {
+    const [head] = await manager.query<HeadRow[]>(
+      `SELECT organization_id, sequence::text AS sequence, entry_id, hash, mac
+         FROM audit_chain_heads WHERE organization_id = $1`,
       [organizationId],
     );
-    return last?.hash;
+    return head && signedHeadOf(head);
   }
 
-  async insert(manager: EntityManager, rows: QueryDeepPartialEntity<AuditEntry>[]): Promise<void> {
-    await manager.insert(AuditEntry, rows);
+  /** The link of the organization's latest entry, and whether it is keyed, if it has any. */
+  async lastEntry(
+    manager: EntityManager,
+    organizationId: string,
+  ): Promise<{ hash: string; keyed: boolean } | undefined> {
+    const [last] = await manager.query<{ hash: string; keyed: boolean }[]>(
+      `SELECT hash, keyed FROM audit_entries WHERE organization_id = $1 ORDER BY sequence DESC LIMIT 1`,
+      [organizationId],
+    );
+    return last;
+  }
+
+  /** Inserts one organization's entries, in chain order; returns the sequence of the last. */
+  async insert(manager: EntityManager, rows: QueryDeepPartialEntity<AuditEntry>[]): Promise<string> {
+    const result = await manager.insert(AuditEntry, rows);
+    // The database numbers the rows in the order given: the chain's last entry has the highest.
+    return result.generatedMaps
+      .map((generated) => BigInt(generated.sequence as string))
+      .reduce((a, b) => (a > b ? a : b))
+      .toString();
+  }
+
+  async saveHead(manager: EntityManager, head: SignedHead): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_chain_heads (organization_id, sequence, entry_id, hash, mac)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (organization_id) DO UPDATE
+         SET sequence = EXCLUDED.sequence, entry_id = EXCLUDED.entry_id, hash = EXCLUDED.hash, mac = EXCLUDED.mac`,
+      [head.organizationId, head.sequence, head.entryId, head.hash, head.mac],
+    );
+  }
+
+  /**
+   * Where a verification of the organization's chain stops: its head and its last entry's sequence, read
+   * in one statement so that both come from one snapshot (an append commits both or neither).
+   */
+  async chainEnd(organizationId: string): Promise<{ lastSequence: string | null; head?: SignedHead }> {
+    const [row] = await this.entries.manager.query<(Partial<HeadRow> & { last_sequence: string | null })[]>(
+      `SELECT (SELECT max(sequence)::text FROM audit_entries WHERE organization_id = $1) AS last_sequence,
+              head.organization_id, head.sequence::text AS sequence, head.entry_id, head.hash, head.mac
+         FROM (SELECT 1) AS one
+         LEFT JOIN audit_chain_heads head ON head.organization_id = $1`,
+      [organizationId],
+    );
+    return {
+      lastSequence: row.last_sequence,
+      head: row.organization_id ? signedHeadOf(row as HeadRow) : undefined,
+    };
+  }
+
+  /**
+   * At most `limit` entries of the organization's chain after `afterSequence` and up to
+   * `throughSequence`, oldest first: keyset pagination on (organization_id, sequence), so each page is
+   * one short index range whatever the log's length.
+   */
+  async chainPage(
+    organizationId: string,
+    afterSequence: string,
+    throughSequence: string,
+    limit: number,
+  ): Promise<ChainedRow[]> {
+    const rows = await this.entries.manager.query<Record<string, unknown>[]>(
+      `SELECT id, sequence::text AS sequence, organization_id, key_id, action, actor_type, actor_id, ip,
+              user_agent, details, created_at, previous_hash, hash, keyed
+         FROM audit_entries
+        WHERE organization_id = $1 AND sequence > $2 AND sequence <= $3
+        ORDER BY sequence
+        LIMIT $4`,
+      [organizationId, afterSequence, throughSequence, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id as string,
+      sequence: row.sequence as string,
+      organizationId: row.organization_id as string,
+      keyId: row.key_id as string | null,
+      action: row.action as string,
+      actorType: row.actor_type as ActorType,
+      actorId: row.actor_id as string | null,
+      ip: row.ip as string | null,
+      userAgent: row.user_agent as string | null,
+      details: row.details as Record<string, unknown>,
+      createdAt: row.created_at as Date,
+      previousHash: row.previous_hash as string,
+      hash: row.hash as string,
+      keyed: row.keyed as boolean,
+    }));
   }
 
   page(
@@ -67,7 +174,7 @@ export class AuditRepository {
     return paginate(builder, query);
   }
 
-  /** The organization's whole chain, oldest first. */
+  /** The organization's whole chain, oldest first: for small chains (tests); the check reads chainPage. */
   chainOf(organizationId: string): Promise<AuditEntry[]> {
     return this.entries.find({ where: { organizationId }, order: { sequence: 'ASC' } });
   }

@@ -9,7 +9,8 @@ import { AUDIT_ENTRY_ID } from './audit.declarations';
 import { Page } from '../common/pagination';
 import { WriteBacklog } from '../database/write-backlog';
 import { MetricsService } from '../metrics/metrics.service';
-import { chainHash, GENESIS_HASH } from './audit-chain';
+import { AuditChainKey, GENESIS_HASH } from './audit-chain';
+import { AuditChainVerifier, ChainVerification } from './audit-chain-verifier';
 import { ActorType, AuditEntry } from './audit-entry.entity';
 import { AuditRepository } from './audit.repository';
 import { AuditSubject, AuditSubjects } from './audit-subjects';
@@ -149,7 +150,8 @@ export const MAX_WAITING_AUDIT_ENTRIES = 10_000;
  * and its record commit together. Events from the request path (`enqueue`, `recordDenial`) are
  * batched and written off the request, so a key check never waits on an insert; a batch the database
  * does not take waits (bounded, in order) and is retried, and shutdown writes what waits. Entries of
- * one organization form a hash chain, appended under an advisory lock so instances never fork it.
+ * one organization form a chain keyed with AUDIT_CHAIN_SECRET (audit-chain.ts), appended under an
+ * advisory lock so instances never fork it, its head kept beside it (AuditChainHead).
  */
 @Injectable()
 export class AuditService implements BeforeApplicationShutdown {
@@ -178,6 +180,8 @@ export class AuditService implements BeforeApplicationShutdown {
   constructor(
     private readonly entries: AuditRepository,
     private readonly subjects: AuditSubjects,
+    private readonly key: AuditChainKey,
+    private readonly verifier: AuditChainVerifier,
     @Inject(auditConfig.KEY) private readonly config: ConfigOf<typeof auditConfig>,
     @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
     // In the worker process nothing serves /metrics: what waits there is retried and logged at shutdown.
@@ -224,8 +228,9 @@ export class AuditService implements BeforeApplicationShutdown {
         toWrite = toWrite.filter((entry) => !writtenIds.has(entry.id));
         if (!toWrite.length) continue;
       }
-      let previousHash = (await this.entries.lastHash(manager, organizationId)) ?? GENESIS_HASH;
-      const rows: QueryDeepPartialEntity<AuditEntry>[] = [];
+      const start = await this.chainStart(manager, organizationId);
+      let previousHash = start.previousHash;
+      const rows: (QueryDeepPartialEntity<AuditEntry> & { id: string; hash: string })[] = [];
       for (const { id, at, event } of toWrite) {
         const row = {
           id,
@@ -239,17 +244,45 @@ export class AuditService implements BeforeApplicationShutdown {
           details: event.details ?? {},
           createdAt: at,
         };
-        const hash = chainHash(previousHash, row);
+        const hash = this.key.link(previousHash, row);
         rows.push({
           ...row,
           details: row.details as QueryDeepPartialEntity<Record<string, unknown>>,
           previousHash,
           hash,
+          keyed: true,
         });
         previousHash = hash;
       }
-      await this.entries.insert(manager, rows);
+      const sequence = await this.entries.insert(manager, rows);
+      const last = rows[rows.length - 1];
+      const head = { organizationId, sequence, entryId: last.id, hash: last.hash };
+      // A head found tampered with is not signed again: the check keeps reporting it.
+      await this.entries.saveHead(manager, { ...head, mac: start.trusted ? this.key.headMac(head) : '' });
     }
+  }
+
+  /**
+   * The link the next entry follows, and whether the head it comes from is one this key signed. New
+   * entries follow the head, not the last row: after the last entries were deleted, the next entry still
+   * names the last one that was written, so the gap shows at it instead of being closed over.
+   */
+  private async chainStart(
+    manager: EntityManager,
+    organizationId: string,
+  ): Promise<{ previousHash: string; trusted: boolean }> {
+    const head = await this.entries.head(manager, organizationId);
+    if (head) {
+      const trusted = this.key.headIsGenuine(head);
+      if (!trusted && head.mac !== '') {
+        this.logger.warn(`The audit chain head of ${organizationId} is not one this key signed`);
+      }
+      return { previousHash: head.hash, trusted };
+    }
+    // No head: entries written before the chain had a key (which the first keyed entry seals), or none.
+    const last = await this.entries.lastEntry(manager, organizationId);
+    if (last?.keyed) this.logger.warn(`The audit chain head of ${organizationId} is missing`);
+    return { previousHash: last?.hash ?? GENESIS_HASH, trusted: !last?.keyed };
   }
 
   /**
@@ -373,19 +406,12 @@ export class AuditService implements BeforeApplicationShutdown {
     };
   }
 
-  /** Recomputes the organization's chain; the first entry whose hash does not match is reported. */
-  async verifyChain(
-    organizationId: string,
-  ): Promise<{ valid: boolean; entries: number; first_invalid_id: string | null }> {
-    const rows = await this.entries.chainOf(organizationId);
-    let previousHash = GENESIS_HASH;
-    for (const row of rows) {
-      if (row.previousHash !== previousHash || chainHash(previousHash, row) !== row.hash) {
-        return { valid: false, entries: rows.length, first_invalid_id: row.id };
-      }
-      previousHash = row.hash;
-    }
-    return { valid: true, entries: rows.length, first_invalid_id: null };
+  /**
+   * Verifies the organization's chain, a page at a time (AuditChainVerifier), and against a checkpoint
+   * exported earlier when one is given.
+   */
+  verifyChain(organizationId: string, checkpoint?: string): Promise<ChainVerification> {
+    return this.verifier.verify(organizationId, checkpoint);
   }
 
   /**

@@ -7,9 +7,10 @@ import { loadOrCreateLocalSecret } from './local-secrets';
  * inject their slice (src/config/namespaces.ts). The entry points and the tests read it whole.
  */
 export type AppConfig = Readonly<
-  Omit<EnvironmentVariables, 'TOKEN_SIGNING_SECRET' | 'API_KEY_HASH_SECRET'> & {
+  Omit<EnvironmentVariables, 'TOKEN_SIGNING_SECRET' | 'API_KEY_HASH_SECRET' | 'AUDIT_CHAIN_SECRET'> & {
     TOKEN_SIGNING_SECRET: string;
     API_KEY_HASH_SECRET: string;
+    AUDIT_CHAIN_SECRET: string;
   }
 >;
 
@@ -22,5 +23,6 @@ export function loadAppConfig(raw: Record<string, string | undefined> = process.
     TOKEN_SIGNING_SECRET:
       env.TOKEN_SIGNING_SECRET ?? loadOrCreateLocalSecret(dataDir, 'TOKEN_SIGNING_SECRET'),
     API_KEY_HASH_SECRET: env.API_KEY_HASH_SECRET ?? loadOrCreateLocalSecret(dataDir, 'API_KEY_HASH_SECRET'),
+    AUDIT_CHAIN_SECRET: env.AUDIT_CHAIN_SECRET ?? loadOrCreateLocalSecret(dataDir, 'AUDIT_CHAIN_SECRET'),
   });
 }

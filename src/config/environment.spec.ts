@@ -75,6 +75,7 @@ describe('validateEnvironment', () => {
           ...validateEnvironment({ WORKER_CONCURRENCY: workers }),
           TOKEN_SIGNING_SECRET: 'x'.repeat(32),
           API_KEY_HASH_SECRET: 'y'.repeat(32),
+          AUDIT_CHAIN_SECRET: 'z'.repeat(32),
         })()
       ).backgroundConnections;
     expect(await backgroundConnections('512')).toBe(TASK_WORKER_CONNECTIONS + 1);
@@ -87,6 +88,7 @@ describe('validateEnvironment', () => {
     const problems = problemsOf({ NODE_ENV: 'production' }).join('\n');
     expect(problems).toContain('TOKEN_SIGNING_SECRET must be set');
     expect(problems).toContain('API_KEY_HASH_SECRET must be set');
+    expect(problems).toContain('AUDIT_CHAIN_SECRET must be set');
   });
 
   it('refuses placeholder secrets in production but not in development', () => {
@@ -95,8 +97,17 @@ describe('validateEnvironment', () => {
       NODE_ENV: 'production',
       TOKEN_SIGNING_SECRET: placeholder,
       API_KEY_HASH_SECRET: 'a'.repeat(40),
+      AUDIT_CHAIN_SECRET: 'b'.repeat(40),
     });
     expect(production).toEqual(['TOKEN_SIGNING_SECRET looks like a placeholder; set a real secret']);
+    expect(
+      problemsOf({
+        NODE_ENV: 'production',
+        TOKEN_SIGNING_SECRET: 'a'.repeat(40),
+        API_KEY_HASH_SECRET: 'b'.repeat(40),
+        AUDIT_CHAIN_SECRET: placeholder,
+      }),
+    ).toEqual(['AUDIT_CHAIN_SECRET looks like a placeholder; set a real secret']);
     expect(problemsOf({ TOKEN_SIGNING_SECRET: placeholder })).toEqual([]);
   });
 

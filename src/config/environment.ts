@@ -120,6 +120,18 @@ export class EnvironmentVariables {
   @MinLength(32, { message: 'API_KEY_HASH_SECRET must be at least 32 characters' })
   API_KEY_HASH_SECRET?: string;
 
+  /**
+   * Keys the audit log's chain (HMAC-SHA256 of each entry's link, of the chain's head and of exported
+   * checkpoints): someone who can write to the database but does not hold it cannot rewrite, forge or
+   * cut off entries unseen. Same rule as the other secrets; changing it makes every entry written
+   * under the old one fail verification, so it is kept, like API_KEY_HASH_SECRET.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'AUDIT_CHAIN_SECRET must be at least 32 characters' })
+  AUDIT_CHAIN_SECRET?: string;
+
   @Transform(toInt)
   @IsInt()
   @Min(60)
@@ -168,6 +180,16 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(3600)
   AUDIT_DENIAL_WINDOW_SECONDS = 60;
+
+  /**
+   * Entries `GET /v1/audit-log/integrity` reads per statement: the check walks the chain a page at a
+   * time, so its memory and each statement's time do not grow with the log.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10000)
+  AUDIT_INTEGRITY_PAGE_SIZE = 1000;
 
   /** How often expired keys are looked for, to record `key.expired` once each. */
   @Transform(toInt)
@@ -411,7 +433,7 @@ export class ConfigurationError extends Error {
 
 // Values that are obviously copied from an example; refused in production.
 const PLACEHOLDER = /change[-_ ]?me|placeholder|example|^secret$|^password$|xxxx|todo|replace/i;
-const SECRET_VARIABLES = ['TOKEN_SIGNING_SECRET', 'API_KEY_HASH_SECRET'] as const;
+const SECRET_VARIABLES = ['TOKEN_SIGNING_SECRET', 'API_KEY_HASH_SECRET', 'AUDIT_CHAIN_SECRET'] as const;
 
 /** Variables with no default: a fresh EnvironmentVariables has no key for them. */
 export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [

@@ -59,6 +59,7 @@ export const redisConfig = configNamespace('redis', (env) => ({
 export const secretsConfig = configNamespace('secrets', (env) => ({
   tokenSigningSecret: env.TOKEN_SIGNING_SECRET,
   apiKeyHashSecret: env.API_KEY_HASH_SECRET,
+  auditChainSecret: env.AUDIT_CHAIN_SECRET,
 }));
 
 export const authConfig = configNamespace('auth', (env) => ({
@@ -102,6 +103,7 @@ export const rateLimitsConfig = configNamespace('rateLimits', (env) => ({
 
 export const auditConfig = configNamespace('audit', (env) => ({
   denialWindowSeconds: env.AUDIT_DENIAL_WINDOW_SECONDS,
+  integrityPageSize: env.AUDIT_INTEGRITY_PAGE_SIZE,
 }));
 
 export const filesConfig = configNamespace('files', (env) => ({

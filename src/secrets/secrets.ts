@@ -31,6 +31,11 @@ export class Secrets {
     return this.config.apiKeyHashSecret;
   }
 
+  /** Keys the audit log's chain, its head and its checkpoints (AuditChainKey). */
+  get auditChainSecret(): string {
+    return this.config.auditChainSecret;
+  }
+
   /** Signs access tokens. */
   get tokenSigningSecret(): string {
     return this.config.tokenSigningSecret;

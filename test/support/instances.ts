@@ -15,11 +15,19 @@ export function describeWithPostgres(suite: string): jest.Describe {
   return HAS_POSTGRES ? describe : describe.skip;
 }
 
-/** Instances of one deployment must sign tokens and hash keys alike (each would make its own otherwise). */
-export function sharedSecrets(): { TOKEN_SIGNING_SECRET: string; API_KEY_HASH_SECRET: string } {
+/**
+ * Instances of one deployment must sign tokens, hash keys and key the audit chain alike (each would make
+ * its own otherwise).
+ */
+export function sharedSecrets(): {
+  TOKEN_SIGNING_SECRET: string;
+  API_KEY_HASH_SECRET: string;
+  AUDIT_CHAIN_SECRET: string;
+} {
   return {
     TOKEN_SIGNING_SECRET: randomBytes(32).toString('hex'),
     API_KEY_HASH_SECRET: randomBytes(32).toString('hex'),
+    AUDIT_CHAIN_SECRET: randomBytes(32).toString('hex'),
   };
 }
 

@@ -2,6 +2,8 @@ import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ListQueryDto } from '../../common/pagination';
+import { CHECKPOINT_PATTERN } from '../audit-chain';
+import { CHAIN_PROBLEMS, ChainProblem } from '../audit-chain-verifier';
 import type { ActorType, AuditEntry } from '../audit-entry.entity';
 import {
   AUDIT_ACTION_FILTERS,
@@ -156,8 +158,59 @@ export class AuditPage {
   @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
 }
 
+/** `GET /v1/audit-log/integrity?checkpoint=`: a checkpoint an earlier answer gave, to check against. */
+export class AuditIntegrityQueryDto {
+  @ApiPropertyOptional({
+    description:
+      'A `checkpoint.token` an earlier answer gave: the chain must still hold that entry, at that place, with ' +
+      'that link (entries deleted past it show as `entries_missing`).',
+    pattern: CHECKPOINT_PATTERN.source,
+    maxLength: 200,
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  @Matches(CHECKPOINT_PATTERN, { message: 'checkpoint must be a checkpoint token this service issued' })
+  checkpoint?: string;
+}
+
+export class AuditCheckpointResponse {
+  @ApiProperty({ description: 'Entries of the chain up to and including this one.', example: 1234 })
+  entries: number;
+  @ApiProperty({ example: 'aud_8Hq…', description: "The chain's last entry when the check began." })
+  entry_id: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({
+    description:
+      'Signed with AUDIT_CHAIN_SECRET: keep it outside the database and pass it back as `?checkpoint=`.',
+  })
+  token: string;
+}
+
 export class AuditChainResponse {
   @ApiProperty() valid: boolean;
-  @ApiProperty() entries: number;
+  @ApiProperty({ description: 'Entries in the chain when the check began.' }) entries: number;
+  @ApiProperty({
+    description:
+      'Of them, entries written before the chain had a key (AUDIT_CHAIN_SECRET): the chain starts with them, ' +
+      'and they are pinned only by the keyed entries after them.',
+  })
+  legacy_entries: number;
   @ApiProperty({ type: String, nullable: true }) first_invalid_id: string | null;
+  @ApiProperty({
+    enum: CHAIN_PROBLEMS,
+    nullable: true,
+    description:
+      '`entry_altered`: `first_invalid_id` does not match its link (changed, forged, or an entry before it ' +
+      'deleted); `checkpoint_mismatch`: the entry at the checkpoint is not the one it signed; ' +
+      '`entries_missing`: the chain ends before its recorded head or the checkpoint (its last entries were ' +
+      'deleted); `head_mismatch`: the recorded head is missing, not signed with the key, or not the last entry.',
+  })
+  problem: ChainProblem | null;
+  @ApiProperty({
+    type: AuditCheckpointResponse,
+    nullable: true,
+    description: "A signed checkpoint of the chain's last entry; null when the chain is invalid or empty.",
+  })
+  checkpoint: AuditCheckpointResponse | null;
 }

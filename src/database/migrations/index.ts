@@ -17,6 +17,7 @@ import { IdentityUsage1795900000000 } from './1795900000000-IdentityUsage';
 import { LeakedKeysPolicies1795910000000 } from './1795910000000-LeakedKeysPolicies';
 import { AuditActorIndex1795920000000 } from './1795920000000-AuditActorIndex';
 import { PendingLeakReports1795941000000 } from './1795941000000-PendingLeakReports';
+import { AuditChainKey1795960000000 } from './1795960000000-AuditChainKey';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   LeakedKeysPolicies1795910000000,
   AuditActorIndex1795920000000,
   PendingLeakReports1795941000000,
+  AuditChainKey1795960000000,
 ];
