@@ -5,6 +5,7 @@ export enum AccountErrorCode {
   EmailTaken = 'email_taken',
   TeamNameTaken = 'team_name_taken',
   CannotDeactivateSelf = 'cannot_deactivate_self',
+  LastAdministrator = 'last_administrator',
 }
 
 export class AccountError extends defineDomainErrors('accounts', {
@@ -12,4 +13,5 @@ export class AccountError extends defineDomainErrors('accounts', {
   [AccountErrorCode.EmailTaken]: ErrorKind.Conflict,
   [AccountErrorCode.TeamNameTaken]: ErrorKind.Conflict,
   [AccountErrorCode.CannotDeactivateSelf]: ErrorKind.Conflict,
+  [AccountErrorCode.LastAdministrator]: ErrorKind.Conflict,
 }) {}

@@ -5,6 +5,9 @@ import type { OrganizationRowRef } from '../common/batched-reads';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
 import { User } from './user.entity';
 
+/** The built-in role that holds every permission: an organization always keeps one active holder. */
+export const ADMINISTRATOR = 'administrator';
+
 /** The users table: every query on it. Writes join the caller's transaction when given its manager. */
 @Injectable()
 export class UsersRepository {
@@ -75,6 +78,25 @@ export class UsersRepository {
       .where('user.organization_id = :organizationId', { organizationId });
     if (filters.active !== undefined) builder.andWhere('user.active = :active', { active: filters.active });
     return paginate(builder, query);
+  }
+
+  /**
+   * The ids of the organization's active administrators, their rows locked in the caller's transaction
+   * until it ends. A change that waited for one of these locks sees the row as the other change left it
+   * (PostgreSQL checks the condition again on the newest version), so two administrators demoting or
+   * deactivating each other at once cannot both find the other still there.
+   */
+  async lockActiveAdministrators(manager: EntityManager, organizationId: string): Promise<string[]> {
+    const rows = await manager
+      .createQueryBuilder(User, 'user')
+      .select('user.id', 'id')
+      .where('user.organization_id = :organizationId', { organizationId })
+      .andWhere('user.role = :role', { role: ADMINISTRATOR })
+      .andWhere('user.active')
+      .orderBy('user.id', 'ASC')
+      .setLock('pessimistic_write')
+      .getRawMany<{ id: string }>();
+    return rows.map((row) => row.id);
   }
 
   /** Whether a user of the organization holds the role (a role still held cannot be deleted). */

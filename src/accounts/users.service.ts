@@ -17,7 +17,7 @@ import { CreateUserDto, ListUsersQueryDto, UpdateUserDto } from './dto/user.dto'
 import { PasswordHasher } from './password-hasher';
 import { UserLifecycle } from './user-lifecycle';
 import { User } from './user.entity';
-import { UsersRepository } from './users.repository';
+import { ADMINISTRATOR, UsersRepository } from './users.repository';
 import { AccountError, AccountErrorCode } from './accounts.errors';
 
 @Injectable()
@@ -129,6 +129,7 @@ export class UsersService {
       .filter((field) => (dto as Record<string, unknown>)[field] !== undefined)
       .sort();
     const saved = await this.users.transaction(async (manager) => {
+      if (user.role !== ADMINISTRATOR) await this.keepAnAdministrator(manager, user);
       const row = await this.users.save(user, manager);
       const roleChange = row.role !== previousRole ? { role: row.role, previous_role: previousRole } : {};
       await this.record(manager, principal, origin, row, 'user.updated', { fields, ...roleChange });
@@ -150,6 +151,7 @@ export class UsersService {
     }
     if (!user.active) return user;
     const saved = await this.users.transaction(async (manager) => {
+      await this.keepAnAdministrator(manager, user);
       const row = await this.users.setActive(manager, user.id, false, new Date());
       // A concurrent deactivation got there first: it records the change and revokes the keys.
       if (!row) return undefined;
@@ -176,6 +178,22 @@ export class UsersService {
       return row;
     });
     return saved ?? this.get(principal, id);
+  }
+
+  /**
+   * Refuses (409 last_administrator) a change that takes `user` out of the organization's active
+   * administrators when no other is left, judged on the administrators' rows as locked now (not as
+   * read before the transaction), so that concurrent changes are judged one after the other. Without
+   * an active administrator no one could manage users, roles or the organization's policies again.
+   */
+  private async keepAnAdministrator(manager: EntityManager, user: User): Promise<void> {
+    const administrators = await this.users.lockActiveAdministrators(manager, user.organizationId);
+    if (administrators.length === 1 && administrators[0] === user.id) {
+      throw new AccountError(
+        AccountErrorCode.LastAdministrator,
+        "This is the organization's last active administrator: make another user administrator first.",
+      );
+    }
   }
 
   /** The audit entry of a change to `user`, in the change's transaction; names the user, never a secret. */
