@@ -92,7 +92,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
   const statusOf = async (id: string): Promise<string> =>
     (await t.http.get(`/v1/tasks/${id}`).set(org.auth).expect(200)).body.status;
 
-  const waitForEnd = async (ids: string[], timeoutMs = 20_000): Promise<string[]> => {
+  const waitForEnd = async (ids: string[], timeoutMs = 60_000): Promise<string[]> => {
     const statuses = await waitFor(
       () => Promise.all(ids.map(statusOf)),
       (all) => all.every((status) => FINAL.includes(status)),
@@ -125,7 +125,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
       await waitFor(
         () => [capped.open(), uncapped.open()],
         ([c, u]) => c === 3 && u === 20,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 60_000 },
       );
       await sleep(300);
       expect([capped.open(), uncapped.open()]).toEqual([3, 20]);
@@ -179,14 +179,14 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
       await waitFor(
         () => agent.open(),
         (open) => open === 12,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 60_000 },
       );
       const requests = server.requestsTo(agent.path);
       const victim = requests.find((request) => request.json.task_id === ids[5])!;
 
       await t.http.post(`/v1/tasks/${ids[5]}/cancel`).set(org.auth).expect(200);
       // Noticed at the next heartbeat (500 ms): the call to the agent is dropped unanswered.
-      const outcome = await Promise.race([victim.closed, sleep(5_000).then(() => 'still open')]);
+      const outcome = await Promise.race([victim.closed, sleep(60_000).then(() => 'still open')]);
       expect(outcome).toEqual({ answered: false });
       // The others kept their leases through several heartbeats and are still at the agent.
       await sleep(2_500);
@@ -204,7 +204,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
       await waitFor(
         () => agent.open(),
         (open) => open === 5,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 60_000 },
       );
       const taken = ids[2];
       const victim = server.requestsTo(agent.path).find((request) => request.json.task_id === taken)!;
@@ -213,7 +213,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
       const dataSource = t.app.get(DataSource);
       await dataSource.query(`UPDATE tasks SET lease_owner = 'worker_elsewhere' WHERE id = $1`, [taken]);
 
-      const outcome = await Promise.race([victim.closed, sleep(5_000).then(() => 'still open')]);
+      const outcome = await Promise.race([victim.closed, sleep(60_000).then(() => 'still open')]);
       expect(outcome).toEqual({ answered: false });
       release.release();
       const others = ids.filter((id) => id !== taken);
@@ -242,7 +242,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
     await waitFor(
       () => agent.open(),
       (open) => open === 1,
-      { timeoutMs: 10_000 },
+      { timeoutMs: 60_000 },
     );
     const first = server.requestsTo(agent.path)[0].json.task_id as string;
     const waitingIds = ids.filter((id) => id !== first);
@@ -287,7 +287,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
       await waitFor(
         () => agent.open(),
         (open) => open === 6,
-        { timeoutMs: 10_000 },
+        { timeoutMs: 60_000 },
       );
 
       // The runs outlast the grace period (half of SHUTDOWN_GRACE_MS): aborted, then handed back.
@@ -296,7 +296,7 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
         await waitFor(
           () => agent.open(),
           (open) => open === 0,
-          { timeoutMs: 2_000 },
+          { timeoutMs: 60_000 },
         ),
       ).toBe(0);
       after = await startTestApp({ databaseUrl: leaving.databaseUrl, dataDir: leaving.dataDir });
