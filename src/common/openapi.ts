@@ -11,7 +11,7 @@ export class FieldErrorSchema {
 export class ProblemSchema {
   @ApiProperty({ example: 'urn:gatehouse:problem:validation_failed' }) type: string;
   @ApiProperty({ example: 'Bad Request' }) title: string;
-  @ApiProperty({ example: 400 }) status: number;
+  @ApiProperty({ type: 'integer', example: 400 }) status: number;
   @ApiProperty() detail: string;
   @ApiProperty({ example: 'validation_failed', description: 'Stable machine-readable error code.' })
   code: string;
@@ -66,6 +66,51 @@ function nullableToTypeUnions(node: unknown): void {
   }
 }
 
+type SchemaNode = Record<string, unknown>;
+
+/**
+ * The global ValidationPipe refuses unknown fields (`forbidNonWhitelisted`) in every body it validates,
+ * and in every object nested in it (`NestedObject`, validated through): a fuzzer reading a schema
+ * without `additionalProperties: false` sends unknown fields and expects them taken. Closes the DTO
+ * schemas request bodies reach: the body's own (a `$ref` to a DTO class; an inline body, such as GitHub's
+ * report, is read by its service and stays as documented), and those its properties hold (directly, as
+ * array items, or nullable). Not through a hand-written `oneOf`/`anyOf`: such a field is an `@IsObject()`
+ * whose shape its service checks, and schemas that say `additionalProperties` already keep it.
+ */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaNode>;
+  const closed = new Set<SchemaNode>();
+  const componentOf = (node: unknown): SchemaNode | undefined => {
+    const ref = (node as SchemaNode | undefined)?.$ref;
+    return typeof ref === 'string' ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+  };
+  const close = (schema: SchemaNode | undefined): void => {
+    if (!schema || closed.has(schema)) return;
+    closed.add(schema);
+    if (!schema.properties || 'additionalProperties' in schema) return;
+    schema.additionalProperties = false;
+    for (const property of Object.values(schema.properties as Record<string, SchemaNode>)) {
+      // Nullable (`anyOf` with null), and a reference beside other keywords (`allOf` of one).
+      const nullable = (property.anyOf as SchemaNode[] | undefined)?.filter(
+        (branch) => branch.type !== 'null',
+      );
+      const held = nullable?.length === 1 ? nullable[0] : property;
+      const wrapped = held.allOf as SchemaNode[] | undefined;
+      const inner = wrapped?.length === 1 ? wrapped[0] : held;
+      close(componentOf(inner) ?? componentOf(inner.items));
+    }
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as {
+      requestBody?: { content?: Record<string, unknown> };
+    }[]) {
+      for (const media of Object.values(operation?.requestBody?.content ?? {})) {
+        close(componentOf((media as { schema?: unknown }).schema));
+      }
+    }
+  }
+}
+
 /** Marks an operation `@Public()` routes carry until finishOpenApiDocument gives it `security: []`. */
 export const PUBLIC_OPERATION = 'x-gatehouse-public';
 /** The operator's bearer secret (METRICS_TOKEN), a scheme of its own: no organization holds it. */
@@ -111,6 +156,7 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
  */
 export function finishOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
   nullableToTypeUnions(document);
+  closeRequestBodies(document);
   document.components = { ...document.components, headers: { ...document.components?.headers, ...HEADERS } };
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item) as Operation[]) {
