@@ -13,7 +13,7 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Principal } from '../access/principal';
 import { ApiProblems } from '../common/openapi';
@@ -72,8 +72,11 @@ export class FilesController {
   @TaskTokenAccess('task_file')
   @RequirePermissions('files:read')
   @ApiOperation({ summary: 'Download the bytes, with the stored content type' })
-  @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
+  // Sent as the type it was uploaded with (the record's `content_type`), whatever that is: any media type.
+  @ApiOkResponse({
+    description: "The file's bytes, as the `content_type` of its record.",
+    content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+  })
   @ApiProblems(404)
   async content(
     @Principal() principal: Principal,
