@@ -20,7 +20,6 @@ import {
   ListTasksQueryDto,
   PostedTaskEventResponse,
   PostTaskEventDto,
-  TaskEventPage,
   TaskEventResponse,
   TaskOutputData,
   TaskOutputFileResponse,
@@ -30,6 +29,7 @@ import {
   TaskResponse,
   TaskUsageData,
 } from './dto/task.dto';
+import { TASK_EVENT_MODELS, TaskEventPage } from './dto/task-event.dto';
 import type { TaskEventRow } from './task-queue.repository';
 import { eventCursor, TasksService } from './tasks.service';
 import { TaskCredits } from './task-credits';
@@ -125,6 +125,7 @@ export class TasksController {
   @ApiProduces('application/json', 'text/event-stream')
   @ApiExtraModels(
     TaskEventPage,
+    ...TASK_EVENT_MODELS,
     TaskStatusData,
     TaskProgressData,
     TaskOutputData,

@@ -192,17 +192,13 @@ export class TaskEventResponse {
   @ApiProperty({ description: "The event's number in the task (1, 2, 3, …): the event stream's `id:`." })
   seq: number;
   @ApiProperty({ enum: TASK_EVENT_TYPES }) type: string;
+  // The document describes each type of event with its own schema (TASK_EVENT_MODELS, task-event.dto.ts).
   @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
     description:
       'By type: `status` `{status}`, `progress` `{message?, percent?}`, `output` `{delta}`, `usage` ' +
       '`{input_tokens, output_tokens}`, `file` `{id, filename, size, sha256}`.',
-    oneOf: [
-      { $ref: '#/components/schemas/TaskStatusData' },
-      { $ref: '#/components/schemas/TaskProgressData' },
-      { $ref: '#/components/schemas/TaskOutputData' },
-      { $ref: '#/components/schemas/TaskUsageData' },
-      { $ref: '#/components/schemas/TaskOutputFileResponse' },
-    ],
   })
   data: Record<string, unknown>;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -233,7 +229,9 @@ export class PostTaskEventDto {
   @ApiProperty({
     description:
       '`progress`: `{message?, percent?}`; `output`: `{delta}`; `usage`: `{input_tokens, output_tokens}` (usage events add up).',
-    oneOf: [
+    // Any of them, told apart by `type`: progress data's fields are all optional, so output and usage
+    // data are progress data too, and a `oneOf` (exactly one match) would refuse them.
+    anyOf: [
       { $ref: '#/components/schemas/TaskProgressData' },
       { $ref: '#/components/schemas/TaskOutputData' },
       { $ref: '#/components/schemas/TaskUsageData' },
@@ -246,9 +244,4 @@ export class PostTaskEventDto {
 export class PostedTaskEventResponse {
   @ApiProperty({ description: "The event's number in the task." }) seq: number;
   @ApiProperty({ enum: POSTED_TASK_EVENT_TYPES }) type: PostedTaskEventType;
-}
-
-export class TaskEventPage {
-  @ApiProperty({ type: [TaskEventResponse] }) data: TaskEventResponse[];
-  @ApiProperty({ type: String, nullable: true }) next_cursor: string | null;
 }
