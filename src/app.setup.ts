@@ -5,6 +5,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { bodyParsers } from './common/body-parsers';
 import { AgentRunners } from './agents/agent-runner';
 import { AfterApiRoutes } from './http/after-api-routes';
+import { declaredRoutes, methodNotAllowed } from './http/method-not-allowed';
 import { rememberClientAddressPerConnection } from './http/client-address';
 import {
   describeWebhooks,
@@ -61,6 +62,8 @@ export function configureApp(app: INestApplication): void {
       yamlDocumentUrl: 'openapi.yaml',
     }),
   );
+  // Last before Nest's 404: a known path asked with a method none of its routes takes is a 405.
+  app.get(AfterApiRoutes).add(() => express.use(methodNotAllowed(declaredRoutes(app))));
 }
 
 const AGENT_TYPE_PROPERTIES: [string, string][] = [
