@@ -1,16 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { CommonError, CommonErrorCode } from './common.errors';
+import { IntegerField } from './validators';
 
 export class ListQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
+  @IntegerField({ minimum: 1, maximum: 100, default: 20, optional: 'omittable', fromQuery: true })
   limit?: number;
 
   @ApiPropertyOptional({ description: "Opaque cursor from a previous page's `next_cursor`." })

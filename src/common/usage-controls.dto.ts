@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator';
-import { NestedObject, Omittable } from './validators';
+import { IsIn, IsOptional, ValidateBy } from 'class-validator';
+import { INT4_MAX, IntegerField, NestedObject } from './validators';
 
 /**
  * What a key and an identity (the customer behind keys) both carry: the integrator's `meta`, a rate
@@ -30,7 +30,7 @@ export const IsMetaObject = (): PropertyDecorator =>
 /** A balance's refill as key and identity objects show it. */
 export class CreditRefillResponse {
   @ApiProperty({ enum: REFILL_INTERVALS }) interval: string;
-  @ApiProperty() amount: number;
+  @ApiProperty({ type: 'integer' }) amount: number;
 }
 
 export class CreditRefillDto {
@@ -41,22 +41,14 @@ export class CreditRefillDto {
   @IsIn(REFILL_INTERVALS)
   interval: RefillInterval;
 
-  @ApiProperty({
-    minimum: 1,
-    maximum: 1000000000000,
-    description: 'What `remaining` is set to at each refill.',
-  })
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000_000)
+  // credits_refill_amount is an integer column.
+  @IntegerField({ minimum: 1, maximum: INT4_MAX, description: 'What `remaining` is set to at each refill.' })
   amount: number;
 }
 
 export class CreditsDto {
-  @ApiProperty({ minimum: 0, maximum: 1000000000000, description: 'Requests the key may still make.' })
-  @IsInt()
-  @Min(0)
-  @Max(1_000_000_000_000)
+  // credits_remaining is a bigint column; this bound keeps balances exact as doubles when added up.
+  @IntegerField({ minimum: 0, maximum: 1_000_000_000_000, description: 'Requests the key may still make.' })
   remaining: number;
 
   @ApiPropertyOptional({ type: CreditRefillDto, nullable: true, description: 'Omitted or null: no refill.' })
@@ -66,17 +58,10 @@ export class CreditsDto {
 }
 
 export class RateLimitDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000000 })
-  @Omittable()
-  @IsInt()
-  @Min(1)
-  @Max(1000000)
+  // Both are integer columns (rate_limit_per_minute, rate_limit_per_hour), far above these bounds.
+  @IntegerField({ minimum: 1, maximum: 1_000_000, optional: 'omittable' })
   requests_per_minute?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 60000000 })
-  @Omittable()
-  @IsInt()
-  @Min(1)
-  @Max(60000000)
+  @IntegerField({ minimum: 1, maximum: 60_000_000, optional: 'omittable' })
   requests_per_hour?: number;
 }

@@ -1,10 +1,14 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  IsInt,
+  IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
+  Min,
   MinLength,
   ValidateBy,
   ValidateIf,
@@ -61,8 +65,84 @@ export const NestedObject = (type: () => new () => object): PropertyDecorator =>
   );
 
 /**
- * A display name (of a key, user, team, agent or organization): 1 to 100 characters, not blank.
- * `optional` makes it a PATCH field: absent leaves the name as it is, null is refused.
+ * Characters that change how a terminal, a log viewer, a spreadsheet or a bidirectional text renderer
+ * shows what follows, and that nobody types into a name: C0 controls (ANSI escapes start with ESC,
+ * U+001B; NUL cannot be stored in PostgreSQL text), DEL, C1 controls (U+009B is a one-character CSI
+ * on some terminals), the line and paragraph separators (line breaks to JavaScript and to some log
+ * viewers), and the bidirectional embeddings, overrides and isolates that let a name display as other
+ * text than it holds (CVE-2021-42574, "Trojan Source"). Joiners and marks that scripts and emoji
+ * need (U+200C, U+200D, U+200E, U+200F) stay allowed.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+
+/** True when `value` holds a character of CONTROL_CHARACTERS. */
+export const hasControlCharacters = (value: string): boolean => CONTROL_CHARACTERS.test(value);
+
+/**
+ * A text a person names something with, shown back in logs, the dashboard and CSV exports: no control
+ * character (CONTROL_CHARACTERS), so what is stored shows as what it is. Refused with 400 naming the
+ * field; values that are not strings are left to the field's type check.
+ */
+export const NoControlCharacters = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'noControlCharacters',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !hasControlCharacters(value),
+      defaultMessage: (args) => `${args?.property ?? 'the value'} must not contain control characters`,
+    },
+  });
+
+/**
+ * The largest value of PostgreSQL's `integer` (int4). A request integer kept in such a column is
+ * bounded at or below it, so a larger one is a 400 naming the field instead of an overflow the
+ * database answers (a 500) after the request was accepted.
+ */
+export const INT4_MAX = 2_147_483_647;
+
+/**
+ * An integer field of a request, its bounds stated once for both the validation (400 naming the
+ * field) and the OpenAPI document (`type: integer`, `minimum`, `maximum`): the swagger plugin reads
+ * `@Min`/`@Max` but documents `@IsInt()` fields as `number`, and bounds written twice drift apart.
+ * The maximum must fit the column the value is stored in (INT4_MAX for `integer`).
+ *
+ * `optional`: `'omittable'` for a field that may be absent but not null (see Omittable), `'nullable'`
+ * for one whose null means something (documented as such). `fromQuery` converts a query string's text
+ * to a number first.
+ */
+export const IntegerField = ({
+  minimum,
+  maximum,
+  optional,
+  fromQuery,
+  ...documentation
+}: Omit<ApiPropertyOptions, 'type' | 'minimum' | 'maximum' | 'required' | 'nullable'> & {
+  minimum: number;
+  maximum: number;
+  optional?: 'omittable' | 'nullable';
+  fromQuery?: boolean;
+}): PropertyDecorator => {
+  if (!Number.isSafeInteger(minimum) || !Number.isSafeInteger(maximum) || minimum > maximum) {
+    throw new Error(`IntegerField: bounds ${minimum}..${maximum} are not safe integers in order`);
+  }
+  const schema = { ...documentation, type: 'integer', minimum, maximum } as ApiPropertyOptions;
+  return applyDecorators(
+    ...(optional === undefined
+      ? [ApiProperty(schema)]
+      : optional === 'omittable'
+        ? [ApiPropertyOptional(schema), Omittable()]
+        : [ApiPropertyOptional({ ...schema, nullable: true } as ApiPropertyOptions), IsOptional()]),
+    ...(fromQuery ? [Type(() => Number)] : []),
+    IsInt(),
+    Min(minimum),
+    Max(maximum),
+  );
+};
+
+/**
+ * A display name (of a key, user, team, agent or organization): 1 to 100 characters, not blank, no
+ * control characters. `optional` makes it a PATCH field: absent leaves the name as it is, null is
+ * refused.
  */
 export const DisplayNameField = (options: { example?: string; optional?: boolean } = {}): PropertyDecorator =>
   applyDecorators(
@@ -73,6 +153,7 @@ export const DisplayNameField = (options: { example?: string; optional?: boolean
     MinLength(1),
     IsNotBlank(),
     MaxLength(100),
+    NoControlCharacters(),
   );
 
 /**

@@ -1,8 +1,13 @@
 /**
  * What each event's `data` carries: the types the producers build their events with, and the schemas
  * of the OpenAPI document's `webhooks` section (the @nestjs/swagger plugin reads these classes'
- * TypeScript types), so the description cannot drift from what is sent.
+ * TypeScript types), so the description cannot drift from what is sent. TypeScript has no integer
+ * type: the plugin documents a `number` as one, so counts say `integer` themselves.
  */
+import { ApiProperty } from '@nestjs/swagger';
+
+/** A count the plugin would document as `number`: documented as `integer`, its description kept. */
+const Integer = (): PropertyDecorator => ApiProperty({ type: 'integer' });
 
 export class EventActor {
   /** Who acted: a user, an API key, or the service itself (scheduled expiry and rotation). */
@@ -25,7 +30,7 @@ export class KeyCreatedData extends KeyEventData {}
 export class KeyRotatedData extends KeyEventData {
   /** True for a rotation by the key's rotation policy. */
   automatic: boolean;
-  grace_period_seconds: number;
+  @Integer() grace_period_seconds: number;
   /** When the previous value stops working; null without a grace period. */
   previous_key_expires_at: string | null;
   /** The new key value: only on an automatic rotation (a manual one returns it to its caller). */
@@ -71,9 +76,9 @@ export class KeySwitchedData extends KeyEventData {
 /** `key.credits_low`: the balance fell below 10% of the amount last set or refilled (sent once per amount). */
 export class KeyCreditsLowData extends KeyEventData {
   /** Credits left when the mark was crossed. */
-  remaining: number;
+  @Integer() remaining: number;
   /** The amount last set or refilled. */
-  amount: number;
+  @Integer() amount: number;
 }
 
 /** `key.updated` (audit log and outbox only: not a webhook event). */
@@ -105,9 +110,9 @@ export class IdentityDeletedData extends IdentityEventData {}
  */
 export class IdentityCreditsLowData extends IdentityEventData {
   /** Credits left when the mark was crossed. */
-  remaining: number;
+  @Integer() remaining: number;
   /** The amount last set or refilled. */
-  amount: number;
+  @Integer() amount: number;
 }
 
 export class TaskEventData {
@@ -122,9 +127,9 @@ export class TaskError {
 
 /** What a run used and cost, as the task object's `usage` shows it when it ended. */
 export class TaskUsage {
-  input_tokens: number;
-  output_tokens: number;
-  credits: number;
+  @Integer() input_tokens: number;
+  @Integer() output_tokens: number;
+  @Integer() credits: number;
 }
 
 export class TaskEndedData extends TaskEventData {

@@ -5,7 +5,7 @@ import type { PostedTaskEventType } from './dto/task.dto';
 const MAX_MESSAGE_LENGTH = 1000;
 const MAX_DELTA_BYTES = 64 * 1024;
 // Token counts stay far inside a bigint and exact in a double when added up.
-const MAX_TOKENS = 1e12;
+export const MAX_TOKENS = 1e12;
 
 /** A posted event's data, checked for its type (CONTRACT, "Agent runs"), as it is stored and streamed. */
 export function checkedEventData(

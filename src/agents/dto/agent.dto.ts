@@ -1,16 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  IsInt,
-  IsNumber,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
-import { Omittable, NestedObject, DisplayNameField } from '../../common/validators';
+import { IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Omittable, NestedObject, DisplayNameField, IntegerField } from '../../common/validators';
 import { type AgentPricing, FREE } from '../agent-pricing';
 import type { Agent } from '../agent.entity';
 import type { TypedBuiltInAgent } from '../agent-runner';
@@ -44,17 +34,13 @@ class AgentCostFields {
   @NestedObject(() => AgentPricingDto)
   pricing?: AgentPricingDto | null;
 
-  @ApiPropertyOptional({
-    type: Number,
+  // agents.default_max_credits is an integer column.
+  @IntegerField({
     minimum: 0,
     maximum: MAX_CREDITS,
-    nullable: true,
+    optional: 'nullable',
     description: 'Credits a task of this agent reserves when it names no max_credits; null or absent: 0.',
   })
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_CREDITS)
   default_max_credits?: number | null;
 }
 
@@ -116,7 +102,7 @@ export class AgentResponse {
   config?: Record<string, unknown>;
   @ApiProperty({ type: AgentPricingDto, description: 'Zeros when the agent is free (echo always is).' })
   pricing: AgentPricing;
-  @ApiProperty({ type: Number, nullable: true }) default_max_credits: number | null;
+  @ApiProperty({ type: 'integer', nullable: true }) default_max_credits: number | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) created_at: string | null;
 
   static of(agent: Agent): AgentResponse {

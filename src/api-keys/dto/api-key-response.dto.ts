@@ -8,20 +8,20 @@ const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
 export class RotationPolicyResponse {
   @ApiProperty() enabled: boolean;
-  @ApiProperty({ type: Number, nullable: true }) days: number | null;
-  @ApiProperty() grace_period_seconds: number;
+  @ApiProperty({ type: 'integer', nullable: true }) days: number | null;
+  @ApiProperty({ type: 'integer' }) grace_period_seconds: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) next_rotation_at: string | null;
 }
 
 export class RateLimitResponse {
-  @ApiProperty({ type: Number, nullable: true, description: 'null: the service default applies' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'null: the service default applies' })
   requests_per_minute: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'null: the service default applies' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'null: the service default applies' })
   requests_per_hour: number | null;
 }
 
 export class CreditsResponse {
-  @ApiProperty({ description: 'Requests the key may still make.' }) remaining: number;
+  @ApiProperty({ type: 'integer', description: 'Requests the key may still make.' }) remaining: number;
   @ApiProperty({ type: CreditRefillResponse, nullable: true }) refill: CreditRefillResponse | null;
   @ApiProperty({
     type: String,
@@ -172,8 +172,10 @@ export class ApiKeyPage {
 }
 
 export class DefaultRateLimitResponse {
-  @ApiProperty({ example: 600, description: 'DEFAULT_REQUESTS_PER_MINUTE' }) requests_per_minute: number;
-  @ApiProperty({ example: 20000, description: 'DEFAULT_REQUESTS_PER_HOUR' }) requests_per_hour: number;
+  @ApiProperty({ type: 'integer', example: 600, description: 'DEFAULT_REQUESTS_PER_MINUTE' })
+  requests_per_minute: number;
+  @ApiProperty({ type: 'integer', example: 20000, description: 'DEFAULT_REQUESTS_PER_HOUR' })
+  requests_per_hour: number;
 }
 
 /** What applies to a key that sets no limit of its own: this service's configuration, read-only. */
@@ -184,6 +186,7 @@ export class ApiKeyDefaultsResponse {
   })
   rate_limit: DefaultRateLimitResponse;
   @ApiProperty({
+    type: 'integer',
     example: 20,
     description: 'MAX_CONCURRENT_REQUESTS_PER_KEY: requests of one key in flight at once, per instance.',
   })
@@ -206,7 +209,7 @@ export class VerifyResponse {
   })
   identity: IdentitySummaryResponse | null;
   @ApiProperty({
-    type: Number,
+    type: 'integer',
     nullable: true,
     description: "Credits left after this request's; null when the key is unlimited.",
   })

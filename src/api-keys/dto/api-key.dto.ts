@@ -5,17 +5,21 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsInt,
   IsISO8601,
   IsOptional,
   IsString,
   Matches,
-  Max,
   MaxLength,
-  Min,
   ValidateBy,
 } from 'class-validator';
-import { Omittable, NestedObject, DisplayNameField, RoleNameField } from '../../common/validators';
+import {
+  Omittable,
+  NestedObject,
+  DisplayNameField,
+  IntegerField,
+  NoControlCharacters,
+  RoleNameField,
+} from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import { KEY_STATUSES, KEY_TYPES, KeyStatus, KeyType } from '../api-key.entity';
 import { CreditsDto, IsMetaObject, RateLimitDto } from '../../common/usage-controls.dto';
@@ -43,20 +47,6 @@ function namedEntries(value: unknown, accepted: (entry: unknown) => boolean): st
 const isIpEntry = (entry: unknown): boolean => typeof entry === 'string' && isIpRule(entry);
 const isReferrerEntry = (entry: unknown): boolean =>
   typeof entry === 'string' && entry.length <= 500 && isReferrerRule(entry);
-
-const NoControlCharacters = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'noControlCharacters',
-    validator: {
-      validate: (value: unknown) =>
-        typeof value !== 'string' ||
-        ![...value].some((character) => {
-          const code = character.charCodeAt(0);
-          return code < 0x20 || code === 0x7f;
-        }),
-      defaultMessage: (args) => `${args?.property ?? 'the value'} must not contain control characters`,
-    },
-  });
 
 const EachIpOrCidr = (): PropertyDecorator =>
   ValidateBy({
@@ -93,22 +83,17 @@ export class RotationPolicyDto {
   @IsBoolean()
   enabled: boolean;
 
-  @ApiProperty({ minimum: 1, maximum: 3650, description: 'Days between automatic rotations.' })
-  @IsInt()
-  @Min(1)
-  @Max(3650)
+  // rotation_days and rotation_grace_seconds are integer columns, far above these bounds.
+  @IntegerField({ minimum: 1, maximum: 3650, description: 'Days between automatic rotations.' })
   days: number;
 
   // No `default`: the class also serves PATCH bodies, whose schemas carry none (see enabled below).
-  @ApiPropertyOptional({
+  @IntegerField({
     minimum: 0,
     maximum: 604800,
+    optional: 'omittable',
     description: 'Grace period of automatic rotations; omitted: 0.',
   })
-  @Omittable()
-  @IsInt()
-  @Min(0)
-  @Max(604800)
   grace_period_seconds?: number;
 }
 
@@ -236,16 +221,13 @@ export class UpdateApiKeyDto extends ApiKeySettingsDto {
 }
 
 export class RotateApiKeyDto {
-  @ApiPropertyOptional({
+  @IntegerField({
     minimum: 0,
     maximum: 604800,
+    optional: 'omittable',
     default: 0,
     description: 'How long the old value keeps working.',
   })
-  @Omittable()
-  @IsInt()
-  @Min(0)
-  @Max(604800)
   grace_period_seconds?: number;
 }
 

@@ -29,7 +29,9 @@ export class VerifyKeyDto {
   @IsString()
   permissions?: string;
 
+  // Not IntegerField: null is taken here as absent (IsOptional), which the quick check below relies on.
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 0,
     maximum: MAX_VERIFY_COST,
     default: 1,
@@ -135,7 +137,7 @@ export class VerifyKeyResponse {
   })
   meta: Record<string, unknown> | null;
   @ApiProperty({
-    type: Number,
+    type: 'integer',
     nullable: true,
     description: "The key's credits left (after this verify's cost when valid); null when it is unlimited.",
   })

@@ -175,7 +175,11 @@ export class AuditIntegrityQueryDto {
 }
 
 export class AuditCheckpointResponse {
-  @ApiProperty({ description: 'Entries of the chain up to and including this one.', example: 1234 })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Entries of the chain up to and including this one.',
+    example: 1234,
+  })
   entries: number;
   @ApiProperty({ example: 'aud_8Hq…', description: "The chain's last entry when the check began." })
   entry_id: string;
@@ -189,8 +193,10 @@ export class AuditCheckpointResponse {
 
 export class AuditChainResponse {
   @ApiProperty() valid: boolean;
-  @ApiProperty({ description: 'Entries in the chain when the check began.' }) entries: number;
+  @ApiProperty({ type: 'integer', description: 'Entries in the chain when the check began.' })
+  entries: number;
   @ApiProperty({
+    type: 'integer',
     description:
       'Of them, entries written before the chain had a key (AUDIT_CHAIN_SECRET): the chain starts with them, ' +
       'and they are pinned only by the keyed entries after them.',

@@ -43,7 +43,8 @@ export class SignupDto {
 export class AccessTokenResponse {
   @ApiProperty() access_token: string;
   @ApiProperty({ enum: ['Bearer'] }) token_type: 'Bearer';
-  @ApiProperty({ description: 'Seconds until the token expires.', example: 900 }) expires_in: number;
+  @ApiProperty({ type: 'integer', description: 'Seconds until the token expires.', example: 900 })
+  expires_in: number;
 }
 
 export class SignupResponse extends AccessTokenResponse {

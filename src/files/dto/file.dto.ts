@@ -20,7 +20,7 @@ export class FileResponse {
   @ApiProperty({ example: 'file_9aZ…' }) id: string;
   @ApiProperty({ example: 'report.pdf' }) filename: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
-  @ApiProperty({ description: 'Bytes.' }) size: number;
+  @ApiProperty({ type: 'integer', description: 'Bytes.' }) size: number;
   @ApiProperty({ description: 'Hex SHA-256 of the content.' }) sha256: string;
   @ApiProperty({ type: String, nullable: true }) purpose: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;

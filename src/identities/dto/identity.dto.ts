@@ -7,7 +7,7 @@ import {
   IsMetaObject,
   RateLimitDto,
 } from '../../common/usage-controls.dto';
-import { NestedObject, Omittable } from '../../common/validators';
+import { NestedObject, NoControlCharacters, Omittable } from '../../common/validators';
 import type { Identity } from '../identity.entity';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
@@ -56,6 +56,7 @@ export class CreateIdentityDto extends IdentitySettingsDto {
   @IsString()
   @MinLength(1)
   @MaxLength(255)
+  @NoControlCharacters()
   external_id: string;
 }
 
@@ -65,6 +66,7 @@ export class UpdateIdentityDto extends IdentitySettingsDto {
   @IsString()
   @MinLength(1)
   @MaxLength(255)
+  @NoControlCharacters()
   external_id?: string;
 }
 
@@ -73,18 +75,21 @@ export class ListIdentitiesQueryDto extends ListQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  // No identity holds one, and PostgreSQL text cannot hold NUL.
+  @NoControlCharacters()
   external_id?: string;
 }
 
 export class IdentityRateLimitResponse {
-  @ApiProperty({ type: Number, nullable: true, description: 'null: no identity-level limit' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'null: no identity-level limit' })
   requests_per_minute: number | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'null: no identity-level limit' })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'null: no identity-level limit' })
   requests_per_hour: number | null;
 }
 
 export class IdentityCreditsResponse {
-  @ApiProperty({ description: "Credits left to the identity's keys together." }) remaining: number;
+  @ApiProperty({ type: 'integer', description: "Credits left to the identity's keys together." })
+  remaining: number;
   @ApiProperty({ type: CreditRefillResponse, nullable: true })
   refill: CreditRefillResponse | null;
   @ApiProperty({
@@ -113,7 +118,8 @@ export class IdentityResponse {
   rate_limit: IdentityRateLimitResponse;
   @ApiProperty({ type: IdentityCreditsResponse, nullable: true, description: 'null: no identity budget.' })
   credits: IdentityCreditsResponse | null;
-  @ApiProperty({ description: 'Keys (not deleted) that name this identity.' }) key_count: number;
+  @ApiProperty({ type: 'integer', description: 'Keys (not deleted) that name this identity.' })
+  key_count: number;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 

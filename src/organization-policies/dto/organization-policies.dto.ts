@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { Omittable } from '../../common/validators';
+import { IsBoolean, IsIn } from 'class-validator';
+import { IntegerField, Omittable } from '../../common/validators';
 import { LEAK_RESPONSES, type LeakResponse } from '../organization-policy.entity';
 
 export const MAX_KEY_LIFETIME_DAYS = 3650;
@@ -16,7 +16,7 @@ export class OrganizationPoliciesResponse {
   leak_response: LeakResponse;
 
   @ApiProperty({
-    type: Number,
+    type: 'integer',
     nullable: true,
     minimum: 1,
     maximum: MAX_KEY_LIFETIME_DAYS,
@@ -35,17 +35,13 @@ export class UpdateOrganizationPoliciesDto {
   @IsIn(LEAK_RESPONSES)
   leak_response?: LeakResponse;
 
-  @ApiPropertyOptional({
-    type: Number,
-    nullable: true,
+  // organization_policies.max_key_lifetime_days is an integer column.
+  @IntegerField({
     minimum: 1,
     maximum: MAX_KEY_LIFETIME_DAYS,
+    optional: 'nullable',
     description: 'null removes the limit.',
   })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_KEY_LIFETIME_DAYS)
   max_key_lifetime_days?: number | null;
 
   @ApiPropertyOptional()

@@ -42,6 +42,9 @@ export class RevokeCredentialsDto {
 }
 
 export class RevokeCredentialsResponse {
-  @ApiProperty({ description: 'How many values were received; says nothing about any of them.' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'How many values were received; says nothing about any of them.',
+  })
   received: number;
 }

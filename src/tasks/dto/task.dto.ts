@@ -1,20 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
   IsIn,
-  IsInt,
   IsObject,
   IsOptional,
   IsString,
   Matches,
-  Max,
   MaxLength,
-  Min,
   MinLength,
 } from 'class-validator';
-import { Omittable } from '../../common/validators';
+import { IntegerField, Omittable } from '../../common/validators';
+import { MAX_TOKENS } from '../task-event-data';
 import type { TaskEventRow } from '../task-queue.repository';
 import { ListQueryDto } from '../../common/pagination';
 import { Task, TASK_STATUSES, TaskStatus } from '../task.entity';
@@ -49,17 +46,15 @@ export class CreateTaskDto {
   @Matches(/^agent_[0-9A-Za-z]{22}$/, { message: 'agent_id must be an agent id (agent_…)' })
   agent_id?: string;
 
-  @ApiPropertyOptional({
+  // tasks.max_credits is an integer column (INT4_MAX), and so is credits_charged, which never passes it.
+  @IntegerField({
     minimum: 0,
-    maximum: 1000000000,
+    maximum: 1_000_000_000,
+    optional: 'omittable',
     description:
       "Credits reserved for the run at once (default: the agent's default_max_credits, else 0); the run " +
       'never costs more, and what it does not use is given back when it ends.',
   })
-  @Omittable()
-  @IsInt()
-  @Min(0)
-  @Max(1_000_000_000)
   max_credits?: number;
 }
 
@@ -71,17 +66,14 @@ export class ListTasksQueryDto extends ListQueryDto {
 }
 
 export class GetTaskQueryDto {
-  @ApiPropertyOptional({
+  @IntegerField({
     minimum: 1,
     maximum: 60,
+    optional: 'omittable',
+    fromQuery: true,
     description:
       'Seconds to wait for the task to end: the answer comes as soon as it is no longer queued or running, or after that long with its state then.',
   })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(60)
   wait?: number;
 }
 
@@ -93,15 +85,16 @@ export class TaskProgressData {
 export class TaskOutputFileResponse {
   @ApiProperty({ example: 'file_9aZ…' }) id: string;
   @ApiProperty() filename: string;
-  @ApiProperty() size: number;
+  @ApiProperty({ type: 'integer' }) size: number;
   @ApiProperty() sha256: string;
 }
 
 export class TaskUsageResponse {
-  @ApiProperty({ description: 'Input tokens the agent reported (usage events add up).' })
+  @ApiProperty({ type: 'integer', description: 'Input tokens the agent reported (usage events add up).' })
   input_tokens: number;
-  @ApiProperty({ description: 'Output tokens the agent reported.' }) output_tokens: number;
+  @ApiProperty({ type: 'integer', description: 'Output tokens the agent reported.' }) output_tokens: number;
   @ApiProperty({
+    type: 'integer',
     description:
       "Credits the run costs at its agent's pricing (at most max_credits; max_credits when it ended as budget_exceeded).",
   })
@@ -124,7 +117,7 @@ export class TaskResponse {
   @ApiProperty() agent_type: string;
   @ApiProperty({ type: String, nullable: true }) agent_id: string | null;
   @ApiProperty({ type: [String] }) attachments: string[];
-  @ApiProperty({ description: 'Attempts made so far.' }) attempts: number;
+  @ApiProperty({ type: 'integer', description: 'Attempts made so far.' }) attempts: number;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
@@ -156,7 +149,10 @@ export class TaskResponse {
   output_files: TaskOutputFileResponse[];
   @ApiProperty({ type: () => TaskUsageResponse })
   usage: TaskUsageResponse;
-  @ApiProperty({ description: 'Credits reserved for the run (its cost never exceeds them).' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Credits reserved for the run (its cost never exceeds them).',
+  })
   max_credits: number;
 
   static of(task: Task): TaskResponse {
@@ -189,7 +185,10 @@ export class TaskPage {
 export const TASK_EVENT_TYPES = ['status', 'progress', 'output', 'usage', 'file'] as const;
 
 export class TaskEventResponse {
-  @ApiProperty({ description: "The event's number in the task (1, 2, 3, …): the event stream's `id:`." })
+  @ApiProperty({
+    type: 'integer',
+    description: "The event's number in the task (1, 2, 3, …): the event stream's `id:`.",
+  })
   seq: number;
   @ApiProperty({ enum: TASK_EVENT_TYPES }) type: string;
   // The document describes each type of event with its own schema (TASK_EVENT_MODELS, task-event.dto.ts).
@@ -217,8 +216,8 @@ export class TaskOutputData {
 }
 
 export class TaskUsageData {
-  @ApiProperty({ minimum: 0 }) input_tokens: number;
-  @ApiProperty({ minimum: 0 }) output_tokens: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: MAX_TOKENS }) input_tokens: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: MAX_TOKENS }) output_tokens: number;
 }
 
 export class PostTaskEventDto {
@@ -242,6 +241,6 @@ export class PostTaskEventDto {
 }
 
 export class PostedTaskEventResponse {
-  @ApiProperty({ description: "The event's number in the task." }) seq: number;
+  @ApiProperty({ type: 'integer', description: "The event's number in the task." }) seq: number;
   @ApiProperty({ enum: POSTED_TASK_EVENT_TYPES }) type: PostedTaskEventType;
 }

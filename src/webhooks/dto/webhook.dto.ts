@@ -119,8 +119,8 @@ export class DeliveryResponse {
   @ApiProperty({ description: 'Also the webhook-id header.' }) event_id: string;
   @ApiProperty({ example: 'key.created' }) event_type: string;
   @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] }) status: string;
-  @ApiProperty() attempts: number;
-  @ApiProperty({ type: Number, nullable: true }) response_status: number | null;
+  @ApiProperty({ type: 'integer' }) attempts: number;
+  @ApiProperty({ type: 'integer', nullable: true }) response_status: number | null;
   @ApiProperty({ type: String, nullable: true }) last_error: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) next_attempt_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) delivered_at: string | null;
