@@ -34,14 +34,14 @@ export class AuthService {
    * probed.
    */
   async authenticate(dto: TokenRequestDto, clientAddress: string): Promise<User> {
-    this.limiter.assertAllowed(dto.email, clientAddress);
+    await this.limiter.assertAllowed(dto.email, clientAddress);
     const user = await this.users.findByEmail(dto.email);
     const valid = await this.passwords.verify(dto.password, user?.passwordHash);
     if (!user || !valid || !user.active) {
-      this.limiter.recordFailure(dto.email, clientAddress);
+      await this.limiter.recordFailure(dto.email, clientAddress);
       throw new AuthError(AuthErrorCode.InvalidCredentials, 'The email or password is incorrect.');
     }
-    this.limiter.recordSuccess(dto.email);
+    await this.limiter.recordSuccess(dto.email, clientAddress);
     return user;
   }
 

@@ -352,7 +352,7 @@ export class EnvironmentVariables {
   @Max(10000)
   WEBHOOK_DISABLE_AFTER_FAILURES = 50;
 
-  /** Failed logins tolerated per email within the window before further attempts get 429. */
+  /** Free failed sign-ins of an account from one address (4x per address, 20x per account) before growing waits. */
   @Transform(toInt)
   @IsInt()
   @Min(1)
