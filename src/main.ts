@@ -6,11 +6,13 @@ import { EXTENSIONS } from './extensions';
 import { APP_OPTIONS, configureApp } from './app.setup';
 import { loadConfigOrExit } from './main.config';
 import { checkServersOrExit } from './main.preflight';
+import { StopSignals } from './main.shutdown';
 import { logStartBanner } from './start-banner';
 import { StableShapeExpressAdapter } from './http/stable-shape.adapter';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  const stops = new StopSignals(config.SHUTDOWN_GRACE_MS);
   await checkServersOrExit(config);
   const app = await NestFactory.create(
     AppModule.forRoot(config, EXTENSIONS),
@@ -18,29 +20,29 @@ async function main(): Promise<void> {
     APP_OPTIONS,
   );
   configureApp(app);
-  await app.listen(config.PORT, config.HOST);
+  let listening: Promise<unknown> = Promise.resolve();
+  // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the app (its hooks write
+  // the usage and audit entries that wait) and the database.
+  stops.closeWith(async () => {
+    // A listen under way finishes first, so that the port it opens is closed too.
+    await listening.catch(() => undefined);
+    const server = app.getHttpServer() as Server;
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await app.close();
+  });
+  // Asked to stop while it started: it closes without listening (or, once listening, without a banner).
+  if (stops.requested) return;
+  listening = app.listen(config.PORT, config.HOST);
+  await listening;
+  if (stops.requested) return;
   // PORT=0 asks the system for a free port: the banner shows the one it gave.
   const address = (app.getHttpServer() as Server).address();
-  await logStartBanner(app, config, typeof address === 'object' && address ? address.port : config.PORT);
-
-  // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the database and exit 0.
-  // Nest's own shutdown hooks would re-raise the signal and exit 143, so the sequence is ours.
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    const deadline = setTimeout(() => {
-      console.error(`shutdown after ${signal} took longer than ${config.SHUTDOWN_GRACE_MS} ms; exiting`);
-      process.exit(1);
-    }, config.SHUTDOWN_GRACE_MS);
-    deadline.unref();
-    const server = app.getHttpServer() as Server;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await app.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  // A stop that came meanwhile may close the database under the banner's query: the stop decides how the
+  // process ends, not a start that failed because of it.
+  await logStartBanner(app, config, port).catch((error: unknown) => {
+    if (!stops.requested) throw error;
+  });
 }
 
 main().catch((error: unknown) => {

@@ -5,6 +5,7 @@ import { AppLogger } from './logging/app-logger';
 import { WorkerModule } from './worker.module';
 import { loadConfigOrExit } from './main.config';
 import { checkServersOrExit } from './main.preflight';
+import { StopSignals } from './main.shutdown';
 
 /**
  * `npm run start:worker`: a process that only runs task workers (no HTTP), so work scales apart from
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
     console.error('start:worker needs DATABASE_URL: the embedded database can only be opened by one process');
     process.exit(1);
   }
+  // Heard before the workers start (they claim tasks as the app boots): a stop then hands them back.
+  const stops = new StopSignals(config.SHUTDOWN_GRACE_MS);
   await checkServersOrExit(config);
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, EXTENSIONS), {
     bufferLogs: true,
@@ -25,16 +28,12 @@ async function main(): Promise<void> {
   // The worker loops sleep on unref'd timers (so tests and shutdown never wait on them); with no HTTP
   // server in this process, something must keep it alive until SIGTERM.
   const keepAlive = setInterval(() => undefined, 60_000);
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+  // SIGTERM/SIGINT: the workers finish or hand back their tasks, the usage and audit entries that wait
+  // are written, the database closes.
+  stops.closeWith(async () => {
     clearInterval(keepAlive);
     await app.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  });
 }
 
 main().catch((error: unknown) => {

@@ -215,16 +215,20 @@ describe('accounts', () => {
       expect(list.body.data.map((u: UserBody) => u.id)).toContain(member.id);
     });
 
-    it('refuses text the database cannot store (a NUL character) with 400, never 500, and stores nothing', async () => {
+    // Refused by the name's own rule (no control characters), before the database could refuse it.
+    it('refuses text the database cannot store (a NUL character) with 400 naming the field, never 500, and stores nothing', async () => {
       const email = uniqueEmail('nul');
-      expectProblem(
+      const created = expectProblem(
         await t.http
           .post('/v1/users')
           .set(orgA.auth)
           .send({ email, password: PASSWORD, name: 'Nul\u0000Name', role: 'viewer' }),
         400,
-        'invalid_characters',
+        'validation_failed',
       );
+      expect(created.errors).toEqual([
+        { field: 'name', message: 'name must not contain control characters' },
+      ]);
       expect(await emailsOf(orgA)).not.toContain(email);
 
       const member = await createUser(t.http, orgA, 'viewer');
@@ -232,7 +236,7 @@ describe('accounts', () => {
       expectProblem(
         await t.http.patch(`/v1/users/${member.id}`).set(orgA.auth).send({ name: 'x\u0000y' }),
         400,
-        'invalid_characters',
+        'validation_failed',
       );
       expect((await t.http.get(`/v1/users/${member.id}`).set(orgA.auth).expect(200)).body).toEqual(before);
     });
@@ -522,7 +526,10 @@ describe('accounts', () => {
 
     it('refuses a NUL character in a team name or member id with 400, never 500', async () => {
       const name = `Nul\u0000${randomBytes(3).toString('hex')}`;
-      expectProblem(await t.http.post('/v1/teams').set(orgA.auth).send({ name }), 400, 'invalid_characters');
+      expect(
+        expectProblem(await t.http.post('/v1/teams').set(orgA.auth).send({ name }), 400, 'validation_failed')
+          .errors,
+      ).toEqual([{ field: 'name', message: 'name must not contain control characters' }]);
       const team = await createTeam(orgA, `Nul ${randomBytes(3).toString('hex')}`);
       expectProblem(
         await t.http.delete(`/v1/teams/${team.id}/members/usr_%00`).set(orgA.auth),

@@ -272,7 +272,14 @@ describe('auth', () => {
 
     it('refuses a NUL character in the organization name with 400 and keeps nothing', async () => {
       const body = signupBody({ organization_name: 'Nul\u0000Org' });
-      expectProblem(await t.http.post('/v1/auth/signup').send(body), 400, 'invalid_characters');
+      const problem = expectProblem(
+        await t.http.post('/v1/auth/signup').send(body),
+        400,
+        'validation_failed',
+      );
+      expect(problem.errors).toEqual([
+        { field: 'organization_name', message: 'organization_name must not contain control characters' },
+      ]);
       // Nothing half-made: the email is still free.
       await t.http
         .post('/v1/auth/signup')

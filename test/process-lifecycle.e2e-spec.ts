@@ -1,22 +1,64 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import request from 'supertest';
-import { exited } from './support/child-process';
-import { PASSWORD, signIn, signUpOrganization, uniqueEmail } from './support/factories';
+import { CapturedChild, exited } from './support/child-process';
+import { listAll, PASSWORD, signIn, signUpOrganization, uniqueEmail } from './support/factories';
+import { createKey } from './support/keys';
 import { canListSockets, listeningTcpPorts } from './support/listening-sockets';
-import { runMain, scratchDataDirs, spawnMain, waitUntilLive } from './support/main-process';
+import { runMain, scratchDataDirs, spawnMain, spawnWorker, waitUntilLive } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 /**
- * The service's life as a process: it serves, then exits 0 on SIGTERM; it reads .env; it refuses a second
- * process on an embedded data directory in use; and the embedded database is reachable by its owner only
- * and keeps its data across a restart. Some tests spawn the real entry point (test/support/main-process.ts).
+ * The service's life as a process: it serves, then exits 0 on SIGTERM (also on one that comes the moment
+ * its port opens, having written the usage and audit entries of what it answered); it reads .env; it
+ * refuses a second process on an embedded data directory in use; and the embedded database is reachable
+ * by its owner only and keeps its data across a restart. Some tests spawn the real entry point (test/support/main-process.ts).
  */
 
 jest.setTimeout(90_000);
+
+/**
+ * Connects to the child's port again and again, every 2 ms, until it accepts; on that first connection it
+ * sends `rawRequest` and calls `accepted` in the same turn. Resolves with the status of the answer, or null
+ * when the connection ended without one. Fails if the child exits first.
+ */
+async function onFirstConnection(
+  child: CapturedChild,
+  port: number,
+  rawRequest: string,
+  accepted: () => void,
+): Promise<number | null> {
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the process exited before its port opened:\n${child.output().stderr}`);
+    }
+    const answer = await new Promise<number | null | 'refused'>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      let connected = false;
+      socket.on('connect', () => {
+        connected = true;
+        socket.write(rawRequest);
+        accepted();
+      });
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        if (!connected) return resolve('refused');
+        const status = /^HTTP\/1\.1 (\d{3}) /.exec(received);
+        resolve(status ? Number(status[1]) : null);
+      });
+    });
+    if (answer !== 'refused') return answer;
+    // Often enough to meet the port within a few milliseconds of its opening, without spinning.
+    await sleep(2);
+  }
+}
 
 describe('the real process', () => {
   const tempDir = scratchDataDirs();
@@ -53,6 +95,126 @@ describe('the real process', () => {
       if (databaseUrl) await dropTestDatabase(databaseUrl);
     }
   });
+
+  it('exits 0 on a SIGTERM the moment its port opens, writing the usage and audit entries of what it answered', async () => {
+    // The stop must be handled from before the port opens: it used to be set up only after the start
+    // banner, whose query runs once the port is open, and a SIGTERM then killed the process (exit 143)
+    // with the usage and audit entries of the requests it had answered still in memory.
+    const ROUNDS = 5;
+    const port = await freeLoopbackPort();
+    const base = `http://127.0.0.1:${port}`;
+    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
+    const env = {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: tempDir(),
+      LOG_LEVEL: 'warn',
+      ALLOW_SIGNUP: 'true',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL,
+    };
+    const started: CapturedChild[] = [];
+    const start = (): CapturedChild => {
+      const child = spawnMain(env);
+      started.push(child);
+      return child;
+    };
+    const stop = async (child: CapturedChild) => {
+      child.kill('SIGTERM');
+      const result = await exited(child, 45_000);
+      return { timedOut: result.timedOut, code: result.code, signal: result.signal };
+    };
+    try {
+      // A viewer key asking to list keys: refused (403 forbidden), which its usage counts and the audit
+      // log records (key.denied), both written off the request.
+      const first = start();
+      await waitUntilLive(first, base);
+      const org = await signUpOrganization(request(base));
+      const viewer = await createKey(request(base), org.auth, { role: 'viewer', type: 'service' });
+      expect(await stop(first)).toEqual({ timedOut: false, code: 0, signal: null });
+
+      const refused = `GET /v1/api-keys HTTP/1.1\r\nHost: ${port}\r\nAuthorization: ${viewer.auth.Authorization}\r\nConnection: close\r\n\r\n`;
+      const rounds: Array<{ answer: number | null; exit: Awaited<ReturnType<typeof stop>> }> = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const child = start();
+        let exit: Promise<Awaited<ReturnType<typeof stop>>> | undefined;
+        const answer = await onFirstConnection(child, port, refused, () => (exit = stop(child)));
+        rounds.push({ answer, exit: await exit! });
+      }
+      // Every round exits 0; a request it answered is 403 (one it had not yet taken is refused by the
+      // closing port, and counts nowhere).
+      expect(rounds.map((r) => r.exit)).toEqual(
+        rounds.map(() => ({ timedOut: false, code: 0, signal: null })),
+      );
+      const answered = rounds.filter((r) => r.answer !== null);
+      expect(answered.map((r) => r.answer)).toEqual(answered.map(() => 403));
+      expect(answered.length).toBeGreaterThan(0);
+
+      const last = start();
+      await waitUntilLive(last, base);
+      const usage = await request(base).get(`/v1/api-keys/${viewer.id}/usage`).set(org.auth).expect(200);
+      const denied = await listAll<{ details: { count: number } }>(
+        request(base),
+        `/v1/audit-log?action=key.denied&key_id=${viewer.id}`,
+        org.auth,
+      );
+      expect({
+        usage: (usage.body.data as Array<{ denied_by_reason: Record<string, number> }>).reduce(
+          (sum, bucket) => sum + (bucket.denied_by_reason.forbidden ?? 0),
+          0,
+        ),
+        audited: denied.reduce((sum, entry) => sum + entry.details.count, 0),
+      }).toEqual({ usage: answered.length, audited: answered.length });
+      expect(await stop(last)).toEqual({ timedOut: false, code: 0, signal: null });
+    } finally {
+      for (const child of started) {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGKILL');
+          await exited(child, 10_000);
+        }
+      }
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+    }
+  }, 600_000);
+
+  // The worker needs DATABASE_URL (the embedded database serves one process).
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'the worker exits 0 on a SIGTERM while it starts',
+    async () => {
+      const databaseUrl = (await createTestDatabase())!;
+      const database = new Client({ connectionString: databaseUrl });
+      await database.connect();
+      const exits: Array<{ timedOut: boolean; code: number | null; signal: NodeJS.Signals | null }> = [];
+      let child: CapturedChild | undefined;
+      try {
+        for (let round = 0; round < 3; round++) {
+          child = spawnWorker({ DATABASE_URL: databaseUrl, DATA_DIR: tempDir(), LOG_LEVEL: 'warn' });
+          // Its first connection to the database (the check of the servers, then the app's pool): it is
+          // starting, its workers not yet claiming.
+          for (;;) {
+            if (child.exitCode !== null || child.signalCode !== null) break;
+            const { rows } = await database.query<{ n: number }>(
+              'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+            );
+            if (rows[0].n > 0) break;
+            await sleep(2);
+          }
+          child.kill('SIGTERM');
+          const result = await exited(child, 45_000);
+          exits.push({ timedOut: result.timedOut, code: result.code, signal: result.signal });
+        }
+        expect(exits).toEqual(exits.map(() => ({ timedOut: false, code: 0, signal: null })));
+      } finally {
+        if (child && child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGKILL');
+          await exited(child, 10_000);
+        }
+        await database.end();
+        await dropTestDatabase(databaseUrl);
+      }
+    },
+    300_000,
+  );
 
   it('reads .env from its working directory, a variable set in the environment winning', async () => {
     const port = await freeLoopbackPort();

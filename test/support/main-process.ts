@@ -31,6 +31,14 @@ export function spawnMain(
   });
 }
 
+/** The worker entry point (src/worker.ts), as `spawnMain` starts the API's. */
+export function spawnWorker(env: Record<string, string | undefined>): CapturedChild {
+  return spawnCaptured(process.execPath, [compiledEntryPoint('worker')], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+  });
+}
+
 export async function runMain(
   env: Record<string, string | undefined>,
 ): Promise<ProcessResult & { timedOut: boolean }> {
