@@ -168,6 +168,26 @@ describe('UsageCounter', () => {
     expect(warnings).toHaveBeenCalledWith(expect.stringMatching(/^dropped 1 requests from usage/));
   });
 
+  it('starts writing a count one second after it at the latest, however many follow: a crash loses at most that second', async () => {
+    jest.useFakeTimers();
+    try {
+      counter.count('org_a', keyOf('key_a'), 'allowed');
+      await jest.advanceTimersByTimeAsync(500);
+      // Counts that follow join the write already due; they never put it off.
+      counter.count('org_a', keyOf('key_a'), 'allowed');
+      await jest.advanceTimersByTimeAsync(499);
+      expect(table.writes).toEqual([]);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(table.totals()).toEqual({ 'key_a 2030-05-10T10:00:00.000Z allowed': 2 });
+      // The next count starts the next second.
+      counter.count('org_a', keyOf('key_a'), 'forbidden');
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(table.writes.length).toBe(2);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('writes what is pending at shutdown', async () => {
     counter.count('org_a', keyOf('key_a'), 'key_disabled');
     await counter.beforeApplicationShutdown();
