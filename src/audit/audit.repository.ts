@@ -128,7 +128,8 @@ export class AuditRepository {
               user_agent, details, created_at, previous_hash, hash, keyed
          FROM audit_entries
         WHERE organization_id = $1 AND sequence > $2 AND sequence <= $3
-        ORDER BY sequence
+        -- The column, not the text alias above: '10' sorts before '9'.
+        ORDER BY audit_entries.sequence
         LIMIT $4`,
       [organizationId, afterSequence, throughSequence, limit],
     );

@@ -186,7 +186,16 @@ describe('audit log (service level)', () => {
       dataSource.query(`DELETE FROM audit_entries WHERE id = ANY($1)`, [rows.map((row) => row.id)]);
 
     it('reads the chain a page at a time, keyed, and signs a checkpoint of its end', async () => {
+      // Sequence numbers across a power of ten, where pages ordered as text would put 1000 before 999.
+      const [{ next }] = await dataSource.query<{ next: string }[]>(
+        `SELECT nextval(pg_get_serial_sequence('audit_entries', 'sequence'))::text AS next`,
+      );
+      const power = 10n ** BigInt(String(BigInt(next) + 10n).length);
+      await dataSource.query(`SELECT setval(pg_get_serial_sequence('audit_entries', 'sequence'), $1)`, [
+        String(power - 6n),
+      ]);
       const { org, rows } = await chain(10);
+      expect(BigInt(rows[0].sequence) < power && BigInt(rows[9].sequence) > power).toBe(true);
       expect(rows.every((row) => row.keyed)).toBe(true);
       expect(await head(org)).toMatchObject({ entry_id: rows[9].id, sequence: rows[9].sequence });
 
