@@ -495,7 +495,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Recomputes the organization's audit hash chain and reports the first broken entry */
+    /** Verifies the organization's audit chain (keyed links, its recorded head, and a checkpoint when given), reports the first problem, and signs a checkpoint of its end */
     get: operations['AuditController_verify'];
     put?: never;
     post?: never;
@@ -2044,10 +2044,36 @@ export interface components {
       expires_in: number;
       user: components['schemas']['SessionUserResponse'];
     };
+    AuditCheckpointResponse: {
+      /**
+       * @description Entries of the chain up to and including this one.
+       * @example 1234
+       */
+      entries: number;
+      /**
+       * @description The chain's last entry when the check began.
+       * @example aud_8Hq…
+       */
+      entry_id: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description Signed with AUDIT_CHAIN_SECRET: keep it outside the database and pass it back as `?checkpoint=`. */
+      token: string;
+    };
     AuditChainResponse: {
       valid: boolean;
+      /** @description Entries in the chain when the check began. */
       entries: number;
+      /** @description Of them, entries written before the chain had a key (AUDIT_CHAIN_SECRET): the chain starts with them, and they are pinned only by the keyed entries after them. */
+      legacy_entries: number;
       first_invalid_id: string | null;
+      /**
+       * @description `entry_altered`: `first_invalid_id` does not match its link (changed, forged, or an entry before it deleted); `checkpoint_mismatch`: the entry at the checkpoint is not the one it signed; `entries_missing`: the chain ends before its recorded head or the checkpoint (its last entries were deleted); `head_mismatch`: the recorded head is missing, not signed with the key, or not the last entry.
+       * @enum {string|null}
+       */
+      problem: 'entry_altered' | 'checkpoint_mismatch' | 'entries_missing' | 'head_mismatch' | null;
+      /** @description A signed checkpoint of the chain's last entry; null when the chain is invalid or empty. */
+      checkpoint: components['schemas']['AuditCheckpointResponse'] | null;
     };
     UsageBucketResponse: {
       /**
@@ -6342,7 +6368,10 @@ export interface operations {
   };
   AuditController_verify: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description A `checkpoint.token` an earlier answer gave: the chain must still hold that entry, at that place, with that link (entries deleted past it show as `entries_missing`). */
+        checkpoint?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -6362,6 +6391,16 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['AuditChainResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
         };
       };
       /** @description Unauthorized */
