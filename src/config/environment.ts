@@ -189,7 +189,7 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   @Max(10000)
-  AUDIT_INTEGRITY_PAGE_SIZE = 1000;
+  AUDIT_INTEGRITY_PAGE_SIZE = 250;
 
   /** How often expired keys are looked for, to record `key.expired` once each. */
   @Transform(toInt)
