@@ -82,18 +82,21 @@ describe('the last active administrator', () => {
     expect(await activeAdministrators([org.auth, second.auth], [org.userId, second.id])).toEqual([second.id]);
   });
 
+  /** A request that changes an administrator: who sends it is the test's choice. */
+  type Change = { path: string; method: 'patch' | 'post'; body: object };
+
   it.each([
     [
       'demote each other',
-      (id: string) => ({ path: `/v1/users/${id}`, method: 'patch', body: { role: 'viewer' } }),
+      (id: string): Change => ({ path: `/v1/users/${id}`, method: 'patch', body: { role: 'viewer' } }),
     ],
     [
       'deactivate each other',
-      (id: string) => ({ path: `/v1/users/${id}/deactivate`, method: 'post', body: {} }),
+      (id: string): Change => ({ path: `/v1/users/${id}/deactivate`, method: 'post', body: {} }),
     ],
     [
       'demote themselves',
-      (_id: string, self: string) => ({
+      (_id: string, self: string): Change => ({
         path: `/v1/users/${self}`,
         method: 'patch',
         body: { role: 'viewer' },
