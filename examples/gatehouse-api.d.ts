@@ -902,7 +902,7 @@ export interface paths {
     put?: never;
     /**
      * Report key values found in public; each that names an active key gets its leak_response
-     * @description Anyone may call it. It answers 202 whatever the values are, and does the same work for each value whether it names a key or not, so it tells nothing about any of them. Limited per client address (CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE).
+     * @description Anyone may call it. It answers 202 whatever the values are, once the report is stored (the same work whether a value names a key or not); the keys are looked up and their leak_response applied after the answer, so it tells nothing about any of them. Limited per client address (CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE).
      */
     post: operations['SecretScanningController_revoke'];
     delete?: never;
@@ -2388,51 +2388,99 @@ export interface components {
       data: components['schemas']['TaskResponse'][];
       next_cursor: string | null;
     };
-    TaskEventResponse: {
-      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
-      seq: number;
-      /** @enum {string} */
-      type: 'status' | 'progress' | 'output' | 'usage' | 'file';
-      /** @description By type: `status` `{status}`, `progress` `{message?, percent?}`, `output` `{delta}`, `usage` `{input_tokens, output_tokens}`, `file` `{id, filename, size, sha256}`. */
-      data: {
-        [key: string]: unknown;
-      } & (
-        | components['schemas']['TaskStatusData']
-        | components['schemas']['TaskProgressData']
-        | components['schemas']['TaskOutputData']
-        | components['schemas']['TaskUsageData']
-        | components['schemas']['TaskOutputFileResponse']
-      );
-      /** Format: date-time */
-      created_at: string;
-    };
     TaskEventPage: {
-      data: components['schemas']['TaskEventResponse'][];
+      data: (
+        | components['schemas']['TaskStatusEvent']
+        | components['schemas']['TaskProgressEvent']
+        | components['schemas']['TaskOutputEvent']
+        | components['schemas']['TaskUsageEvent']
+        | components['schemas']['TaskFileEvent']
+      )[];
       next_cursor: string | null;
     };
     TaskStatusData: {
       /** @enum {string} */
       status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
     };
+    TaskStatusEvent: {
+      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
+      seq: number;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'status';
+      data: components['schemas']['TaskStatusData'];
+      /** Format: date-time */
+      created_at: string;
+    };
+    TaskProgressEvent: {
+      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
+      seq: number;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'progress';
+      data: components['schemas']['TaskProgressData'];
+      /** Format: date-time */
+      created_at: string;
+    };
     TaskOutputData: {
       /** @description The next piece of the output, at most 64 KiB (UTF-8). */
       delta: string;
+    };
+    TaskOutputEvent: {
+      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
+      seq: number;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'output';
+      data: components['schemas']['TaskOutputData'];
+      /** Format: date-time */
+      created_at: string;
     };
     TaskUsageData: {
       input_tokens: number;
       output_tokens: number;
     };
+    TaskUsageEvent: {
+      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
+      seq: number;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'usage';
+      data: components['schemas']['TaskUsageData'];
+      /** Format: date-time */
+      created_at: string;
+    };
+    TaskFileEvent: {
+      /** @description The event's number in the task (1, 2, 3, …): the event stream's `id:`. */
+      seq: number;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'file';
+      data: components['schemas']['TaskOutputFileResponse'];
+      /** Format: date-time */
+      created_at: string;
+    };
     PostTaskEventDto: {
       /** @enum {string} */
       type: 'progress' | 'output' | 'usage';
       /** @description `progress`: `{message?, percent?}`; `output`: `{delta}`; `usage`: `{input_tokens, output_tokens}` (usage events add up). */
-      data: {
-        [key: string]: unknown;
-      } & (
+      data:
+        | {
+            [key: string]: unknown;
+          }
         | components['schemas']['TaskProgressData']
         | components['schemas']['TaskOutputData']
-        | components['schemas']['TaskUsageData']
-      );
+        | components['schemas']['TaskUsageData'];
     };
     PostedTaskEventResponse: {
       /** @description The event's number in the task. */
@@ -7211,6 +7259,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
+      /** @description The file's bytes, as the `content_type` of its record. */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7223,7 +7272,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/octet-stream': string;
+          '*/*': string;
         };
       };
       /** @description Unauthorized */

@@ -27,7 +27,7 @@ const DATA_OF_TYPE: Record<TaskEventType, Type<object>> = {
  * ambiguous (`{}` is progress data, and progress data with a `status` field is status data too); one per
  * type, told apart by `type`, matches each event exactly once.
  */
-function taskEventOfType(type: TaskEventType): Type<TaskEventResponse> {
+function taskEventOfType(type: TaskEventType): Type<object> {
   class TaskEventOfType {
     @ApiProperty({
       type: 'integer',
@@ -35,7 +35,9 @@ function taskEventOfType(type: TaskEventType): Type<TaskEventResponse> {
     })
     seq: number;
     @ApiProperty({ enum: [type] }) type: string;
-    @ApiProperty({ type: DATA_OF_TYPE[type] }) data: Record<string, unknown>;
+    // `object`, not Record<string, unknown>: the swagger plugin would read that as additionalProperties: true
+    // beside the reference (the data schemas say what they hold).
+    @ApiProperty({ type: DATA_OF_TYPE[type] }) data: object;
     @ApiProperty({ format: 'date-time' }) created_at: string;
   }
   const name = `Task${type[0].toUpperCase()}${type.slice(1)}Event`;
