@@ -2709,9 +2709,9 @@ export interface components {
       actor: components['schemas']['EventActor'];
     };
     KeyRotatedData: {
+      grace_period_seconds: number;
       /** @description True for a rotation by the key's rotation policy. */
       automatic: boolean;
-      grace_period_seconds: number;
       /** @description When the previous value stops working; null without a grace period. */
       previous_key_expires_at: string | null;
       /** @description The new key value: only on an automatic rotation (a manual one returns it to its caller). */

@@ -40,10 +40,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 /** Deep enough for every request body the API takes; a schema that recurses stops here. */
 const MAX_DEPTH = 6;
 /**
- * Integers stay below PostgreSQL's int4 until every integer the API takes carries its column's bound
- * (issue 41, finding 1); then the generator uses the document's own bounds only.
+ * An integer the document leaves unbounded is generated over every integer a JSON number carries
+ * exactly: every integer the API takes must carry its column's bound (issue 41, finding 1), and one
+ * that does not shows up here as a 5xx.
  */
-const INT4_MAX = 2 ** 31 - 1;
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
 /** The document's schema at a `$ref`, once resolved. */
 const resolve = (document: Document, schema: Schema): Schema => {
@@ -93,15 +94,16 @@ function valueOf(document: Document, raw: Schema, depth = 0): fc.Arbitrary<unkno
     case 'integer':
     case 'number': {
       const min =
-        schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : -INT4_MAX);
-      const max = Math.min(
-        schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : INT4_MAX),
-        INT4_MAX,
-      );
-      const integers = fc.integer({
-        min: Math.max(min, -INT4_MAX),
-        max: Math.max(Math.min(max, INT4_MAX), min),
-      });
+        schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : -UNBOUNDED);
+      const max =
+        schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : UNBOUNDED);
+      const low = Math.ceil(min);
+      const high = Math.max(Math.floor(max), low);
+      // fc.integer stops at 32 bits; past them the same range comes from bigints.
+      const integers =
+        low >= -(2 ** 31) && high < 2 ** 31
+          ? fc.integer({ min: low, max: high })
+          : fc.bigInt({ min: BigInt(low), max: BigInt(high) }).map(Number);
       if (types[0] === 'integer') return integers;
       return fc.oneof(integers, fc.double({ min, max, noNaN: true, noDefaultInfinity: true }));
     }

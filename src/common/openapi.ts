@@ -41,7 +41,8 @@ export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecor
 
 /**
  * @nestjs/swagger writes `nullable: true` (OpenAPI 3.0); in 3.1 a null is a type like any other:
- * `type: ['string', 'null']`, or `anyOf: [<schema>, {type: 'null'}]` around a reference.
+ * `type: ['string', 'null']` (and `null` among an `enum`'s values), or `anyOf: [<schema>, {type:
+ * 'null'}]` around a reference.
  */
 function nullableToTypeUnions(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(nullableToTypeUnions);
@@ -53,6 +54,9 @@ function nullableToTypeUnions(node: unknown): void {
   delete schema.nullable;
   if (!nullable) return;
   const composed = ['$ref', 'allOf', 'oneOf', 'anyOf'].some((key) => key in schema);
+  // An enum lists every value the schema takes, whatever its type says: a nullable one lists null too.
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null))
+    schema.enum = [...(schema.enum as unknown[]), null];
   if (!composed && typeof schema.type === 'string') {
     schema.type = [schema.type, 'null'];
   } else if (!composed && Array.isArray(schema.type)) {
