@@ -63,9 +63,13 @@ describe('the real process', () => {
     const stderrLines = (result: ProcessResult): string[] =>
       result.stderr.split('\n').filter((line) => line.trim() !== '');
 
-    /** Until stdout holds `text`; fails at once if the child exits first. */
+    /**
+     * Until stdout holds `text`; fails at once if the child exits first. A first start on embedded PGlite
+     * (initdb and every migration) took over 40 s on a machine loaded by a parallel `npm run bench`: the
+     * deadline is the test's own (300 s, jest.config.js), less the time to stop the child.
+     */
     const untilPrinted = async (child: CapturedChild, text: string): Promise<string> => {
-      for (let waited = 0; waited < 40_000; waited += 100) {
+      for (let waited = 0; waited < 240_000; waited += 100) {
         const { stdout, stderr } = child.output();
         if (stdout.includes(text)) return stdout;
         if (child.exitCode !== null) throw new Error(`exited before printing "${text}":\n${stderr}`);

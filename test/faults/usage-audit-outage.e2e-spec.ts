@@ -211,7 +211,12 @@ if (!POSTGRES_RUNNABLE)
     const refusalsDuringOutage = [...answers.values()]
       .flat()
       .filter((a) => a.code === 'ip_not_allowed' || a.code === 'forbidden').length;
-    expect(refusalsDuringOutage).toBeGreaterThan(20);
+    // More than 20 refusals, or the failure shows what the rounds were answered instead (seen once on a
+    // machine loaded by a parallel `npm run bench`: 2 refusals in all, the other answers not recorded).
+    const answered = tally([...answers.values()].flat());
+    expect(refusalsDuringOutage > 20 ? 'more than 20 refusals' : { refusalsDuringOutage, answered }).toBe(
+      'more than 20 refusals',
+    );
     await cluster.start();
     for (let i = 0; i < 3; i++) await round();
 
