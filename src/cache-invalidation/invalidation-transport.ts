@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
 import { PostgresListener } from '../database/postgres-listener';
 import { RedisConnection } from '../redis/redis.connection';
+import { watchHearing } from './hearing-watch';
 import { Invalidation, InvalidationBus } from './invalidation-bus';
 
 const CHANNEL = 'gatehouse_invalidation';
@@ -16,6 +17,8 @@ const CHANNEL = 'gatehouse_invalidation';
 // that promise does not change with it.
 const HEARTBEAT_MS = 250;
 const HEARING_DEADLINE_MS = 500;
+/** A subscriber connection that has waited this long for any answer is dropped and made again. */
+const STUCK_CONNECTION_MS = 5_000;
 /** How long the start waits for the first subscription before it goes on deaf. */
 const START_SUBSCRIBE_WAIT_MS = 2_000;
 
@@ -58,7 +61,11 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
       maxRetriesPerRequest: null,
       // Subscribing waits for Redis however long it takes; a hang is caught by the heartbeat below.
       commandTimeout: undefined,
-      socketTimeout: HEARING_DEADLINE_MS,
+      // Only a backstop for a connection that hangs before it is ready (the ready check, SUBSCRIBE), so
+      // it is dropped and tried again once the network heals; a ready one is judged by watchHearing.
+      socketTimeout: STUCK_CONNECTION_MS,
+      // A dropped connection closes at once (watchHearing), not after a hung Redis fails to answer.
+      disconnectTimeout: 0,
       // The 'ready' handler below subscribes after every (re)connect. ioredis's own resubscription sends
       // a SUBSCRIBE whose promise nobody holds: a connection closed before Redis answers it (a shutdown
       // while a hung Redis comes back) turns into an unhandled rejection.
@@ -94,13 +101,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
       this.logger.warn(
         'Redis does not answer the subscription yet: key caches distrust what they hold until it does',
       );
-    // A subscriber only listens: without a question of its own it would never notice a Redis that hangs
-    // (a stopped one closes the connection). Unanswered, the connection is dropped (socketTimeout) and
-    // 'close' reports the bus deaf, within HEARTBEAT_MS + HEARING_DEADLINE_MS.
-    this.heartbeat = setInterval(() => {
-      if (subscriber.status === 'ready') subscriber.ping().catch(() => undefined);
-    }, HEARTBEAT_MS);
-    this.heartbeat.unref();
+    this.heartbeat = watchHearing(subscriber, HEARTBEAT_MS, HEARING_DEADLINE_MS);
   }
 
   private async viaPostgres(url: string): Promise<void> {
