@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { isIdOf } from '../common/ids';
 import type { FileRecord } from '../files/file.entity';
 import type { Agent } from './agent.entity';
+import { type AgentPricing, MAX_CREDITS, MAX_PRICE } from './agent-pricing';
 import { AGENT_ID } from './agents.declarations';
 import { AgentError, AgentErrorCode } from './agents.errors';
 
@@ -11,6 +12,12 @@ export interface AgentTask {
   instruction: string;
   attachments: FileRecord[];
 }
+
+/**
+ * What an agent type may be called: `agent_type` of tasks and `type` of agents (POST /v1/agents checks it),
+ * checked again when a runner registers so a type no request could name never starts.
+ */
+export const AGENT_TYPE_NAME = /^[a-z][a-z0-9_]{0,49}$/;
 
 /** The header a runner that calls out sends the run's task token in (CONTRACT, "Agent runs"). */
 export const TASK_TOKEN_HEADER = 'X-Gatehouse-Task-Token';
@@ -32,6 +39,34 @@ export interface AgentRunContext {
   taskToken?: string;
   /** Aborted when the task is cancelled, its lease is lost, or the process shuts down. */
   signal: AbortSignal;
+  /**
+   * The run's own reports, stored as the task's events exactly as `POST /v1/tasks/{id}/events` stores an
+   * agent's (CONTRACT, "Agent runs"): for runners that run here, with no task token and no request.
+   */
+  report: AgentRunReporter;
+}
+
+/** A reported event's number in its task (the SSE `id:`). */
+export interface ReportedEvent {
+  seq: number;
+}
+
+/**
+ * Reports of one attempt of a run: each is checked and appended as the task's next event, as an agent's
+ * post with its task token is, and refused with the same errors: 400 `validation_failed` (data out of
+ * bounds), 429 `too_many_task_events` (the task holds 10,000 events), 401 `task_token_expired` once this
+ * attempt has ended (returned, failed, cancelled, its lease lost or taken over). Usage adds up and costs
+ * credits at the task's pricing; usage that passes its `max_credits` ends the task as failed,
+ * `budget_exceeded`, and the run's `signal` is aborted. Await each: the worker records the run's outcome
+ * after the reports in flight when it returned.
+ */
+export interface AgentRunReporter {
+  /** A `progress` event; the task's `progress` becomes it. `message` ≤ 1000 characters, `percent` 0..100. */
+  progress(progress: { message?: string; percent?: number }): Promise<ReportedEvent>;
+  /** An `output` event: the next piece of the run's output, at most 64 KiB. */
+  output(delta: string): Promise<ReportedEvent>;
+  /** A `usage` event: tokens used since the last one (usage events add up), integers ≥ 0. */
+  usage(usage: { input_tokens: number; output_tokens: number }): Promise<ReportedEvent>;
 }
 
 /** A failure the runner understands; `retryable` failures are tried again with backoff. */
@@ -55,6 +90,13 @@ export interface BuiltInAgent {
   readonly id: string;
   readonly name: string;
   readonly description: string | null;
+  /**
+   * What a run of a task naming this agent (`agent_id`) costs, as a configured agent's `pricing` (CONTRACT,
+   * "Costs"); absent: free.
+   */
+  readonly pricing?: AgentPricing;
+  /** Credits such a task reserves when it names no `max_credits`; absent: 0. */
+  readonly defaultMaxCredits?: number;
 }
 
 // Letters and digits (base62, as every id), not ending in 0: the zeros that pad the id would make
@@ -116,12 +158,20 @@ export class AgentRunners {
   private readonly builtIns = new Map<string, TypedBuiltInAgent>();
 
   register(runner: AgentRunner): void {
+    // POST /v1/tasks and POST /v1/agents could never name it: its tasks would run only from code.
+    if (!AGENT_TYPE_NAME.test(runner.type)) {
+      throw new Error(
+        `agent type "${runner.type}" is not a valid type name: a lowercase letter, then up to 49 lowercase ` +
+          `letters, digits or underscores (${AGENT_TYPE_NAME.source})`,
+      );
+    }
     if (this.runners.has(runner.type)) throw new Error(`agent type "${runner.type}" is registered twice`);
     const builtIns = (runner.builtInAgents ?? []).map((agent) => ({ ...agent, type: runner.type }));
     for (const agent of builtIns) {
       // An id of another shape would answer 404 on GET /v1/agents/{id} and break the list's cursor.
       if (!isIdOf(AGENT_ID, agent.id))
         throw new Error(`built-in agent id "${agent.id}" is not builtInAgentId(…)`);
+      checkBuiltInCosts(agent);
       const taken = this.builtIns.get(agent.id);
       if (taken || builtIns.filter((other) => other.id === agent.id).length > 1) {
         throw new Error(`built-in agent id "${agent.id}" is declared twice (${taken?.type ?? runner.type})`);
@@ -146,6 +196,25 @@ export class AgentRunners {
 
   builtInAgent(id: string): TypedBuiltInAgent | undefined {
     return this.builtIns.get(id);
+  }
+}
+
+/** A built-in agent's pricing and default reservation, held to the bounds POST /v1/agents holds an agent's to. */
+function checkBuiltInCosts(agent: TypedBuiltInAgent): void {
+  const prices = agent.pricing
+    ? [agent.pricing.credits_per_1k_input_tokens, agent.pricing.credits_per_1k_output_tokens]
+    : [];
+  if (prices.some((price) => typeof price !== 'number' || !(price >= 0 && price <= MAX_PRICE))) {
+    throw new Error(
+      `built-in agent "${agent.name}" (${agent.type}): pricing needs credits_per_1k_input_tokens and ` +
+        `credits_per_1k_output_tokens, each a number from 0 to ${MAX_PRICE}`,
+    );
+  }
+  const reserve = agent.defaultMaxCredits;
+  if (reserve !== undefined && !(Number.isInteger(reserve) && reserve >= 0 && reserve <= MAX_CREDITS)) {
+    throw new Error(
+      `built-in agent "${agent.name}" (${agent.type}): defaultMaxCredits must be an integer from 0 to ${MAX_CREDITS}`,
+    );
   }
 }
 

@@ -5,7 +5,7 @@ import { isIdOf, newId } from '../common/ids';
 import { AGENT_ID } from './agents.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { Agent } from './agent.entity';
-import { AgentRunner, AgentRunners } from './agent-runner';
+import { AgentRunner, AgentRunners, TypedBuiltInAgent } from './agent-runner';
 import { AgentsRepository } from './agents.repository';
 import { AgentPage, AgentResponse, CreateAgentDto, UpdateAgentDto } from './dto/agent.dto';
 import { AgentError, AgentErrorCode } from './agents.errors';
@@ -58,11 +58,14 @@ export class AgentsService {
   }
 
   /**
-   * The agent a new task names, as get() answers it, batched with the other task creations of the same
-   * event-loop turn (batchedReadsById): under load, many tasks for one agent cost one row. Read it, never
-   * change it.
+   * The agent a new task names: one of the organization's, as get() answers it, batched with the other
+   * task creations of the same event-loop turn (batchedReadsById): under load, many tasks for one agent
+   * cost one row; or a built-in agent, with the pricing its runner declares, so a task naming it is priced
+   * as one naming a configured agent. Read it, never change it.
    */
   getForNewTask(principal: Principal, id: string): Promise<Readonly<Agent>> {
+    const builtIn = this.runners.builtInAgent(id);
+    if (builtIn) return Promise.resolve(builtInAsAgent(builtIn, principal.organizationId));
     return agentOrNotFound(id, (agentId) => this.agentReads(principal.organizationId, agentId));
   }
 
@@ -112,6 +115,24 @@ export class AgentsService {
     }
     return runner;
   }
+}
+
+// A built-in agent has no row: no creation time (GET /v1/agents shows null), config or organization of its own.
+const NO_ROW_TIME = new Date(0);
+
+function builtInAsAgent(agent: TypedBuiltInAgent, organizationId: string): Readonly<Agent> {
+  return Object.freeze({
+    id: agent.id,
+    organizationId,
+    name: agent.name,
+    type: agent.type,
+    description: agent.description,
+    config: {},
+    pricing: agent.pricing ? { ...agent.pricing } : null,
+    defaultMaxCredits: agent.defaultMaxCredits ?? null,
+    createdAt: NO_ROW_TIME,
+    updatedAt: NO_ROW_TIME,
+  });
 }
 
 /** The agent `find` answers for a well-formed agent id; not_found for any other id or no row. */

@@ -2,21 +2,17 @@ import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig, tasksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AgentFailure, AgentRunners, TASK_TOKEN_HEADER } from '../agents/agent-runner';
+import { AgentFailure, AgentRunners } from '../agents/agent-runner';
 import { Semaphore } from '../common/semaphore';
 import { TickBatch } from '../common/tick-batch';
-import type { Agent } from '../agents/agent.entity';
-import { AgentsService } from '../agents/agents.service';
 import type { TaskEndedData, TaskFailedData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
-import { FilesService } from '../files/files.service';
+import { AgentRunContexts } from './agent-run-contexts';
 import { AgentRunSlots, maxConcurrencyOf } from './agent-run-slots';
 import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
-import { TasksService } from './tasks.service';
-import { TaskTokens } from './run-tokens/task-tokens';
 
 const MAX_BACKOFF_MS = 60_000;
 // At most this many tasks claimed in one statement.
@@ -48,7 +44,6 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly running = new Map<string, AbortController>();
   private readonly executions = new Set<Promise<void>>();
   private readonly agentSlots = new AgentRunSlots();
-  private readonly agentLookups = new Map<string, Promise<Agent | null>>();
   /** The worker's statements in flight: its share of the pool, whatever the runs in flight. */
   private readonly connections: Semaphore;
   private heartbeat?: NodeJS.Timeout;
@@ -69,13 +64,10 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(lifecycleConfig.KEY) private readonly lifecycle: ConfigOf<typeof lifecycleConfig>,
     private readonly queue: TaskQueueRepository,
     private readonly runners: AgentRunners,
-    private readonly agents: AgentsService,
-    private readonly files: FilesService,
-    private readonly tasks: TasksService,
+    private readonly contexts: AgentRunContexts,
     private readonly events: EventsService,
     private readonly wakeups: TaskWakeups,
     private readonly changes: TaskChanges,
-    private readonly tokens: TaskTokens,
   ) {
     this.connections = new Semaphore(this.config.databaseConnections);
   }
@@ -92,35 +84,8 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.dispatcher = this.dispatch();
   }
 
-  /**
-   * A task token for each claimed task whose runner calls out, whatever hide_credentials says (which
-   * decides only whether the caller's key travels too), in one statement for the batch; each dies with
-   * its attempt (TaskTokens). Undefined when they could not be stored: the batch is not started, and its
-   * leases run out, so the tasks are taken up again.
-   */
-  private async mintTokens(claimed: readonly Task[]): Promise<Map<string, string> | undefined> {
-    const callingOut = claimed.filter(
-      (task) => this.runners.get(task.agentType)?.forwardsCredentials !== false,
-    );
-    if (!callingOut.length) return new Map();
-    try {
-      return await this.db(() =>
-        this.tokens.mint(
-          callingOut.map((task) => ({ taskId: task.id, attempt: task.attempts, leaseOwner: this.workerId })),
-        ),
-      );
-    } catch (error) {
-      this.logger.warn(
-        `task tokens of ${callingOut.length} claimed tasks not stored: ${(error as Error).message}`,
-      );
-      return undefined;
-    }
-  }
-
-  /** A statement of the worker's, on its share of the pool. */
-  private db<T>(statement: () => Promise<T>): Promise<T> {
-    return this.connections.use(statement);
-  }
+  /** A statement of the worker's, on its share of the pool (its runs' reports too). */
+  private readonly db = <T>(statement: () => Promise<T>): Promise<T> => this.connections.use(statement);
 
   private async dispatch(): Promise<void> {
     // Every module's onModuleInit has run (runners register there): the types are final.
@@ -155,7 +120,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
         }
       }
       if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
-      const tokens = await this.mintTokens(claimed);
+      const tokens = await this.contexts.mintTokens(claimed, this.workerId, this.db);
       if (tokens) for (const task of claimed) this.start(task, tokens.get(task.id));
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge (a task
       // queued, a run ended), or for the poll: the queue may hold work that is due later, or a slot free
@@ -246,50 +211,21 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async run(task: Task, taskToken: string | undefined, signal: AbortSignal): Promise<unknown> {
-    const runner = this.runners.get(task.agentType);
-    // Not claimed by this worker (claimBatch takes registered types only); kept as the last guard.
-    if (!runner) throw new AgentFailure('unknown_agent_type', `no agent type "${task.agentType}"`, false);
-    const { agentId, organizationId } = task;
-    const agent = agentId ? await this.findAgent(organizationId, agentId) : null;
-    if (runner.needsAgent && !agent)
-      throw new AgentFailure('agent_not_found', "the task's agent was deleted", false);
-    const attachments = task.attachments.length
-      ? await this.db(() => this.files.findOwned(organizationId, task.attachments))
-      : [];
-    const key = task.sealedCredential ? this.tasks.credentials.open(task.sealedCredential) : undefined;
-    // An agent that caps its runs: wait here (leased, the lease renewed) for one of its slots.
-    const cap = agent ? maxConcurrencyOf(agent.config) : undefined;
-    const release = agent && cap ? await this.agentSlots.acquire(agent.id, cap, signal) : undefined;
+    const run = await this.contexts.prepare({ task, workerId: this.workerId, taskToken, signal }, this.db);
     try {
-      return await runner.run({
-        task: { id: task.id, organizationId, instruction: task.instruction, attachments },
-        agent,
-        outboundHeaders: {
-          ...(key ? { 'X-API-Key': key } : {}),
-          ...(taskToken ? { [TASK_TOKEN_HEADER]: taskToken } : {}),
-        },
-        taskToken,
-        signal,
-      });
+      // An agent that caps its runs: wait here (leased, the lease renewed) for one of its slots.
+      const { agent } = run.context;
+      const cap = agent ? maxConcurrencyOf(agent.config) : undefined;
+      const release = agent && cap ? await this.agentSlots.acquire(agent.id, cap, signal) : undefined;
+      try {
+        return await run.runner.run(run.context);
+      } finally {
+        release?.();
+      }
     } finally {
-      release?.();
+      // The outcome is recorded after the reports the run made.
+      await run.end();
     }
-  }
-
-  /**
-   * The task's agent, single-flight: the runs of one agent claimed together (up to a batch of them) share
-   * one query. Nothing is kept once it answers, so a changed config applies to the next run.
-   */
-  private findAgent(organizationId: string, agentId: string): Promise<Agent | null> {
-    const key = `${organizationId}/${agentId}`;
-    let lookup = this.agentLookups.get(key);
-    if (!lookup) {
-      lookup = this.db(() => this.agents.findInOrganization(organizationId, agentId)).finally(() =>
-        this.agentLookups.delete(key),
-      );
-      this.agentLookups.set(key, lookup);
-    }
-    return lookup;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
+import { AgentRunContexts } from './agent-run-contexts';
 import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
 import { TaskChanges } from './task-changes';
@@ -23,7 +24,15 @@ import { ReservationSettlementModule } from '../api-keys/credits/reservation-set
     ReservationSettlementModule,
     UsageModule,
   ],
-  providers: [TaskQueueRepository, TasksService, TaskWorker, TaskWakeups, TaskChanges, TaskEventFeeds],
+  providers: [
+    TaskQueueRepository,
+    TasksService,
+    TaskWorker,
+    AgentRunContexts,
+    TaskWakeups,
+    TaskChanges,
+    TaskEventFeeds,
+  ],
   exports: [TasksService, TaskWorker, TaskQueueRepository],
 })
 export class TasksModule {}

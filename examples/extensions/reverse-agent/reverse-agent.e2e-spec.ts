@@ -1,11 +1,12 @@
+import type { AgentRunContext } from '../../../src/agents/agent-runner';
 import { AgentRunners } from '../../../src/agents/agent-runner';
 import { TasksService } from '../../../src/tasks/tasks.service';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from '../../../test/support/factories';
-import { pollUntil } from '../../../test/support/keys';
+import { createKey, pollUntil, type Auth } from '../../../test/support/keys';
 import { userOfNewOrganization } from '../../../test/support/principals';
 import { ServiceContext, startServiceContext, startTestApp, TestApp } from '../../../test/support/test-app';
 import { reverseAgentExtension } from './reverse-agent.extension';
-import { REVERSE_AGENT } from './reverse.runner';
+import { REVERSE_AGENT, ReverseRunner } from './reverse.runner';
 
 const RUNS_TASKS = { WORKER_CONCURRENCY: '1', WORKER_POLL_MS: '50' };
 
@@ -28,9 +29,9 @@ describe('example extension: an agent type with a built-in agent (reverse)', () 
         type: 'reverse',
         description: 'Answers with the instruction backwards.',
         built_in: true,
-        // Built-in agents are free (contract, "Costs").
-        pricing: { credits_per_1k_input_tokens: 0, credits_per_1k_output_tokens: 0 },
-        default_max_credits: null,
+        // Priced by its runner, as a configured agent is (contract, "Costs").
+        pricing: { credits_per_1k_input_tokens: 500, credits_per_1k_output_tokens: 1000 },
+        default_max_credits: 50,
         created_at: null,
       };
       expect(REVERSE_AGENT.id).toBe(reverse.id);
@@ -54,6 +55,137 @@ describe('example extension: an agent type with a built-in agent (reverse)', () 
         (res) => res.body.status === 'succeeded' || res.body.status === 'failed',
       );
       expect(value.body).toMatchObject({ status: 'succeeded', result: { output: '🚪 esuohetag' } });
+    });
+
+    const created = async (auth: Auth, body: Record<string, unknown>): Promise<string> =>
+      (await t.http.post('/v1/tasks').set(auth).send(body).expect(202)).body.id;
+    const ended = async (id: string): Promise<any> => {
+      const { value } = await pollUntil(
+        () => t.http.get(`/v1/tasks/${id}?wait=5`).set(org.auth),
+        (res) => !['queued', 'running'].includes(res.body.status),
+      );
+      return value.body;
+    };
+    const eventsOf = async (id: string): Promise<{ type: string; data: any }[]> =>
+      (await t.http.get(`/v1/tasks/${id}/events?limit=100`).set(org.auth).expect(200)).body.data.map(
+        ({ type, data }: any) => ({ type, data }),
+      );
+    const balanceOf = async (id: string): Promise<number> =>
+      (await t.http.get(`/v1/api-keys/${id}`).set(org.auth).expect(200)).body.credits.remaining;
+    const status = (value: string) => ({ type: 'status', data: { status: value } });
+
+    it("reports its run through the context's reporter: the events an agent posts, in order, before its end", async () => {
+      const id = await created(org.auth, { instruction: 'abc', agent_type: 'reverse' });
+      expect(await ended(id)).toMatchObject({
+        status: 'succeeded',
+        result: { output: 'cba' },
+        progress: { message: 'reversing', percent: 0 },
+        usage: { input_tokens: 3, output_tokens: 3 },
+      });
+      expect(await eventsOf(id)).toEqual([
+        status('queued'),
+        status('running'),
+        { type: 'progress', data: { message: 'reversing', percent: 0 } },
+        { type: 'output', data: { delta: 'cba' } },
+        { type: 'usage', data: { input_tokens: 3, output_tokens: 3 } },
+        status('succeeded'),
+      ]);
+    });
+
+    it('charges the usage it reports at its built-in agent’s pricing, reserving its default_max_credits', async () => {
+      const key = await createKey(t.http, org.auth, {
+        role: 'developer',
+        credits: { remaining: 100, refill: null },
+      });
+      const id = await created(key.auth, {
+        instruction: 'gatehouse 🚪',
+        agent_type: 'reverse',
+        agent_id: REVERSE_AGENT.id,
+      });
+      // 11 characters each way: ceil(11/1000 × 500 + 11/1000 × 1000) = ceil(16.5) = 17.
+      expect(await ended(id)).toMatchObject({
+        status: 'succeeded',
+        agent_id: REVERSE_AGENT.id,
+        usage: { input_tokens: 11, output_tokens: 11, credits: 17 },
+      });
+      // The create request's own credit, and the run's 17 of the 50 reserved (the rest given back).
+      const { value } = await pollUntil(
+        () => balanceOf(key.id),
+        (balance) => balance === 100 - 1 - 17,
+      );
+      expect(value).toBe(82);
+    });
+
+    it('ends a run whose reported usage passes max_credits as failed, budget_exceeded', async () => {
+      const key = await createKey(t.http, org.auth, {
+        role: 'developer',
+        credits: { remaining: 100, refill: null },
+      });
+      const id = await created(key.auth, {
+        instruction: 'gatehouse 🚪',
+        agent_type: 'reverse',
+        agent_id: REVERSE_AGENT.id,
+        max_credits: 5,
+      });
+      expect(await ended(id)).toMatchObject({
+        status: 'failed',
+        error: { code: 'budget_exceeded' },
+        usage: { input_tokens: 11, output_tokens: 11, credits: 5 },
+      });
+      expect(
+        (
+          await pollUntil(
+            () => balanceOf(key.id),
+            (balance) => balance === 94,
+          )
+        ).value,
+      ).toBe(94);
+    });
+
+    describe('a report once the attempt has ended', () => {
+      let runner: ReverseRunner;
+      beforeAll(() => (runner = t.app.get(ReverseRunner, { strict: false })));
+      afterEach(() => jest.restoreAllMocks());
+
+      it('is refused after the run returned, and stores nothing', async () => {
+        const run = jest.spyOn(runner, 'run');
+        const id = await created(org.auth, { instruction: 'late', agent_type: 'reverse' });
+        expect((await ended(id)).status).toBe('succeeded');
+        const [context] = run.mock.calls[0] as [AgentRunContext];
+        const before = await eventsOf(id);
+        await expect(context.report.progress({ message: 'too late' })).rejects.toMatchObject({
+          code: 'task_token_expired',
+        });
+        await expect(context.report.usage({ input_tokens: 1, output_tokens: 1 })).rejects.toMatchObject({
+          code: 'task_token_expired',
+        });
+        expect(await eventsOf(id)).toEqual(before);
+      });
+
+      it('is refused once the task is cancelled, whether or not the worker has noticed yet', async () => {
+        let held!: AgentRunContext;
+        const running = new Promise<void>((started) =>
+          jest.spyOn(runner, 'run').mockImplementationOnce(async (context) => {
+            held = context;
+            started();
+            await new Promise((aborted) => context.signal.addEventListener('abort', aborted));
+            return {};
+          }),
+        );
+        const id = await created(org.auth, { instruction: 'held', agent_type: 'reverse' });
+        await running;
+        expect((await held.report.progress({ percent: 50 })).seq).toBeGreaterThan(0);
+        await t.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
+        await expect(held.report.output('after cancel')).rejects.toMatchObject({
+          code: 'task_token_expired',
+        });
+        expect((await eventsOf(id)).map((event) => event.type)).toEqual([
+          'status',
+          'status',
+          'progress',
+          'status',
+        ]);
+      });
     });
 
     it('checks the config of an agent of its type', async () => {

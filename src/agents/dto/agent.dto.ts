@@ -1,13 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { Omittable, NestedObject, DisplayNameField, IntegerField } from '../../common/validators';
-import { type AgentPricing, FREE } from '../agent-pricing';
+import { type AgentPricing, FREE, MAX_CREDITS, MAX_PRICE } from '../agent-pricing';
 import type { Agent } from '../agent.entity';
-import type { TypedBuiltInAgent } from '../agent-runner';
-
-// Prices and reservations far beyond any real run, but exact as doubles and within an integer column.
-const MAX_PRICE = 1_000_000;
-const MAX_CREDITS = 1_000_000_000;
+import { AGENT_TYPE_NAME, type TypedBuiltInAgent } from '../agent-runner';
 
 export class AgentPricingDto implements AgentPricing {
   @ApiProperty({ minimum: 0, maximum: MAX_PRICE, description: 'Credits per 1,000 input tokens.' })
@@ -56,7 +52,7 @@ export class CreateAgentDto extends AgentCostFields {
 
   @ApiProperty({ example: 'http', description: 'A registered agent type: echo, http, …' })
   @IsString()
-  @Matches(/^[a-z][a-z0-9_]{0,49}$/, { message: 'type must be a lowercase agent type' })
+  @Matches(AGENT_TYPE_NAME, { message: 'type must be a lowercase agent type' })
   type: string;
 
   @ApiPropertyOptional({ maxLength: 500, nullable: true })
@@ -119,16 +115,17 @@ export class AgentResponse {
     };
   }
 
-  /** A runner's built-in agent: no row, so no config and no creation time; free. */
-  static ofBuiltIn({ id, name, type, description }: TypedBuiltInAgent): AgentResponse {
+  /** A runner's built-in agent: no row, so no config and no creation time; free unless it declares pricing. */
+  static ofBuiltIn(agent: TypedBuiltInAgent): AgentResponse {
+    const { id, name, type, description } = agent;
     return {
       id,
       name,
       type,
       description,
       built_in: true,
-      pricing: FREE,
-      default_max_credits: null,
+      pricing: agent.pricing ? { ...agent.pricing } : FREE,
+      default_max_credits: agent.defaultMaxCredits ?? null,
       created_at: null,
     };
   }
