@@ -9,7 +9,9 @@ import { mapPage } from '../common/pagination';
 import { ConfigOf } from '../config/config-namespace';
 import { accessConfig, rateLimitsConfig } from '../config/namespaces';
 import { Created, NoContent, Operation } from '../access/route-access.decorators';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeyLifecycleService } from './api-key-lifecycle.service';
+import { ApiKeyQueryService } from './api-key-query.service';
+import { ApiKeyRotationService } from './api-key-rotation.service';
 import { CreateApiKeyDto, ListApiKeysQueryDto, RotateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import {
   ApiKeyDefaultsResponse,
@@ -22,7 +24,9 @@ import {
 @Controller('v1/api-keys')
 export class ApiKeysController {
   constructor(
-    private readonly keys: ApiKeysService,
+    private readonly lifecycle: ApiKeyLifecycleService,
+    private readonly queries: ApiKeyQueryService,
+    private readonly rotation: ApiKeyRotationService,
     private readonly audit: AuditService,
     @Inject(rateLimitsConfig.KEY) private readonly rateLimits: ConfigOf<typeof rateLimitsConfig>,
     @Inject(accessConfig.KEY) private readonly access: ConfigOf<typeof accessConfig>,
@@ -41,13 +45,13 @@ export class ApiKeysController {
     @Body() dto: CreateApiKeyDto,
     @Origin() origin: RequestOrigin,
   ): Promise<CreatedApiKeyResponse> {
-    return this.keys.create(principal, dto, origin);
+    return this.lifecycle.create(principal, dto, origin);
   }
 
   @Get()
   @Operation('api_keys:read', "List the organization's keys, newest first", ApiKeyPage, 400)
   list(@Principal() principal: Principal, @Query() query: ListApiKeysQueryDto): Promise<ApiKeyPage> {
-    return this.keys.list(principal, query);
+    return this.queries.list(principal, query);
   }
 
   // Declared before `:id`, so this path is not read as a key id (key ids start with `key_`).
@@ -70,7 +74,7 @@ export class ApiKeysController {
   @Get(':id')
   @Operation('api_keys:read', 'Get a key, with its role and effective permissions', ApiKeyResponse, 404)
   get(@Principal() principal: Principal, @Param('id') id: string): Promise<ApiKeyResponse> {
-    return this.keys.get(principal, id);
+    return this.queries.get(principal, id);
   }
 
   @Patch(':id')
@@ -81,7 +85,7 @@ export class ApiKeysController {
     @Body() dto: UpdateApiKeyDto,
     @Origin() origin: RequestOrigin,
   ): Promise<ApiKeyResponse> {
-    return this.keys.update(principal, id, dto, origin);
+    return this.lifecycle.update(principal, id, dto, origin);
   }
 
   @Post(':id/rotate')
@@ -101,7 +105,7 @@ export class ApiKeysController {
     @Body() dto: RotateApiKeyDto,
     @Origin() origin: RequestOrigin,
   ): Promise<CreatedApiKeyResponse> {
-    return this.keys.rotate(principal, id, dto, origin);
+    return this.rotation.rotate(principal, id, dto, origin);
   }
 
   @Delete(':id')
@@ -112,7 +116,7 @@ export class ApiKeysController {
     @Param('id') id: string,
     @Origin() origin: RequestOrigin,
   ): Promise<void> {
-    await this.keys.delete(principal, id, origin);
+    await this.lifecycle.delete(principal, id, origin);
   }
 
   @Get(':id/audit-log')
@@ -128,7 +132,7 @@ export class ApiKeysController {
     @Param('id') id: string,
     @Query() query: KeyAuditQueryDto,
   ): Promise<AuditPage> {
-    const key = await this.keys.find(principal, id);
+    const key = await this.queries.find(principal, id);
     const page = await this.audit.list(principal.organizationId, query, key.id);
     const names = await this.audit.namesOf(principal.organizationId, page.data, query.expand);
     return mapPage(page, (entry) => AuditEntryResponse.of(entry, names));

@@ -14,7 +14,12 @@ import { ApiKeyValues } from './api-key-format';
 import { ApiKeysRepository } from './api-keys.repository';
 import { KeyPermissions } from './key-permissions';
 import { ApiKeysController } from './api-keys.controller';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeyLifecycleService } from './api-key-lifecycle.service';
+import { ApiKeyQueryService } from './api-key-query.service';
+import { ApiKeyRotationService } from './api-key-rotation.service';
+import { ApiKeysRegistrar } from './api-keys.registrar';
+import { KeySettingChecks } from './key-setting-checks';
+import { PersonalKeyRevocation } from './personal-key-revocation';
 import { KeyChangeRecorder } from './key-change-recorder';
 import { KeyExpiryJob } from './key-expiry.job';
 import { KeyLookup } from './key-lookup';
@@ -43,7 +48,12 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
   ],
   controllers: [VerifyController, ApiKeysController],
   providers: [
-    ApiKeysService,
+    ApiKeyQueryService,
+    ApiKeyLifecycleService,
+    ApiKeyRotationService,
+    KeySettingChecks,
+    PersonalKeyRevocation,
+    ApiKeysRegistrar,
     ApiKeyValues,
     ApiKeysRepository,
     KeyLookup,
@@ -68,7 +78,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
   ],
   exports: [
     ApiKeyValues,
-    ApiKeysService,
+    ApiKeyQueryService,
     KeyLookup,
     KeyPermissions,
     KeyUsageRecorder,

@@ -5,7 +5,7 @@ import { PeriodicJob } from '../scheduling/periodic-job';
 import { SYSTEM_ACTOR } from '../audit/audit.service';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { ApiKeysRepository } from './api-keys.repository';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeyRotationService } from './api-key-rotation.service';
 
 /**
  * Rotation policies: every ROTATION_SCAN_SECONDS, keys whose `next_rotation_at` has passed are
@@ -21,7 +21,7 @@ export class KeyRotationJob extends PeriodicJob {
   constructor(
     @Inject(apiKeysConfig.KEY) private readonly config: ConfigOf<typeof apiKeysConfig>,
     private readonly repository: ApiKeysRepository,
-    private readonly keys: ApiKeysService,
+    private readonly rotation: ApiKeyRotationService,
     private readonly invalidations: InvalidationBus,
   ) {
     super();
@@ -40,7 +40,7 @@ export class KeyRotationJob extends PeriodicJob {
     const rotated = await this.repository.transaction(async (manager) => {
       const due = await this.repository.claimDueRotations(manager);
       for (const key of due)
-        await this.keys.rotateInTransaction(manager, key, key.rotationGraceSeconds, SYSTEM_ACTOR);
+        await this.rotation.rotateInTransaction(manager, key, key.rotationGraceSeconds, SYSTEM_ACTOR);
       return due.map((key) => key.id);
     });
     for (const keyId of rotated) this.invalidations.publish({ kind: 'key', keyId });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
-import { ApiKeysService } from '../api-keys/api-keys.service';
+import { ApiKeyQueryService } from '../api-keys/api-key-query.service';
 import { Clock } from '../common/clock';
 import { IdentitiesService } from '../identities/identities.service';
 import type {
@@ -28,7 +28,7 @@ const ALLOWED = 'allowed';
 export class UsageService {
   constructor(
     private readonly usage: UsageRepository,
-    private readonly keys: ApiKeysService,
+    private readonly keys: ApiKeyQueryService,
     private readonly identities: IdentitiesService,
     private readonly clock: Clock,
   ) {}

@@ -2,7 +2,9 @@ import type { Principal } from '../../src/access/principal';
 import { UsersService } from '../../src/accounts/users.service';
 import { ApiKeyValues } from '../../src/api-keys/api-key-format';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository';
-import { ApiKeysService } from '../../src/api-keys/api-keys.service';
+import { ApiKeyLifecycleService } from '../../src/api-keys/api-key-lifecycle.service';
+import { ApiKeyQueryService } from '../../src/api-keys/api-key-query.service';
+import { ApiKeyRotationService } from '../../src/api-keys/api-key-rotation.service';
 import { CreditLedger } from '../../src/api-keys/credits/credit-ledger';
 import { CreditsService } from '../../src/api-keys/credits/credits.service';
 import { KeyPermissions } from '../../src/api-keys/key-permissions';
@@ -16,7 +18,9 @@ import { ServiceContext, startFeatureContext } from '../support/feature-context'
 /** Keys, roles and their holders through the real services and a real database, without HTTP. */
 describe('API keys and roles (service level)', () => {
   let context: ServiceContext;
-  let keys: ApiKeysService;
+  let keys: ApiKeyLifecycleService;
+  let queries: ApiKeyQueryService;
+  let rotation: ApiKeyRotationService;
   const origin = { ip: '127.0.0.1', userAgent: 'medium-spec' };
 
   const administratorOf = (label: string): Promise<Principal> => administratorOfOrganization(context, label);
@@ -25,7 +29,9 @@ describe('API keys and roles (service level)', () => {
     // AgentsModule declares the agents:* permissions a custom role below grants: a permission is known
     // once the module that declares it is loaded.
     context = await startFeatureContext({ imports: [ApiKeysModule, AgentsModule] });
-    keys = context.get(ApiKeysService);
+    keys = context.get(ApiKeyLifecycleService);
+    queries = context.get(ApiKeyQueryService);
+    rotation = context.get(ApiKeyRotationService);
   });
   afterAll(() => context.close());
 
@@ -34,23 +40,23 @@ describe('API keys and roles (service level)', () => {
     const b = await administratorOf('Beta');
     const created = await keys.create(a, { name: 'alpha key', role: 'viewer', type: 'service' }, origin);
 
-    expect((await keys.get(a, created.id)).name).toBe('alpha key');
+    expect((await queries.get(a, created.id)).name).toBe('alpha key');
     expect(await context.get(ApiKeysRepository).findInOrganization(b.organizationId, created.id)).toBeNull();
-    await expect(keys.get(b, created.id)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(queries.get(b, created.id)).rejects.toMatchObject({ code: 'not_found' });
     await expect(keys.update(b, created.id, { name: 'stolen' }, origin)).rejects.toMatchObject({
       code: 'not_found',
     });
     await expect(keys.delete(b, created.id, origin)).rejects.toMatchObject({ code: 'not_found' });
-    expect((await keys.list(b, {})).data).toEqual([]);
-    expect((await keys.list(a, { type: 'service' })).data.map((k) => k.id)).toEqual([created.id]);
-    expect((await keys.list(a, { type: 'team' })).data).toEqual([]);
+    expect((await queries.list(b, {})).data).toEqual([]);
+    expect((await queries.list(a, { type: 'service' })).data.map((k) => k.id)).toEqual([created.id]);
+    expect((await queries.list(a, { type: 'team' })).data).toEqual([]);
   });
 
   it('finds a key by the hash of its current value, and of its previous one after a rotation', async () => {
     const a = await administratorOf('Gamma');
     const repository = context.get(ApiKeysRepository);
     const created = await keys.create(a, { name: 'rotating', role: 'viewer', type: 'service' }, origin);
-    const rotated = await keys.rotate(a, created.id, { grace_period_seconds: 60 }, origin);
+    const rotated = await rotation.rotate(a, created.id, { grace_period_seconds: 60 }, origin);
     const hash = (value: string): string => context.get(ApiKeyValues).hash(value);
     expect(await repository.findByValueHash(hash(rotated.key))).toMatchObject({ matchedPrevious: false });
     expect(await repository.findByValueHash(hash(created.key))).toMatchObject({ matchedPrevious: true });
@@ -148,7 +154,7 @@ describe('API keys and roles (service level)', () => {
       const covered = await Promise.all([3, 1, 2].map((count) => credits.spendAtOnce(reloaded, count)));
       expect(covered.map((outcome) => outcome?.remaining)).toEqual([7, 6, 4]);
       expect(reserve.mock.calls.map(([account, count]) => [account.keyId, count])).toEqual([[created.id, 6]]);
-      expect((await keys.get(a, created.id)).credits).toMatchObject({ remaining: 4 });
+      expect((await queries.get(a, created.id)).credits).toMatchObject({ remaining: 4 });
     } finally {
       reserve.mockRestore();
     }

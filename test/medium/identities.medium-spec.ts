@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { Principal } from '../../src/access/principal';
 import { ApiKeysModule } from '../../src/api-keys/api-keys.module';
-import { ApiKeysService } from '../../src/api-keys/api-keys.service';
+import { ApiKeyLifecycleService } from '../../src/api-keys/api-key-lifecycle.service';
 import { AuditService } from '../../src/audit/audit.service';
 import { IdentitiesModule } from '../../src/identities/identities.module';
 import { IdentitiesService } from '../../src/identities/identities.service';
@@ -308,7 +308,7 @@ describe('identities (service level)', () => {
   });
 
   it('refuses to delete an identity live keys name (identity_in_use), and deletes it once none does', async () => {
-    const keys = context.get(ApiKeysService);
+    const keys = context.get(ApiKeyLifecycleService);
     const identity = await identities.create(a, { external_id: externalId('in-use') }, origin);
     const first = await keys.create(
       a,
@@ -346,7 +346,7 @@ describe('identities (service level)', () => {
   });
 
   it("refuses a key naming another organization's identity (unknown_identity), and creates no key", async () => {
-    const keys = context.get(ApiKeysService);
+    const keys = context.get(ApiKeyLifecycleService);
     const theirs = await identities.create(b, { external_id: externalId('theirs') }, origin);
     await expect(
       keys.create(a, { name: 'borrowed', role: 'viewer', type: 'service', identity_id: theirs.id }, origin),
