@@ -69,6 +69,15 @@ export class AgentsService {
     return agentOrNotFound(id, (agentId) => this.agentReads(principal.organizationId, agentId));
   }
 
+  /**
+   * What a task naming only its type (no agent_id) is priced as: the type's first built-in agent, if
+   * its runner declares any. Without it, leaving out agent_id would make a priced built-in agent free.
+   */
+  builtInForType(principal: Principal, type: string): Readonly<Agent> | null {
+    const first = this.runners.builtInAgents().find((agent) => agent.type === type);
+    return first ? builtInAsAgent(first, principal.organizationId) : null;
+  }
+
   private readonly agentReads = batchedReadsById((refs) => this.agents.findAmong(refs));
 
   /** An agent by id within an organization, for work done outside a request (task workers). */

@@ -126,9 +126,11 @@ export class TasksService {
       );
     }
 
-    // Built-in agents are free; a configured one is priced as it is now, for the whole run.
-    const pricing = agent?.pricing ?? FREE;
-    const maxCredits = dto.max_credits ?? agent?.defaultMaxCredits ?? 0;
+    // Priced as the agent is now, for the whole run: the one named, else the type's built-in agent (a
+    // type without one, such as http, has nothing to price a task by).
+    const pricedAs = agent ?? this.agents.builtInForType(principal, dto.agent_type);
+    const pricing = pricedAs?.pricing ?? FREE;
+    const maxCredits = dto.max_credits ?? pricedAs?.defaultMaxCredits ?? 0;
     // Reserved last, once nothing else can refuse the request: a refusal after it would have to give it back.
     const reservation = maxCredits > 0 && credits ? await credits.reserve(maxCredits) : null;
 

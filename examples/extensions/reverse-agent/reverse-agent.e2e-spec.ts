@@ -92,29 +92,32 @@ describe('example extension: an agent type with a built-in agent (reverse)', () 
       ]);
     });
 
-    it('charges the usage it reports at its built-in agent’s pricing, reserving its default_max_credits', async () => {
-      const key = await createKey(t.http, org.auth, {
-        role: 'developer',
-        credits: { remaining: 100, refill: null },
-      });
-      const id = await created(key.auth, {
-        instruction: 'gatehouse 🚪',
-        agent_type: 'reverse',
-        agent_id: REVERSE_AGENT.id,
-      });
-      // 11 characters each way: ceil(11/1000 × 500 + 11/1000 × 1000) = ceil(16.5) = 17.
-      expect(await ended(id)).toMatchObject({
-        status: 'succeeded',
-        agent_id: REVERSE_AGENT.id,
-        usage: { input_tokens: 11, output_tokens: 11, credits: 17 },
-      });
-      // The create request's own credit, and the run's 17 of the 50 reserved (the rest given back).
-      const { value } = await pollUntil(
-        () => balanceOf(key.id),
-        (balance) => balance === 100 - 1 - 17,
-      );
-      expect(value).toBe(82);
-    });
+    // Named by its id, or by its type alone: leaving out agent_id must not make a priced agent free.
+    it.each([
+      ['named by agent_id', { agent_id: REVERSE_AGENT.id }, REVERSE_AGENT.id],
+      ['named by its type alone', {}, null],
+    ])(
+      'charges the usage it reports at its built-in agent’s pricing, reserving its default_max_credits (%s)',
+      async (_, naming, agentId) => {
+        const key = await createKey(t.http, org.auth, {
+          role: 'developer',
+          credits: { remaining: 100, refill: null },
+        });
+        const id = await created(key.auth, { instruction: 'gatehouse 🚪', agent_type: 'reverse', ...naming });
+        // 11 characters each way: ceil(11/1000 × 500 + 11/1000 × 1000) = ceil(16.5) = 17.
+        expect(await ended(id)).toMatchObject({
+          status: 'succeeded',
+          agent_id: agentId,
+          usage: { input_tokens: 11, output_tokens: 11, credits: 17 },
+        });
+        // The create request's own credit, and the run's 17 of the 50 reserved (the rest given back).
+        const { value } = await pollUntil(
+          () => balanceOf(key.id),
+          (balance) => balance === 100 - 1 - 17,
+        );
+        expect(value).toBe(82);
+      },
+    );
 
     it('ends a run whose reported usage passes max_credits as failed, budget_exceeded', async () => {
       const key = await createKey(t.http, org.auth, {
