@@ -6,7 +6,7 @@ import { AgentsHttpModule } from './agents/agents-http.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditHttpModule } from './audit/audit-http.module';
 import { AuthModule } from './auth/auth.module';
-import { ProblemFilter } from './common/problem.filter';
+import { ProblemFilter } from './http/problem.filter';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app-config';
 import { DashboardModule } from './dashboard-files/dashboard.module';
