@@ -8,6 +8,7 @@ import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import type { AppConfig } from '../../src/config/app-config';
 import type { GatehouseExtension } from '../../src/extension';
 import { EXTENSIONS } from '../../src/extensions';
+import { EXAMPLE_EXTENSIONS } from '../../examples/extensions';
 import {
   compileWithClock,
   prepareInstance,
@@ -25,8 +26,21 @@ export interface ExtensionOptions {
   extensions?: readonly GatehouseExtension[];
 }
 
+/**
+ * The deployment's list as this run sees it: src/extensions.ts, plus the example extensions when
+ * GATEHOUSE_TEST_EXTENSIONS=examples, as if a deployment had added their lines to it. CI runs the suite
+ * so: an extension in the production list must break no core test, which is why core tests assert the
+ * core's own vocabulary (its agents, permissions, policies) and not that nothing else exists.
+ */
+function productionList(): readonly GatehouseExtension[] {
+  const choice = process.env.GATEHOUSE_TEST_EXTENSIONS;
+  if (!choice) return EXTENSIONS;
+  if (choice !== 'examples') throw new Error(`GATEHOUSE_TEST_EXTENSIONS must be "examples", not "${choice}"`);
+  return [...EXTENSIONS, ...EXAMPLE_EXTENSIONS];
+}
+
 /** The deployment's extensions and the test's own. */
-const extensionsOf = (options: ExtensionOptions) => [...EXTENSIONS, ...(options.extensions ?? [])];
+const extensionsOf = (options: ExtensionOptions) => [...productionList(), ...(options.extensions ?? [])];
 
 export interface TestApp {
   app: INestApplication;
