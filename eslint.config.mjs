@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    // Plain CommonJS configuration (Jest and its ts-jest transformer), outside the TypeScript project.
+    // Plain CommonJS configuration (Jest and its ts-jest transformer, dependency-cruiser's rules), outside
+    // the TypeScript project.
     ignores: [
       'dist/**',
       'node_modules/**',
@@ -15,6 +16,7 @@ export default tseslint.config(
       'test/.generated/**',
       'eslint.config.mjs',
       'jest.config.js',
+      '.dependency-cruiser.cjs',
     ],
   },
   js.configs.recommended,

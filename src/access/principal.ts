@@ -1,8 +1,17 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { CreditedKey } from '../api-keys/credits/credits.service';
-import type { IdentityControls, KeyIdentity } from '../api-keys/key-lookup';
+import type { CreditedKey } from '../api-keys/credits/credit-holders';
+import type { IdentityControls, KeyIdentity } from '../api-keys/key-identity';
 import type { Permission } from '../roles/permissions';
+
+// Declared here, beside the type, rather than in the base layer's request observer (common/ imports
+// nothing above it).
+declare module 'http' {
+  interface IncomingMessage {
+    /** Set by ApiKeyGuard once the credential is resolved. */
+    principal?: Principal;
+  }
+}
 
 /**
  * Who is calling, as resolved by ApiKeyGuard from exactly one credential. Services take it as their

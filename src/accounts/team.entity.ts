@@ -9,7 +9,10 @@ import {
   PrimaryColumn,
 } from 'typeorm';
 import { Organization } from './organization.entity';
-import { TeamMember } from './team-member.entity';
+import { User } from './user.entity';
+
+// A team and its members in one file: each entity names the other (the relation both ways), and two
+// files would import each other.
 
 @Entity({ name: 'teams' })
 @Index('teams_organization_name_key', ['organizationId', 'name'], { unique: true })
@@ -29,6 +32,27 @@ export class Team {
 
   @OneToMany(() => TeamMember, (member) => member.team)
   members?: TeamMember[];
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}
+
+@Entity({ name: 'team_members' })
+@Index('team_members_user_idx', ['userId'])
+export class TeamMember {
+  @PrimaryColumn({ name: 'team_id', type: 'text' })
+  teamId: string;
+
+  @PrimaryColumn({ name: 'user_id', type: 'text' })
+  userId: string;
+
+  @ManyToOne(() => Team, (team) => team.members, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'team_id' })
+  team?: Team;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id' })
+  user?: User;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { TeamMember } from './team-member.entity';
-import { Team } from './team.entity';
+import { Team, TeamMember } from './team.entity';
 
 /** The teams and team_members tables: every query on them. */
 @Injectable()

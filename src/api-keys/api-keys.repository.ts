@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, IsNull, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { CreditBalanceTable } from '../common/credit-balance-table';
+import { CreditBalanceTable } from './credits/credit-balance-table';
 import { ApiKey, KeyStatus } from './api-key.entity';
 import type { LeakAction, LeakSource } from './api-key-leak.entity';
 

@@ -3,24 +3,10 @@ import { IdentitySummaryResponse } from '../identities/dto/identity.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { ApiKey } from './api-key.entity';
 import { ApiKeysRepository } from './api-keys.repository';
-import type { Identity } from '../identities/identity.entity';
+import type { IdentityControls, KeyIdentity } from './key-identity';
 
-/** What a key's record shows of its identity (the key object's and verify's `identity`). */
-export interface KeyIdentity {
-  id: string;
-  external_id: string;
-  meta: Readonly<Record<string, unknown>>;
-}
-
-/**
- * What the key check enforces of a key's identity, beside the key's own: its windows (null: none) and
- * its shared balance (null: unlimited).
- */
-export interface IdentityControls {
-  rateLimit: { perMinute: number | null; perHour: number | null };
-  /** The identity's row when it has credits (what spending and showing its live balance need). */
-  credits: Identity | null;
-}
+// Declared apart so the principal can name them without depending on this lookup's services.
+export type { IdentityControls, KeyIdentity } from './key-identity';
 
 export interface FoundKey {
   key: ApiKey;

@@ -11,12 +11,12 @@ export const bigintAsNumber = {
 };
 
 /**
- * The credit columns every row that holds a balance carries (keys and identities; see
- * `CreditTableName` in credit-balance-table.ts), declared once for the entities that extend this
- * class (TypeORM's concrete table inheritance: each entity keeps its own table).
+ * The credit columns every row that holds a balance carries (keys and identities; see `CreditTableName`
+ * in src/api-keys/credits/credit-balance-table.ts), declared once for the entities that extend this class
+ * (TypeORM's concrete table inheritance: each entity keeps its own table).
  *
  * None is written by save(): spends move the balance between a read and a save, and a save would put
- * the old value back. The owning module's repository writes them (credit-balance-table.ts).
+ * the old value back. The owning module's repository writes them (CreditBalanceTable).
  */
 export abstract class CreditBalanceColumns {
   /**

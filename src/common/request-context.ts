@@ -1,13 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../access/principal';
-
-declare module 'http' {
-  interface IncomingMessage {
-    /** Set by ApiKeyGuard once the credential is resolved. */
-    principal?: Principal;
-  }
-}
 
 // A caller-supplied id is kept only when it is short and plain, so it cannot inject into logs.
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

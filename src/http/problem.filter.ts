@@ -1,15 +1,15 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { responseEnded } from '../http/turn-end-responses';
-import { DomainError, ErrorKind, FieldError, translateError } from './domain-error';
+import { DomainError, ErrorKind, FieldError, translateError } from '../common/domain-error';
 import {
   PROBLEM_CONTENT_TYPE,
   PROBLEM_LIMITS,
   ProblemDocument,
   ProblemException,
   problemType,
-} from './problem';
+} from '../common/problem';
+import { responseEnded } from './turn-end-responses';
 
 /** The one table from a domain error's kind to its HTTP status. */
 export const STATUS_OF_KIND: Readonly<Record<ErrorKind, HttpStatus>> = {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../common/pagination';
-import { CreditBalanceTable, CreditSetting } from '../common/credit-balance-table';
+import { CreditBalanceTable, CreditSetting } from '../api-keys/credits/credit-balance-table';
 import { Identity } from './identity.entity';
 
 /** The identities table: every query on it, each scoped to one organization. */

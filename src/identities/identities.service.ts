@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { creditColumnsAsSet } from '../common/credit-balance.columns';
 import type { EntityManager } from 'typeorm';
 import { actorOf, AuditActor, AuditService, RequestOrigin, SYSTEM_ACTOR } from '../audit/audit.service';
-import type { CreditBalanceTable } from '../common/credit-balance-table';
+import type { CreditBalanceTable } from '../api-keys/credits/credit-balance-table';
 import type { Principal } from '../access/principal';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { Clock } from '../common/clock';

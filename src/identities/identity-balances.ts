@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { CreditState } from '../common/credit-balance-table';
+import type { CreditState } from '../api-keys/credits/credit-balance-table';
 import type { Identity } from './identity.entity';
 
 /** What the credits module (src/api-keys/credits, above this one) does for identities' balances. */

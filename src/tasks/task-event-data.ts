@@ -1,6 +1,9 @@
 import { CommonError, CommonErrorCode } from '../common/common.errors';
 import type { FieldError } from '../common/domain-error';
-import type { PostedTaskEventType } from './dto/task.dto';
+
+/** The events an agent posts with its task token (status and file events are the service's own). */
+export const POSTED_TASK_EVENT_TYPES = ['progress', 'output', 'usage'] as const;
+export type PostedTaskEventType = (typeof POSTED_TASK_EVENT_TYPES)[number];
 
 const MAX_MESSAGE_LENGTH = 1000;
 const MAX_DELTA_BYTES = 64 * 1024;

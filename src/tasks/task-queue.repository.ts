@@ -9,7 +9,7 @@ import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 import { ReservationSettlement } from '../api-keys/credits/reservation-settlement';
 import { API_KEY_ID } from '../api-keys/api-keys.declarations';
 import { isIdOf } from '../common/ids';
-import { UsageRepository } from '../usage/usage.repository';
+import { TaskRunMeter } from '../usage/task-run-meter';
 
 /** What a finished task records: its result, or why it failed. */
 export type TaskOutcome =
@@ -87,7 +87,7 @@ export class TaskQueueRepository {
     @InjectRepository(Task) private readonly tasks: Repository<Task>,
     private readonly dataSource: DataSource,
     private readonly settlement: ReservationSettlement,
-    private readonly usage: UsageRepository,
+    private readonly usage: TaskRunMeter,
   ) {}
 
   /** A task to insert: `fields` over the state of a task nobody ran yet (no usage, nothing reserved). */
@@ -442,7 +442,7 @@ export class TaskQueueRepository {
   private async settleAndMeter(manager: EntityManager, ended: readonly FinishedTaskRow[]): Promise<void> {
     const reserved = ended.filter((row) => row.reserved).map((row) => row.id);
     if (reserved.length) await this.settle(manager, reserved);
-    await this.usage.addTaskRuns(
+    await this.usage.record(
       manager,
       ended
         .filter((row) => row.createdBy !== null && isIdOf(API_KEY_ID, row.createdBy))

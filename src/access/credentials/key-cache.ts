@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { ApiKey } from '../../api-keys/api-key.entity';
 import { Invalidation, InvalidationBus } from '../../cache-invalidation/invalidation-bus';
-import type { IdentityControls, KeyIdentity } from '../../api-keys/key-lookup';
+import type { IdentityControls, KeyIdentity } from '../../api-keys/key-identity';
 import type { Permission } from '../../roles/permissions';
 
 /** A key as the key check needs it: the row, whether the old (rotated) value matched, and its permissions. */

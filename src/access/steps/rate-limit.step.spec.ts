@@ -5,7 +5,7 @@ import { SkipThrottle, Throttle, ThrottlerModule } from '@nestjs/throttler';
 import type { NextFunction, Request, Response } from 'express';
 import request from 'supertest';
 import { CreditsService } from '../../api-keys/credits/credits.service';
-import { ProblemFilter } from '../../common/problem.filter';
+import { ProblemFilter } from '../../http/problem.filter';
 import {
   MemoryFixedWindowStorage,
   type WindowCount,

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { RefillInterval } from './usage-controls.dto';
+import type { RefillInterval } from '../../common/usage-controls.dto';
 
 /** A credit balance as stored: what is left, of which amount, in which generation of settings. */
 export interface CreditState {
@@ -66,9 +66,10 @@ function creditState(row: CreditRow): CreditState {
 
 /**
  * Every credit statement on one table of balances: the database is the balance without Redis, its
- * backing with (src/api-keys/credits, where the ledgers describe the protocol). A key's balance and an
- * identity's are the same thing kept in different tables, so each owning module's repository holds one
- * of these for its own table and the ledgers spend either through it alike.
+ * backing with (the ledgers beside this file describe the protocol). A key's balance and an identity's
+ * are the same thing kept in different tables, so each owning module's repository holds one of these for
+ * its own table and the ledgers spend either through it alike. It lives with the credits code, not in
+ * common/: it is that code's SQL, and the base layer knows no feature's tables.
  */
 export class CreditBalanceTable {
   constructor(

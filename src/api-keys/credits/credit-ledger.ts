@@ -1,4 +1,4 @@
-import type { CreditState } from '../../common/credit-balance-table';
+import type { CreditState } from './credit-balance-table';
 import type { WindowRide } from '../../rate-limits/window-counter';
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { CreditBalanceTable, CreditTableName, CreditWriteBack } from '../../common/credit-balance-table';
+import { CreditBalanceTable, CreditTableName, CreditWriteBack } from './credit-balance-table';
 import { isIdOf } from '../../common/ids';
 import { IDENTITY_ID } from '../../identities/identities.declarations';
 import { IdentitiesService } from '../../identities/identities.service';

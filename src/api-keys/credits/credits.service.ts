@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { SYSTEM_ACTOR } from '../../audit/audit.service';
 import { InvalidationBus } from '../../cache-invalidation/invalidation-bus';
 import { Clock } from '../../common/clock';
-import type { CreditState } from '../../common/credit-balance-table';
+import type { CreditState } from './credit-balance-table';
 import type { Identity } from '../../identities/identity.entity';
 import { IdentitiesService } from '../../identities/identities.service';
 import { IdentityBalances } from '../../identities/identity-balances';
@@ -18,28 +18,12 @@ import {
   ReservationResult,
   reserveGroupedByKey,
 } from './credit-ledger';
+import type { CreditedIdentity, CreditHolder } from './credit-holders';
 import { creditTableOf, CreditTables } from './credit-tables';
 import { dueRefill, refillBoundaryAfter } from './refill-schedule';
 
-/** What spending needs of any balance's holder, as the key check loaded it (a cached row). */
-type CreditHolderFields =
-  | 'id'
-  | 'createdAt'
-  | 'organizationId'
-  | 'creditsRemaining'
-  | 'creditsGeneration'
-  | 'creditsRefillInterval'
-  | 'creditsRefilledAt'
-  | 'creditsSetAt';
-
-/** A key's balance: with what `key.credits_low` names of the key. */
-export type CreditedKey = Pick<ApiKey, CreditHolderFields | 'name' | 'type' | 'role'>;
-
-/** An identity's balance, shared by its keys: with what `identity.credits_low` names of it. */
-export type CreditedIdentity = Pick<Identity, CreditHolderFields | 'externalId'>;
-
-/** Whose balance is spent: a key's or an identity's (told apart by the id, creditTableOf). */
-export type CreditHolder = CreditedKey | CreditedIdentity;
+// Declared apart so the principal can name a key's balance without depending on this service.
+export type { CreditedIdentity, CreditedKey, CreditHolder } from './credit-holders';
 
 /** A holder's row as read for its object (the key's or identity's `credits`), to show the live balance. */
 type BalanceRow = (ApiKey | Identity) & { creditsRemaining: number };

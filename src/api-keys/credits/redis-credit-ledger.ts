@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import type { CreditState } from '../../common/credit-balance-table';
+import type { CreditState } from './credit-balance-table';
 import { TickBatch } from '../../common/tick-batch';
 import {
   CreditAccount,

@@ -3,7 +3,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Identity credits spent like a key's (src/api-keys/credits): the columns the Redis ledger's hand-over
  * needs (epoch, lease, hold; see CreditLeases) and the generation whose `identity.credits_low` was sent,
- * so that both tables of balances share every credit statement (src/common/credit-balance-table.ts).
+ * so that both tables of balances share every credit statement
+ * (src/api-keys/credits/credit-balance-table.ts).
  */
 export class IdentityCredits1795770000000 implements MigrationInterface {
   name = 'IdentityCredits1795770000000';

@@ -11,11 +11,15 @@ import {
   MinLength,
 } from 'class-validator';
 import { IntegerField, Omittable } from '../../common/validators';
-import { MAX_TOKENS } from '../task-event-data';
+import { MAX_TOKENS, POSTED_TASK_EVENT_TYPES, type PostedTaskEventType } from '../task-event-data';
 import type { TaskEventRow } from '../task-queue.repository';
 import { ListQueryDto } from '../../common/pagination';
 import { Task, TASK_STATUSES, TaskStatus } from '../task.entity';
 import { creditsOf } from '../task-costs';
+
+// Declared with the event data they type (which must not import this file back); offered here too, beside
+// the DTOs of posted events.
+export { POSTED_TASK_EVENT_TYPES, type PostedTaskEventType };
 
 export class CreateTaskDto {
   @ApiProperty({ maxLength: 10000, example: 'Summarise the attached report' })
@@ -206,10 +210,6 @@ export class TaskEventResponse {
     return { seq: event.seq, type: event.type, data: event.data, created_at: event.createdAt.toISOString() };
   }
 }
-
-/** The events an agent posts with its task token (status and file events are the service's own). */
-export const POSTED_TASK_EVENT_TYPES = ['progress', 'output', 'usage'] as const;
-export type PostedTaskEventType = (typeof POSTED_TASK_EVENT_TYPES)[number];
 
 export class TaskOutputData {
   @ApiProperty({ description: 'The next piece of the output, at most 64 KiB (UTF-8).' }) delta: string;
