@@ -9,8 +9,9 @@ import { AuthModule } from './auth/auth.module';
 import { ProblemFilter } from './http/problem.filter';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app-config';
+import { ExtensionConfigModule } from './config/extension-config.module';
 import { DashboardModule } from './dashboard-files/dashboard.module';
-import { type GatehouseExtension, httpModulesOf, sharedModulesOf } from './extension';
+import { configsOf, type GatehouseExtension, httpModulesOf, sharedModulesOf } from './extension';
 import { EXTENSIONS } from './extensions';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
@@ -41,6 +42,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         ...platformModules(config, extensions),
+        // The extensions' declared configuration, beside the core's (src/config/extension-config.ts).
+        ExtensionConfigModule.forRoot(config, configsOf(extensions)),
         // Express tries routes in registration order, each a path match: the hottest go first (health
         // probes, then the services' POST /v1/keys/verify, AccessModule's one route, then the key check's
         // GET /v1/auth/verify). Their paths overlap no other route, so only speed changes: POST

@@ -1,5 +1,6 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import type { MigrationInterface } from 'typeorm';
+import type { ExtensionConfig } from './config/extension-config';
 
 /** A Nest module as `imports` takes it: a class, or what a `forRoot(...)` returns. */
 export type ExtensionModule = Type<unknown> | DynamicModule;
@@ -37,6 +38,13 @@ export interface GatehouseExtension {
    * unique across Gatehouse and every extension).
    */
   readonly migrations?: readonly ExtensionMigration[];
+  /**
+   * Its variables with their rules and defaults, and the slice its providers inject
+   * (`@Inject(config.KEY) x: ConfigOf<typeof config>`), declared with `extensionConfig(name, ...)`
+   * (src/config/extension-config.ts). Both processes validate them at start with the core's, from
+   * `.env` and the environment as the core's are read; `.env.example` lists each (a test checks).
+   */
+  readonly config?: ExtensionConfig;
 }
 
 const NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
@@ -48,6 +56,12 @@ export function defineExtension(extension: GatehouseExtension): GatehouseExtensi
   }
   if (!extension.module && !extension.httpModule && !extension.migrations?.length) {
     throw new Error(`extension "${extension.name}" has neither a module, an httpModule nor migrations`);
+  }
+  if (extension.config && extension.config.extension !== extension.name) {
+    throw new Error(
+      `extension "${extension.name}" has the configuration of "${extension.config.extension}": ` +
+        `declare it with extensionConfig('${extension.name}', ...)`,
+    );
   }
   return Object.freeze({ ...extension });
 }
@@ -79,4 +93,9 @@ export function httpModulesOf(extensions: readonly GatehouseExtension[]): Extens
 /** The extensions' migrations, for DatabaseModule (and the migration CLI, ormconfig.ts). */
 export function migrationsOf(extensions: readonly GatehouseExtension[]): ExtensionMigration[] {
   return distinctExtensions(extensions).flatMap(({ migrations }) => migrations ?? []);
+}
+
+/** The extensions' declared configuration, for the entry points' validation and ExtensionConfigModule. */
+export function configsOf(extensions: readonly GatehouseExtension[]): ExtensionConfig[] {
+  return distinctExtensions(extensions).flatMap(({ config }) => (config ? [config] : []));
 }

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from './config/app-config';
-import { type GatehouseExtension, sharedModulesOf } from './extension';
+import { ExtensionConfigModule } from './config/extension-config.module';
+import { configsOf, type GatehouseExtension, sharedModulesOf } from './extension';
 import { EXTENSIONS } from './extensions';
 import { platformModules } from './platform.modules';
 import { TasksModule } from './tasks/tasks.module';
@@ -19,6 +20,8 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         ...platformModules(config, extensions),
+        // The extensions' declared configuration, beside the core's (src/config/extension-config.ts).
+        ExtensionConfigModule.forRoot(config, configsOf(extensions)),
         TasksModule,
         WebhooksModule,
         ...sharedModulesOf(extensions),

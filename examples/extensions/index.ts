@@ -8,8 +8,4 @@ import { reverseAgentExtension } from './reverse-agent/reverse-agent.extension';
  * example's own test loads just its own. Production's list does not name them, so neither the served
  * API nor openapi.json has /v1/datasets.
  */
-export const EXAMPLE_EXTENSIONS = [
-  reverseAgentExtension,
-  datasetsExtension,
-  maintenanceWindowExtension({ weekday: 'sunday', from: '02:00', minutes: 60 }),
-];
+export const EXAMPLE_EXTENSIONS = [reverseAgentExtension, datasetsExtension, maintenanceWindowExtension];

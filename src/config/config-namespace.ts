@@ -6,6 +6,7 @@ import {
   registerAs,
 } from '@nestjs/config';
 import type { AppConfig } from './app-config';
+import type { ExtensionConfig } from './extension-config';
 
 /**
  * A slice of the configuration under one `@nestjs/config` namespace. A provider injects only the
@@ -23,7 +24,9 @@ export interface ConfigNamespace<T extends ConfigObject> {
   loadFrom(environment: AppConfig): ConfigFactory<T> & ConfigFactoryKeyHost<T>;
 }
 
-export type ConfigOf<N> = N extends ConfigNamespace<infer T> ? T : never;
+/** The slice a namespace gives, the core's or an extension's (extension-config.ts). */
+export type ConfigOf<N> =
+  N extends ConfigNamespace<infer T> ? T : N extends ExtensionConfig<infer T> ? T : never;
 
 export function configNamespace<T extends ConfigObject>(
   name: string,

@@ -76,6 +76,7 @@ describe('validateEnvironment', () => {
           TOKEN_SIGNING_SECRET: 'x'.repeat(32),
           API_KEY_HASH_SECRET: 'y'.repeat(32),
           AUDIT_CHAIN_SECRET: 'z'.repeat(32),
+          extensionVariables: {},
         })()
       ).backgroundConnections;
     expect(await backgroundConnections('512')).toBe(TASK_WORKER_CONNECTIONS + 1);

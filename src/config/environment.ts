@@ -16,16 +16,21 @@ import {
   validateSync,
 } from 'class-validator';
 
-const toInt = ({ value }: { value: unknown }): unknown =>
+/*
+ * The conversions of a variable's text before its rules check it, for `@Transform(...)`. Exported for
+ * the rules an extension declares (src/config/extension-config.ts), so its numbers, booleans and
+ * empty values read as the core's do.
+ */
+export const toInt = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-const toBool = ({ value }: { value: unknown }): unknown => {
+export const toBool = ({ value }: { value: unknown }): unknown => {
   if (typeof value !== 'string') return value;
   const v = value.trim().toLowerCase();
   if (['true', '1', 'yes'].includes(v)) return true;
   if (['false', '0', 'no'].includes(v)) return false;
   return value;
 };
-const emptyAsUnset = ({ value }: { value: unknown }): unknown =>
+export const emptyAsUnset = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && value.trim() === '' ? undefined : value;
 
 /**
@@ -456,18 +461,34 @@ function mostTellingMessage(constraints: Record<string, string>): string {
   return first ? constraints[first] : Object.values(constraints)[0];
 }
 
-export function validateEnvironment(raw: Record<string, string | undefined>): EnvironmentVariables {
-  const known = Object.fromEntries(
-    Object.keys(new EnvironmentVariables())
-      .concat(OPTIONAL_WITHOUT_DEFAULT)
-      .filter((name) => raw[name] !== undefined)
-      .map((name) => [name, raw[name]]),
+/** The variables the core reads: every one `.env.example` lists for it. */
+export const CORE_VARIABLES: readonly string[] = [
+  ...new Set([...Object.keys(new EnvironmentVariables()), ...OPTIONAL_WITHOUT_DEFAULT]),
+];
+
+/**
+ * `names` of `raw` read into a `Variables` (a class of rules like EnvironmentVariables: a default and
+ * class-validator rules per variable), with one problem per bad variable, each naming it. Variables
+ * not in `names` are left out: they are someone else's.
+ */
+export function readVariables<V extends object>(
+  Variables: new () => V,
+  names: readonly string[],
+  raw: Record<string, string | undefined>,
+): { values: V; problems: string[] } {
+  const given = Object.fromEntries(
+    names.filter((name) => raw[name] !== undefined).map((name) => [name, raw[name]]),
   );
-  const env = plainToInstance(EnvironmentVariables, known);
-  const problems = validateSync(env, { forbidUnknownValues: false }).map((error) => {
+  const values = plainToInstance(Variables, given);
+  const problems = validateSync(values, { forbidUnknownValues: false }).map((error) => {
     const message = mostTellingMessage(error.constraints ?? {});
     return message.startsWith(error.property) ? message : `${error.property}: ${message}`;
   });
+  return { values, problems };
+}
+
+export function validateEnvironment(raw: Record<string, string | undefined>): EnvironmentVariables {
+  const { values: env, problems } = readVariables(EnvironmentVariables, CORE_VARIABLES, raw);
   if (Boolean(env.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(env.BOOTSTRAP_ADMIN_PASSWORD)) {
     problems.push('BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD must be set together');
   }

@@ -17,7 +17,10 @@ import { assertTestDatabaseName, runDatabasePrefix, withDatabaseName, withServer
  */
 
 export interface TestAppOptions {
-  /** Extra or overriding environment variables. */
+  /**
+   * Extra or overriding environment variables: the core's and the extensions' alike (an extension's
+   * configuration is read from what the core does not claim, AppConfig.extensionVariables).
+   */
   env?: Record<string, string | undefined>;
   /** Force embedded PGlite even when the run has a PostgreSQL server. */
   embedded?: boolean;

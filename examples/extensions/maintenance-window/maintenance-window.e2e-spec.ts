@@ -9,15 +9,17 @@ import { createKey, CreatedKey } from '../../../test/support/keys';
 import { ManualClock } from '../../../test/support/manual-clock';
 import { undocumentedDenialCodes } from '../../../test/support/readme-errors';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { maintenanceWindowConfig } from './maintenance-window.config';
 import { maintenanceWindowExtension } from './maintenance-window.extension';
-import { MaintenanceWindowModule } from './maintenance-window.module';
 import { windowEndAround } from './maintenance-window.policy';
 
-const SUNDAY_2AM = { weekday: 'sunday', from: '02:00', minutes: 60 } as const;
 const WEDNESDAY_NOON = Date.parse('2026-11-25T12:00:00Z');
 const SUNDAY_HALF_PAST_TWO = Date.parse('2026-11-29T02:30:00Z');
 
-/** A policy of the key check (writes paused every Sunday 02:00-03:00 UTC), loaded as one list line would. */
+/**
+ * A policy of the key check, loaded as one list line would, with the window its variables give by
+ * default (writes paused every Sunday 02:00-03:00 UTC).
+ */
 describe('example extension: an access policy (maintenance window)', () => {
   const clock = new ManualClock(WEDNESDAY_NOON);
   let t: TestApp;
@@ -25,7 +27,7 @@ describe('example extension: an access policy (maintenance window)', () => {
   let developer: CreatedKey;
   let viewer: CreatedKey;
   beforeAll(async () => {
-    t = await startTestApp({ extensions: [maintenanceWindowExtension(SUNDAY_2AM)], clock });
+    t = await startTestApp({ extensions: [maintenanceWindowExtension], clock });
     org = await signUpOrganization(t.http, 'Maintenance');
     developer = await createKey(t.http, org.auth, { role: 'developer', type: 'service' });
     viewer = await createKey(t.http, org.auth, { role: 'viewer', type: 'service' });
@@ -72,14 +74,64 @@ describe('example extension: an access policy (maintenance window)', () => {
     expect(undocumentedDenialCodes()).toEqual([]);
   });
 
-  it('finds the window across the end of a week, and refuses a schedule it cannot read', () => {
+  it('finds the window across the end of a week', () => {
     const lateSunday = { weekday: 'sunday', from: '23:30', minutes: 60 } as const;
     expect(windowEndAround(lateSunday, Date.parse('2026-11-30T00:15:00Z'))).toBe(
       Date.parse('2026-11-30T00:30:00Z'),
     );
     expect(windowEndAround(lateSunday, Date.parse('2026-11-30T00:30:00Z'))).toBeUndefined();
     expect(windowEndAround(lateSunday, Date.parse('2026-11-29T23:29:59Z'))).toBeUndefined();
-    expect(() => MaintenanceWindowModule.forRoot({ ...SUNDAY_2AM, from: '2am' })).toThrow('HH:MM');
-    expect(() => MaintenanceWindowModule.forRoot({ ...SUNDAY_2AM, minutes: 0 })).toThrow('minutes');
+  });
+
+  describe('configured by its variables', () => {
+    it('takes the window the environment gives', async () => {
+      // Outside the window it is given, inside the default one.
+      const configuredClock = new ManualClock(SUNDAY_HALF_PAST_TWO);
+      const configured = await startTestApp({
+        extensions: [maintenanceWindowExtension],
+        clock: configuredClock,
+        env: {
+          MAINTENANCE_WINDOW_WEEKDAY: 'wednesday',
+          MAINTENANCE_WINDOW_FROM: '11:30',
+          MAINTENANCE_WINDOW_MINUTES: '90',
+        },
+      });
+      try {
+        expect(configured.app.get(maintenanceWindowConfig.KEY)).toEqual({
+          weekday: 'wednesday',
+          from: '11:30',
+          minutes: 90,
+        });
+        const other = await signUpOrganization(configured.http, 'Maintenance elsewhere');
+        const key = await createKey(configured.http, other.auth, { role: 'developer', type: 'service' });
+        const create = () =>
+          configured.http.post('/v1/agents').set(key.auth).send({ name: 'Echo', type: 'echo' });
+        await create().expect(201);
+        // Wednesday noon is inside 11:30-13:00: refused until 13:00.
+        configuredClock.set(WEDNESDAY_NOON);
+        const refused = await create();
+        expectProblem(refused, 503, 'maintenance_window');
+        expect(refused.headers['retry-after']).toBe('3600');
+      } finally {
+        await configured.close();
+      }
+    });
+
+    it.each([
+      [{ MAINTENANCE_WINDOW_FROM: '2am' }, 'MAINTENANCE_WINDOW_FROM must be HH:MM (UTC)'],
+      [{ MAINTENANCE_WINDOW_MINUTES: '0' }, 'MAINTENANCE_WINDOW_MINUTES must not be less than 1'],
+      [{ MAINTENANCE_WINDOW_WEEKDAY: 'Sunday' }, 'MAINTENANCE_WINDOW_WEEKDAY must be one of the following'],
+    ])('refuses to start with %j, naming the variable', async (env, message) => {
+      // On the running instance's database and directory (the caller owns them, so nothing is dropped):
+      // the start is refused before it opens either.
+      const start = startTestApp({
+        extensions: [maintenanceWindowExtension],
+        env,
+        databaseUrl: t.databaseUrl,
+        embedded: !t.databaseUrl,
+        dataDir: t.dataDir,
+      });
+      await expect(start).rejects.toThrow(`Invalid configuration: ${message}`);
+    });
   });
 });

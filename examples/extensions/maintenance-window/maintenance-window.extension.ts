@@ -1,16 +1,17 @@
 import { defineExtension } from '../../../src/extension';
-import type { MaintenanceSchedule } from './maintenance-window.policy';
+import { maintenanceWindowConfig } from './maintenance-window.config';
 import { MaintenanceWindowModule } from './maintenance-window.module';
 
 /**
  * An access policy: an HTTP part only (the key check runs in the API; the worker has none to load).
- * The line in an extension list names the window:
+ * The window is configured like the rest of Gatehouse, from `.env` or the environment:
  *
- *   maintenanceWindowExtension({ weekday: 'sunday', from: '02:00', minutes: 60 }),
+ *   MAINTENANCE_WINDOW_WEEKDAY=sunday
+ *   MAINTENANCE_WINDOW_FROM=02:00      (HH:MM, UTC)
+ *   MAINTENANCE_WINDOW_MINUTES=60
  */
-export function maintenanceWindowExtension(schedule: MaintenanceSchedule) {
-  return defineExtension({
-    name: 'maintenance-window',
-    httpModule: MaintenanceWindowModule.forRoot(schedule),
-  });
-}
+export const maintenanceWindowExtension = defineExtension({
+  name: 'maintenance-window',
+  config: maintenanceWindowConfig,
+  httpModule: MaintenanceWindowModule,
+});

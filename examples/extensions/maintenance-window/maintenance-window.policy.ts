@@ -3,24 +3,14 @@ import type { AccessAttempt, AccessStep, StepOutcome } from '../../../src/access
 import { AccessDenial, defineAccessDenial } from '../../../src/access/access-denial';
 import { AccessPolicy } from '../../../src/access/access-policy';
 import { Clock } from '../../../src/common/clock';
+import type { ConfigOf } from '../../../src/config/config-namespace';
+import { maintenanceWindowConfig, type MaintenanceSchedule, WEEKDAYS } from './maintenance-window.config';
 
 /**
  * Its refusal, declared once: the key check answers it like a built-in one (problem+json, this status).
  * Not audited: the key did nothing wrong. README's "Errors" table lists it (the test checks).
  */
 defineAccessDenial('maintenance_window', { status: 503, audited: false });
-
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
-
-/** A weekly window in UTC, e.g. `{ weekday: 'sunday', from: '02:00', minutes: 60 }`. */
-export interface MaintenanceSchedule {
-  weekday: (typeof WEEKDAYS)[number];
-  /** `HH:MM`, UTC. */
-  from: string;
-  minutes: number;
-}
-
-export const MAINTENANCE_SCHEDULE = Symbol('MAINTENANCE_SCHEDULE');
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -45,13 +35,14 @@ export function windowEndAround(schedule: MaintenanceSchedule, now: number): num
  * every protected request after the permission step, so a caller lacking the permission still hears
  * `forbidden`, and before the rate limit, so a refused write spends no budget. It answers without a
  * promise (no I/O), so requests pay no extra turn of the event loop. Time comes from the app's Clock,
- * which a test replaces.
+ * which a test replaces; the window comes from the extension's configuration (MAINTENANCE_WINDOW_*).
  */
 @AccessPolicy({ order: 10 })
 @Injectable()
 export class MaintenanceWindowPolicy implements AccessStep {
   constructor(
-    @Inject(MAINTENANCE_SCHEDULE) private readonly schedule: MaintenanceSchedule,
+    @Inject(maintenanceWindowConfig.KEY)
+    private readonly schedule: ConfigOf<typeof maintenanceWindowConfig>,
     private readonly clock: Clock,
   ) {}
 
