@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { AccessPolicies } from '../../../src/access/access-policy';
 import {
   expectProblem,
@@ -70,8 +71,10 @@ describe('example extension: an access policy (maintenance window)', () => {
     ]);
   });
 
-  it("documents its refusal code in README's Errors table", () => {
-    expect(undocumentedDenialCodes()).toEqual([]);
+  it("documents its refusal code in its own README's Errors table, not the core's", () => {
+    const own = { only: ['maintenance_window'] };
+    expect(undocumentedDenialCodes({ ...own, readme: join(__dirname, 'README.md') })).toEqual([]);
+    expect(undocumentedDenialCodes(own)).toEqual(['maintenance_window: 503']);
   });
 
   it('finds the window across the end of a week', () => {

@@ -8,7 +8,7 @@ import { maintenanceWindowConfig, type MaintenanceSchedule, WEEKDAYS } from './m
 
 /**
  * Its refusal, declared once: the key check answers it like a built-in one (problem+json, this status).
- * Not audited: the key did nothing wrong. README's "Errors" table lists it (the test checks).
+ * Not audited: the key did nothing wrong. The README.md beside this file lists it (the test checks).
  */
 defineAccessDenial('maintenance_window', { status: 503, audited: false });
 
