@@ -933,6 +933,74 @@ export interface paths {
   };
 }
 export interface webhooks {
+  'identity.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.created event */
+    post: operations['webhook_identity_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'identity.credits_low': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.credits_low event */
+    post: operations['webhook_identity_credits_low'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'identity.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.deleted event */
+    post: operations['webhook_identity_deleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'identity.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** identity.updated event */
+    post: operations['webhook_identity_updated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'key.created': {
     parameters: {
       query?: never;
@@ -950,7 +1018,7 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
-  'key.rotated': {
+  'key.credits_low': {
     parameters: {
       query?: never;
       header?: never;
@@ -959,25 +1027,8 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** key.rotated event */
-    post: operations['webhook_key_rotated'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  'key.expiring': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** key.expiring event */
-    post: operations['webhook_key_expiring'];
+    /** key.credits_low event */
+    post: operations['webhook_key_credits_low'];
     delete?: never;
     options?: never;
     head?: never;
@@ -995,40 +1046,6 @@ export interface webhooks {
     put?: never;
     /** key.deleted event */
     post: operations['webhook_key_deleted'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  'key.revoked': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** key.revoked event */
-    post: operations['webhook_key_revoked'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  'key.expired': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** key.expired event */
-    post: operations['webhook_key_expired'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1069,7 +1086,7 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
-  'key.credits_low': {
+  'key.expired': {
     parameters: {
       query?: never;
       header?: never;
@@ -1078,8 +1095,25 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** key.credits_low event */
-    post: operations['webhook_key_credits_low'];
+    /** key.expired event */
+    post: operations['webhook_key_expired'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'key.expiring': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** key.expiring event */
+    post: operations['webhook_key_expiring'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1103,7 +1137,7 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
-  'identity.created': {
+  'key.revoked': {
     parameters: {
       query?: never;
       header?: never;
@@ -1112,15 +1146,15 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** identity.created event */
-    post: operations['webhook_identity_created'];
+    /** key.revoked event */
+    post: operations['webhook_key_revoked'];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
     trace?: never;
   };
-  'identity.updated': {
+  'key.rotated': {
     parameters: {
       query?: never;
       header?: never;
@@ -1129,15 +1163,15 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** identity.updated event */
-    post: operations['webhook_identity_updated'];
+    /** key.rotated event */
+    post: operations['webhook_key_rotated'];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
     trace?: never;
   };
-  'identity.deleted': {
+  'task.cancelled': {
     parameters: {
       query?: never;
       header?: never;
@@ -1146,42 +1180,8 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** identity.deleted event */
-    post: operations['webhook_identity_deleted'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  'identity.credits_low': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** identity.credits_low event */
-    post: operations['webhook_identity_credits_low'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  'task.succeeded': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /** task.succeeded event */
-    post: operations['webhook_task_succeeded'];
+    /** task.cancelled event */
+    post: operations['webhook_task_cancelled'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1205,7 +1205,7 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
-  'task.cancelled': {
+  'task.succeeded': {
     parameters: {
       query?: never;
       header?: never;
@@ -1214,8 +1214,8 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** task.cancelled event */
-    post: operations['webhook_task_cancelled'];
+    /** task.succeeded event */
+    post: operations['webhook_task_succeeded'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1670,6 +1670,86 @@ export interface components {
        */
       grace_period_seconds?: number;
     };
+    /** @enum {string} */
+    AuditActionFilter:
+      | 'identity.created'
+      | 'identity.credits_low'
+      | 'identity.deleted'
+      | 'identity.updated'
+      | 'key.created'
+      | 'key.credits_low'
+      | 'key.deleted'
+      | 'key.denied'
+      | 'key.disabled'
+      | 'key.enabled'
+      | 'key.expired'
+      | 'key.expiring'
+      | 'key.leaked'
+      | 'key.revoked'
+      | 'key.rotated'
+      | 'key.updated'
+      | 'organization.policies_updated'
+      | 'role.created'
+      | 'role.deleted'
+      | 'role.updated'
+      | 'session.signed_in'
+      | 'session.signed_out'
+      | 'team.created'
+      | 'team.member_added'
+      | 'team.member_removed'
+      | 'user.activated'
+      | 'user.created'
+      | 'user.deactivated'
+      | 'user.updated'
+      | 'webhook.created'
+      | 'webhook.deleted'
+      | 'webhook.disabled'
+      | 'webhook.secret_rotated'
+      | 'webhook.updated'
+      | 'identity.*'
+      | 'key.*'
+      | 'organization.*'
+      | 'role.*'
+      | 'session.*'
+      | 'team.*'
+      | 'user.*'
+      | 'webhook.*';
+    /** @enum {string} */
+    AuditAction:
+      | 'identity.created'
+      | 'identity.credits_low'
+      | 'identity.deleted'
+      | 'identity.updated'
+      | 'key.created'
+      | 'key.credits_low'
+      | 'key.deleted'
+      | 'key.denied'
+      | 'key.disabled'
+      | 'key.enabled'
+      | 'key.expired'
+      | 'key.expiring'
+      | 'key.leaked'
+      | 'key.revoked'
+      | 'key.rotated'
+      | 'key.updated'
+      | 'organization.policies_updated'
+      | 'role.created'
+      | 'role.deleted'
+      | 'role.updated'
+      | 'session.signed_in'
+      | 'session.signed_out'
+      | 'team.created'
+      | 'team.member_added'
+      | 'team.member_removed'
+      | 'user.activated'
+      | 'user.created'
+      | 'user.deactivated'
+      | 'user.updated'
+      | 'webhook.created'
+      | 'webhook.deleted'
+      | 'webhook.disabled'
+      | 'webhook.secret_rotated'
+      | 'webhook.updated';
     AuditActorResponse: {
       /** @enum {string} */
       type: 'user' | 'api_key' | 'system';
@@ -1690,45 +1770,8 @@ export interface components {
     AuditEntryResponse: {
       /** @example aud_8Hq… */
       id: string;
-      /**
-       * @example key.created
-       * @enum {string}
-       */
-      action:
-        | 'key.created'
-        | 'key.updated'
-        | 'key.rotated'
-        | 'key.deleted'
-        | 'key.revoked'
-        | 'key.expiring'
-        | 'key.expired'
-        | 'key.disabled'
-        | 'key.enabled'
-        | 'key.credits_low'
-        | 'key.denied'
-        | 'key.leaked'
-        | 'identity.created'
-        | 'identity.updated'
-        | 'identity.deleted'
-        | 'identity.credits_low'
-        | 'webhook.created'
-        | 'webhook.updated'
-        | 'webhook.secret_rotated'
-        | 'webhook.deleted'
-        | 'webhook.disabled'
-        | 'user.created'
-        | 'user.updated'
-        | 'user.deactivated'
-        | 'user.activated'
-        | 'team.created'
-        | 'team.member_added'
-        | 'team.member_removed'
-        | 'role.created'
-        | 'role.updated'
-        | 'role.deleted'
-        | 'session.signed_in'
-        | 'session.signed_out'
-        | 'organization.policies_updated';
+      /** @example key.created */
+      action: components['schemas']['AuditAction'];
       key_id: string | null;
       actor: components['schemas']['AuditActorResponse'];
       ip: string | null;
@@ -2488,31 +2531,32 @@ export interface components {
       /** @enum {string} */
       type: 'progress' | 'output' | 'usage';
     };
+    /** @enum {string} */
+    WebhookEventType:
+      | 'identity.created'
+      | 'identity.credits_low'
+      | 'identity.deleted'
+      | 'identity.updated'
+      | 'key.created'
+      | 'key.credits_low'
+      | 'key.deleted'
+      | 'key.disabled'
+      | 'key.enabled'
+      | 'key.expired'
+      | 'key.expiring'
+      | 'key.leaked'
+      | 'key.revoked'
+      | 'key.rotated'
+      | 'task.cancelled'
+      | 'task.failed'
+      | 'task.succeeded';
     CreateWebhookDto: {
       /**
        * Format: uri
        * @example https://hooks.example.com/gatehouse
        */
       url: string;
-      events: (
-        | 'key.created'
-        | 'key.rotated'
-        | 'key.expiring'
-        | 'key.deleted'
-        | 'key.revoked'
-        | 'key.expired'
-        | 'key.disabled'
-        | 'key.enabled'
-        | 'key.credits_low'
-        | 'key.leaked'
-        | 'identity.created'
-        | 'identity.updated'
-        | 'identity.deleted'
-        | 'identity.credits_low'
-        | 'task.succeeded'
-        | 'task.failed'
-        | 'task.cancelled'
-      )[];
+      events: components['schemas']['WebhookEventType'][];
       description?: string | null;
       /** @default true */
       enabled?: boolean;
@@ -2559,25 +2603,7 @@ export interface components {
     UpdateWebhookDto: {
       /** Format: uri */
       url?: string;
-      events?: (
-        | 'key.created'
-        | 'key.rotated'
-        | 'key.expiring'
-        | 'key.deleted'
-        | 'key.revoked'
-        | 'key.expired'
-        | 'key.disabled'
-        | 'key.enabled'
-        | 'key.credits_low'
-        | 'key.leaked'
-        | 'identity.created'
-        | 'identity.updated'
-        | 'identity.deleted'
-        | 'identity.credits_low'
-        | 'task.succeeded'
-        | 'task.failed'
-        | 'task.cancelled'
-      )[];
+      events?: components['schemas']['WebhookEventType'][];
       description?: string | null;
       /** @description Re-enabling a disabled endpoint resets its failure count. */
       enabled?: boolean;
@@ -2700,6 +2726,32 @@ export interface components {
       /** @description The user's or key's id; null for the service. */
       id: string | null;
     };
+    IdentityCreatedData: {
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
+    IdentityCreditsLowData: {
+      /** @description Credits left when the mark was crossed. */
+      remaining: number;
+      /** @description The amount last set or refilled. */
+      amount: number;
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
+    IdentityDeletedData: {
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
+    IdentityUpdatedData: {
+      /** @description The fields the update changed. */
+      fields: string[];
+      identity_id: string;
+      external_id: string;
+      actor: components['schemas']['EventActor'];
+    };
     KeyCreatedData: {
       key_id: string;
       name: string;
@@ -2708,23 +2760,11 @@ export interface components {
       role: string;
       actor: components['schemas']['EventActor'];
     };
-    KeyRotatedData: {
-      grace_period_seconds: number;
-      /** @description True for a rotation by the key's rotation policy. */
-      automatic: boolean;
-      /** @description When the previous value stops working; null without a grace period. */
-      previous_key_expires_at: string | null;
-      /** @description The new key value: only on an automatic rotation (a manual one returns it to its caller). */
-      key?: string;
-      key_id: string;
-      name: string;
-      /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
-      role: string;
-      actor: components['schemas']['EventActor'];
-    };
-    KeyExpiryData: {
-      expiration: string;
+    KeyCreditsLowData: {
+      /** @description Credits left when the mark was crossed. */
+      remaining: number;
+      /** @description The amount last set or refilled. */
+      amount: number;
       key_id: string;
       name: string;
       /** @enum {string} */
@@ -2733,21 +2773,6 @@ export interface components {
       actor: components['schemas']['EventActor'];
     };
     KeyDeletedData: {
-      key_id: string;
-      name: string;
-      /** @enum {string} */
-      type: 'personal' | 'team' | 'service';
-      role: string;
-      actor: components['schemas']['EventActor'];
-    };
-    KeyRevokedData: {
-      /**
-       * @description `owner_deactivated`: its owner was deactivated; `leaked`: it was reported leaked (see `key.leaked`).
-       * @enum {string}
-       */
-      reason: 'owner_deactivated' | 'leaked';
-      /** @description The deactivated owner of the personal key (reason `owner_deactivated` only). */
-      owner_id?: string;
       key_id: string;
       name: string;
       /** @enum {string} */
@@ -2765,11 +2790,8 @@ export interface components {
       role: string;
       actor: components['schemas']['EventActor'];
     };
-    KeyCreditsLowData: {
-      /** @description Credits left when the mark was crossed. */
-      remaining: number;
-      /** @description The amount last set or refilled. */
-      amount: number;
+    KeyExpiryData: {
+      expiration: string;
       key_id: string;
       name: string;
       /** @enum {string} */
@@ -2798,39 +2820,37 @@ export interface components {
       role: string;
       actor: components['schemas']['EventActor'];
     };
-    IdentityCreatedData: {
-      identity_id: string;
-      external_id: string;
+    KeyRevokedData: {
+      /**
+       * @description `owner_deactivated`: its owner was deactivated; `leaked`: it was reported leaked (see `key.leaked`).
+       * @enum {string}
+       */
+      reason: 'owner_deactivated' | 'leaked';
+      /** @description The deactivated owner of the personal key (reason `owner_deactivated` only). */
+      owner_id?: string;
+      key_id: string;
+      name: string;
+      /** @enum {string} */
+      type: 'personal' | 'team' | 'service';
+      role: string;
       actor: components['schemas']['EventActor'];
     };
-    IdentityUpdatedData: {
-      /** @description The fields the update changed. */
-      fields: string[];
-      identity_id: string;
-      external_id: string;
+    KeyRotatedData: {
+      grace_period_seconds: number;
+      /** @description True for a rotation by the key's rotation policy. */
+      automatic: boolean;
+      /** @description When the previous value stops working; null without a grace period. */
+      previous_key_expires_at: string | null;
+      /** @description The new key value: only on an automatic rotation (a manual one returns it to its caller). */
+      key?: string;
+      key_id: string;
+      name: string;
+      /** @enum {string} */
+      type: 'personal' | 'team' | 'service';
+      role: string;
       actor: components['schemas']['EventActor'];
     };
-    IdentityDeletedData: {
-      identity_id: string;
-      external_id: string;
-      actor: components['schemas']['EventActor'];
-    };
-    IdentityCreditsLowData: {
-      /** @description Credits left when the mark was crossed. */
-      remaining: number;
-      /** @description The amount last set or refilled. */
-      amount: number;
-      identity_id: string;
-      external_id: string;
-      actor: components['schemas']['EventActor'];
-    };
-    TaskUsage: {
-      input_tokens: number;
-      output_tokens: number;
-      credits: number;
-    };
-    TaskEndedData: {
-      usage: components['schemas']['TaskUsage'];
+    TaskEventData: {
       task_id: string;
       agent_type: string;
     };
@@ -2838,15 +2858,21 @@ export interface components {
       code: string;
       message: string;
     };
+    TaskUsage: {
+      input_tokens: number;
+      output_tokens: number;
+      credits: number;
+    };
     TaskFailedData: {
-      usage: components['schemas']['TaskUsage'];
       task_id: string;
       agent_type: string;
       error: components['schemas']['TaskError'];
+      usage: components['schemas']['TaskUsage'];
     };
-    TaskEventData: {
+    TaskEndedData: {
       task_id: string;
       agent_type: string;
+      usage: components['schemas']['TaskUsage'];
     };
     /**
      * @description `<resource>:<action>`, as the modules of this server declare them.
@@ -3833,49 +3859,7 @@ export interface operations {
         /** @description `actor`: each actor also carries `name` (a user's name, an API key's name) and `email` (a user's); `key`: each entry also carries `key` `{id, name, deleted}` (null without a key). Comma-separated or repeated. */
         expand?: ('actor' | 'key')[];
         /** @description One action, or a group of them: `user.*` matches every `user.` action. */
-        action?:
-          | 'key.created'
-          | 'key.updated'
-          | 'key.rotated'
-          | 'key.deleted'
-          | 'key.revoked'
-          | 'key.expiring'
-          | 'key.expired'
-          | 'key.disabled'
-          | 'key.enabled'
-          | 'key.credits_low'
-          | 'key.denied'
-          | 'key.leaked'
-          | 'identity.created'
-          | 'identity.updated'
-          | 'identity.deleted'
-          | 'identity.credits_low'
-          | 'webhook.created'
-          | 'webhook.updated'
-          | 'webhook.secret_rotated'
-          | 'webhook.deleted'
-          | 'webhook.disabled'
-          | 'user.created'
-          | 'user.updated'
-          | 'user.deactivated'
-          | 'user.activated'
-          | 'team.created'
-          | 'team.member_added'
-          | 'team.member_removed'
-          | 'role.created'
-          | 'role.updated'
-          | 'role.deleted'
-          | 'session.signed_in'
-          | 'session.signed_out'
-          | 'organization.policies_updated'
-          | 'key.*'
-          | 'identity.*'
-          | 'webhook.*'
-          | 'user.*'
-          | 'team.*'
-          | 'role.*'
-          | 'session.*'
-          | 'organization.*';
+        action?: components['schemas']['AuditActionFilter'];
         actor_type?: 'user' | 'api_key' | 'system';
         /** @description The id of the user or API key that acted. */
         actor_id?: string;
@@ -6285,49 +6269,7 @@ export interface operations {
         /** @description `actor`: each actor also carries `name` (a user's name, an API key's name) and `email` (a user's); `key`: each entry also carries `key` `{id, name, deleted}` (null without a key). Comma-separated or repeated. */
         expand?: ('actor' | 'key')[];
         /** @description One action, or a group of them: `user.*` matches every `user.` action. */
-        action?:
-          | 'key.created'
-          | 'key.updated'
-          | 'key.rotated'
-          | 'key.deleted'
-          | 'key.revoked'
-          | 'key.expiring'
-          | 'key.expired'
-          | 'key.disabled'
-          | 'key.enabled'
-          | 'key.credits_low'
-          | 'key.denied'
-          | 'key.leaked'
-          | 'identity.created'
-          | 'identity.updated'
-          | 'identity.deleted'
-          | 'identity.credits_low'
-          | 'webhook.created'
-          | 'webhook.updated'
-          | 'webhook.secret_rotated'
-          | 'webhook.deleted'
-          | 'webhook.disabled'
-          | 'user.created'
-          | 'user.updated'
-          | 'user.deactivated'
-          | 'user.activated'
-          | 'team.created'
-          | 'team.member_added'
-          | 'team.member_removed'
-          | 'role.created'
-          | 'role.updated'
-          | 'role.deleted'
-          | 'session.signed_in'
-          | 'session.signed_out'
-          | 'organization.policies_updated'
-          | 'key.*'
-          | 'identity.*'
-          | 'webhook.*'
-          | 'user.*'
-          | 'team.*'
-          | 'role.*'
-          | 'session.*'
-          | 'organization.*';
+        action?: components['schemas']['AuditActionFilter'];
         actor_type?: 'user' | 'api_key' | 'system';
         /** @description The id of the user or API key that acted. */
         actor_id?: string;
@@ -9503,6 +9445,186 @@ export interface operations {
       };
     };
   };
+  webhook_identity_created: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.created';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityCreatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_credits_low: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.credits_low';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityCreditsLowData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_deleted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.deleted';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityDeletedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_identity_updated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'identity.updated';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['IdentityUpdatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   webhook_key_created: {
     parameters: {
       query?: never;
@@ -9548,7 +9670,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_rotated: {
+  webhook_key_credits_low: {
     parameters: {
       query?: never;
       header: {
@@ -9566,58 +9688,13 @@ export interface operations {
       content: {
         'application/json': {
           /** @constant */
-          type: 'key.rotated';
+          type: 'key.credits_low';
           /**
            * Format: date-time
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['KeyRotatedData'];
-        };
-      };
-    };
-    responses: {
-      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
-      '4XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-    };
-  };
-  webhook_key_expiring: {
-    parameters: {
-      query?: never;
-      header: {
-        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
-        'webhook-id': string;
-        /** @description Unix seconds when this attempt was signed. */
-        'webhook-timestamp': string;
-        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
-        'webhook-signature': string;
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          /** @constant */
-          type: 'key.expiring';
-          /**
-           * Format: date-time
-           * @description When the event happened.
-           */
-          timestamp: string;
-          data: components['schemas']['KeyExpiryData'];
+          data: components['schemas']['KeyCreditsLowData'];
         };
       };
     };
@@ -9663,96 +9740,6 @@ export interface operations {
            */
           timestamp: string;
           data: components['schemas']['KeyDeletedData'];
-        };
-      };
-    };
-    responses: {
-      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
-      '4XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-    };
-  };
-  webhook_key_revoked: {
-    parameters: {
-      query?: never;
-      header: {
-        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
-        'webhook-id': string;
-        /** @description Unix seconds when this attempt was signed. */
-        'webhook-timestamp': string;
-        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
-        'webhook-signature': string;
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          /** @constant */
-          type: 'key.revoked';
-          /**
-           * Format: date-time
-           * @description When the event happened.
-           */
-          timestamp: string;
-          data: components['schemas']['KeyRevokedData'];
-        };
-      };
-    };
-    responses: {
-      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
-      '4XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-    };
-  };
-  webhook_key_expired: {
-    parameters: {
-      query?: never;
-      header: {
-        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
-        'webhook-id': string;
-        /** @description Unix seconds when this attempt was signed. */
-        'webhook-timestamp': string;
-        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
-        'webhook-signature': string;
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          /** @constant */
-          type: 'key.expired';
-          /**
-           * Format: date-time
-           * @description When the event happened.
-           */
-          timestamp: string;
-          data: components['schemas']['KeyExpiryData'];
         };
       };
     };
@@ -9863,7 +9850,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_credits_low: {
+  webhook_key_expired: {
     parameters: {
       query?: never;
       header: {
@@ -9881,13 +9868,58 @@ export interface operations {
       content: {
         'application/json': {
           /** @constant */
-          type: 'key.credits_low';
+          type: 'key.expired';
           /**
            * Format: date-time
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['KeyCreditsLowData'];
+          data: components['schemas']['KeyExpiryData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_key_expiring: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'key.expiring';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['KeyExpiryData'];
         };
       };
     };
@@ -9953,7 +9985,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_created: {
+  webhook_key_revoked: {
     parameters: {
       query?: never;
       header: {
@@ -9971,13 +10003,13 @@ export interface operations {
       content: {
         'application/json': {
           /** @constant */
-          type: 'identity.created';
+          type: 'key.revoked';
           /**
            * Format: date-time
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['IdentityCreatedData'];
+          data: components['schemas']['KeyRevokedData'];
         };
       };
     };
@@ -9998,7 +10030,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_updated: {
+  webhook_key_rotated: {
     parameters: {
       query?: never;
       header: {
@@ -10016,13 +10048,13 @@ export interface operations {
       content: {
         'application/json': {
           /** @constant */
-          type: 'identity.updated';
+          type: 'key.rotated';
           /**
            * Format: date-time
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['IdentityUpdatedData'];
+          data: components['schemas']['KeyRotatedData'];
         };
       };
     };
@@ -10043,7 +10075,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_deleted: {
+  webhook_task_cancelled: {
     parameters: {
       query?: never;
       header: {
@@ -10061,103 +10093,13 @@ export interface operations {
       content: {
         'application/json': {
           /** @constant */
-          type: 'identity.deleted';
+          type: 'task.cancelled';
           /**
            * Format: date-time
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['IdentityDeletedData'];
-        };
-      };
-    };
-    responses: {
-      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
-      '4XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-    };
-  };
-  webhook_identity_credits_low: {
-    parameters: {
-      query?: never;
-      header: {
-        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
-        'webhook-id': string;
-        /** @description Unix seconds when this attempt was signed. */
-        'webhook-timestamp': string;
-        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
-        'webhook-signature': string;
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          /** @constant */
-          type: 'identity.credits_low';
-          /**
-           * Format: date-time
-           * @description When the event happened.
-           */
-          timestamp: string;
-          data: components['schemas']['IdentityCreditsLowData'];
-        };
-      };
-    };
-    responses: {
-      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
-      '4XX': {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-    };
-  };
-  webhook_task_succeeded: {
-    parameters: {
-      query?: never;
-      header: {
-        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
-        'webhook-id': string;
-        /** @description Unix seconds when this attempt was signed. */
-        'webhook-timestamp': string;
-        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
-        'webhook-signature': string;
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          /** @constant */
-          type: 'task.succeeded';
-          /**
-           * Format: date-time
-           * @description When the event happened.
-           */
-          timestamp: string;
-          data: components['schemas']['TaskEndedData'];
+          data: components['schemas']['TaskEventData'];
         };
       };
     };
@@ -10223,7 +10165,7 @@ export interface operations {
       };
     };
   };
-  webhook_task_cancelled: {
+  webhook_task_succeeded: {
     parameters: {
       query?: never;
       header: {
@@ -10241,13 +10183,13 @@ export interface operations {
       content: {
         'application/json': {
           /** @constant */
-          type: 'task.cancelled';
+          type: 'task.succeeded';
           /**
            * Format: date-time
            * @description When the event happened.
            */
           timestamp: string;
-          data: components['schemas']['TaskEventData'];
+          data: components['schemas']['TaskEndedData'];
         };
       };
     };

@@ -7,18 +7,13 @@ import { AgentRunners } from './agents/agent-runner';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { declaredRoutes, methodNotAllowed } from './http/method-not-allowed';
 import { rememberClientAddressPerConnection } from './http/client-address';
-import {
-  describeWebhooks,
-  enumerateProperty,
-  finishOpenApiDocument,
-  OPERATOR_SCHEME,
-  ProblemSchema,
-} from './common/openapi';
+import { enumerateProperty, finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
 import { SESSION_COOKIE, SESSION_COOKIE_SCHEME } from './sessions/session-cookie';
 import { TASK_TOKEN_SCHEME } from './access/route-access.decorators';
 import { extensionDenialCodes } from './access/access-denial';
 import { VERIFY_KEY_CODES } from './api-keys/dto/verify-key.dto';
-import { WEBHOOK_EVENT_PAYLOADS } from './webhooks/webhook-payloads';
+import { AuditActions, describeAuditActions } from './audit/audit-actions';
+import { describeWebhookEventTypes, WebhookEventTypes } from './webhooks/webhook-event-types';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
 import { httpConfig } from './config/namespaces';
@@ -75,6 +70,8 @@ const AGENT_TYPE_PROPERTIES: [string, string][] = [
 
 /** The OpenAPI document of an initialised app: served at /openapi.json, linted in CI (npm run openapi). */
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  // Declared at start by the modules that record them (an extension's too): this app's, not a fixed list.
+  const webhookEventTypes = app.get(WebhookEventTypes);
   const document = finishOpenApiDocument(
     SwaggerModule.createDocument(
       app,
@@ -113,7 +110,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         .addSecurityRequirements('X-API-Key')
         .addSecurityRequirements('api_key')
         .build(),
-      { extraModels: [ProblemSchema, ...Object.values(WEBHOOK_EVENT_PAYLOADS)] },
+      { extraModels: [ProblemSchema, ...Object.values(webhookEventTypes.payloads())] },
     ),
   );
   // Agent types are registered at start by any module: the document lists those of this app.
@@ -126,5 +123,6 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     ['VerifyKeyResponse', 'code'],
     [...VERIFY_KEY_CODES, ...extensionDenialCodes()],
   );
-  return describeWebhooks(document, WEBHOOK_EVENT_PAYLOADS);
+  describeAuditActions(document, app.get(AuditActions));
+  return describeWebhookEventTypes(document, webhookEventTypes);
 }

@@ -1,21 +1,27 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MetricsModule } from '../metrics/metrics.module';
 import { Secrets } from '../secrets/secrets';
+import { AuditActions } from './audit-actions';
 import { AuditChainKey } from './audit-chain';
 import { AuditChainHead } from './audit-chain-head.entity';
 import { AuditChainVerifier } from './audit-chain-verifier';
 import { AuditEntry } from './audit-entry.entity';
 import { AuditRepository } from './audit.repository';
 import { AuditSubjects } from './audit-subjects';
+import { AUDIT_MODULE_ACTIONS, CORE_AUDIT_ACTIONS } from './core-audit-actions';
 import { AuditService } from './audit.service';
 import { DenialWindowJob } from './denial-window.job';
 
-/** Global so guards and any feature module can record without import wiring. */
+/**
+ * Global so guards and any feature module can record (AuditService) and declare what they record
+ * (AuditActions) without import wiring.
+ */
 @Global()
 @Module({
   imports: [MetricsModule, TypeOrmModule.forFeature([AuditEntry, AuditChainHead])],
   providers: [
+    AuditActions,
     AuditRepository,
     AuditService,
     AuditSubjects,
@@ -27,6 +33,14 @@ import { DenialWindowJob } from './denial-window.job';
       useFactory: (secrets: Secrets) => new AuditChainKey(secrets.auditChainSecret),
     },
   ],
-  exports: [AuditService, AuditSubjects],
+  exports: [AuditService, AuditSubjects, AuditActions],
 })
-export class AuditModule {}
+export class AuditModule implements OnModuleInit {
+  constructor(private readonly actions: AuditActions) {}
+
+  /** Its own action, and those of core modules that do not declare theirs yet (core-audit-actions.ts). */
+  onModuleInit(): void {
+    this.actions.declare(AUDIT_MODULE_ACTIONS);
+    for (const actions of Object.values(CORE_AUDIT_ACTIONS)) this.actions.declare(actions);
+  }
+}

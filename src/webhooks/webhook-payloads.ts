@@ -16,15 +16,14 @@ import {
   TaskEventData,
   TaskFailedData,
 } from '../events/event-payloads.dto';
-import { WEBHOOK_EVENTS } from './webhook.entity';
-
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**
- * The `data` of each event a webhook can subscribe to. `satisfies` makes an event without a payload
- * type a compile error; the OpenAPI `webhooks` section is built from this table.
+ * The `data` of each event of the core modules a webhook can subscribe to (API keys, identities, tasks).
+ * WebhooksModule declares them on WebhookEventTypes on those modules' behalf, through the same `declare`
+ * an extension calls; the OpenAPI `webhooks` section and the `events` a webhook takes are built from
+ * the registry, not from this table.
  */
-export const WEBHOOK_EVENT_PAYLOADS = {
+export const CORE_WEBHOOK_EVENT_PAYLOADS = {
   'key.created': KeyCreatedData,
   'key.rotated': KeyRotatedData,
   'key.expiring': KeyExpiryData,
@@ -42,4 +41,9 @@ export const WEBHOOK_EVENT_PAYLOADS = {
   'task.succeeded': TaskEndedData,
   'task.failed': TaskFailedData,
   'task.cancelled': TaskEventData,
-} as const satisfies Record<WebhookEvent, Type<unknown>>;
+} as const satisfies Record<string, Type<unknown>>;
+
+export type WebhookEvent = keyof typeof CORE_WEBHOOK_EVENT_PAYLOADS;
+
+/** The core's event types, in the table's order. */
+export const WEBHOOK_EVENTS = Object.keys(CORE_WEBHOOK_EVENT_PAYLOADS) as WebhookEvent[];

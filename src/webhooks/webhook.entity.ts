@@ -1,25 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-export const WEBHOOK_EVENTS = [
-  'key.created',
-  'key.rotated',
-  'key.expiring',
-  'key.deleted',
-  'key.revoked',
-  'key.expired',
-  'key.disabled',
-  'key.enabled',
-  'key.credits_low',
-  'key.leaked',
-  'identity.created',
-  'identity.updated',
-  'identity.deleted',
-  'identity.credits_low',
-  'task.succeeded',
-  'task.failed',
-  'task.cancelled',
-] as const;
-
 @Entity({ name: 'webhooks' })
 @Index('webhooks_organization_created_idx', ['organizationId', 'createdAt'])
 export class Webhook {

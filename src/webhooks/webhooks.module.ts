@@ -1,15 +1,34 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditActions } from '../audit/audit-actions';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
+import { WebhookEventTypes } from './webhook-event-types';
+import { CORE_WEBHOOK_EVENT_PAYLOADS } from './webhook-payloads';
 import { Webhook } from './webhook.entity';
+import { WEBHOOK_AUDIT_ACTIONS } from './webhooks.declarations';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhook endpoints and durable, signed delivery of outbox events. */
+/**
+ * Webhook endpoints and durable, signed delivery of outbox events, and the registry of the event types
+ * an endpoint can subscribe to (WebhookEventTypes): a module that records events imports this one to
+ * declare them.
+ */
 @Module({
   imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery])],
-  providers: [WebhooksRepository, WebhooksService, WebhookDeliveryWorker],
-  exports: [WebhooksService, WebhookDeliveryWorker],
+  providers: [WebhooksRepository, WebhooksService, WebhookDeliveryWorker, WebhookEventTypes],
+  exports: [WebhooksService, WebhookDeliveryWorker, WebhookEventTypes],
 })
-export class WebhooksModule {}
+export class WebhooksModule implements OnModuleInit {
+  constructor(
+    private readonly auditActions: AuditActions,
+    private readonly eventTypes: WebhookEventTypes,
+  ) {}
+
+  /** What it records itself, and the core's event types (webhook-payloads.ts). */
+  onModuleInit(): void {
+    this.auditActions.declare(WEBHOOK_AUDIT_ACTIONS);
+    this.eventTypes.declare(CORE_WEBHOOK_EVENT_PAYLOADS);
+  }
+}

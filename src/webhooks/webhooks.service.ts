@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AuditAction, actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
-import { DELIVERY_ID, WEBHOOK_ID } from './webhooks.declarations';
+import { DELIVERY_ID, WEBHOOK_ID, type WebhookAuditAction } from './webhooks.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { EventsService } from '../events/events.service';
 import { SecretBox } from '../secrets/secret-box';
@@ -13,6 +13,7 @@ import { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
 import type { WebhookDelivery } from './webhook-delivery.entity';
 import { newWebhookSecret } from './webhook-signature';
 import type { Webhook } from './webhook.entity';
+import { WebhookEventTypes } from './webhook-event-types';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhookError, WebhookErrorCode } from './webhooks.errors';
 
@@ -26,6 +27,7 @@ export class WebhooksService {
     private readonly events: EventsService,
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
+    private readonly eventTypes: WebhookEventTypes,
     secrets: Secrets,
   ) {
     this.secrets = secrets.sealer('webhook-secrets');
@@ -36,6 +38,8 @@ export class WebhooksService {
     dto: CreateWebhookDto,
     origin: RequestOrigin,
   ): Promise<{ webhook: Webhook; secret: string }> {
+    // First, as the pipe refuses the body's other fields: which events exist is this app's to know.
+    this.eventTypes.assertSubscribable(dto.events);
     await this.http.assertAllowedTarget(dto.url);
     const secret = newWebhookSecret();
     const webhook = await this.repository.transaction(async (manager) => {
@@ -78,6 +82,7 @@ export class WebhooksService {
     dto: UpdateWebhookDto,
     origin: RequestOrigin,
   ): Promise<Webhook> {
+    this.eventTypes.assertSubscribable(dto.events);
     const webhook = await this.get(principal, id);
     if (dto.url !== undefined) {
       await this.http.assertAllowedTarget(dto.url);
@@ -130,7 +135,7 @@ export class WebhooksService {
   private recordChange(
     manager: EntityManager,
     webhook: Webhook,
-    action: AuditAction & `webhook.${string}`,
+    action: WebhookAuditAction,
     principal: Principal,
     origin: RequestOrigin,
     details: Record<string, unknown> = {},

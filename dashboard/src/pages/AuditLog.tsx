@@ -1,64 +1,15 @@
 import { useState } from 'preact/hooks';
-import type { paths } from '../../../examples/gatehouse-api';
 import { api, call } from '../api/client';
-import { usePaged } from '../api/hooks';
+import { useLoad, usePaged } from '../api/hooks';
+import { auditActionFilters, type AuditActionFilter } from '../api/vocabulary';
 import { SelectField, options } from '../components/Field';
 import { AuditTable } from '../components/AuditTable';
-import { Page } from '../components/Page';
-
-type ActionFilter = NonNullable<NonNullable<paths['/v1/audit-log']['get']['parameters']['query']>['action']>;
-
-// Every filter the API accepts (each action, and each group such as `user.*` before its actions): a record
-// over the generated client's union, so an action added to the API fails the dashboard's type check until
-// the filter offers it.
-const OFFERED: Record<ActionFilter, true> = {
-  'key.*': true,
-  'key.created': true,
-  'key.updated': true,
-  'key.rotated': true,
-  'key.deleted': true,
-  'key.revoked': true,
-  'key.expiring': true,
-  'key.expired': true,
-  'key.disabled': true,
-  'key.enabled': true,
-  'key.credits_low': true,
-  'key.denied': true,
-  'key.leaked': true,
-  'webhook.*': true,
-  'webhook.created': true,
-  'webhook.updated': true,
-  'webhook.secret_rotated': true,
-  'webhook.deleted': true,
-  'webhook.disabled': true,
-  'user.*': true,
-  'user.created': true,
-  'user.updated': true,
-  'user.deactivated': true,
-  'user.activated': true,
-  'team.*': true,
-  'team.created': true,
-  'team.member_added': true,
-  'team.member_removed': true,
-  'role.*': true,
-  'role.created': true,
-  'role.updated': true,
-  'role.deleted': true,
-  'session.*': true,
-  'session.signed_in': true,
-  'session.signed_out': true,
-  'identity.*': true,
-  'identity.created': true,
-  'identity.updated': true,
-  'identity.deleted': true,
-  'identity.credits_low': true,
-  'organization.*': true,
-  'organization.policies_updated': true,
-};
-const ACTIONS = Object.keys(OFFERED) as ActionFilter[];
+import { Page, ProblemNote } from '../components/Page';
 
 export function AuditLog() {
-  const [action, setAction] = useState<ActionFilter | ''>('');
+  const [action, setAction] = useState<AuditActionFilter | ''>('');
+  // The server's filters (an extension's actions among them), not a list kept here.
+  const filters = useLoad(auditActionFilters, []);
   const entries = usePaged(
     (cursor) =>
       call(
@@ -79,10 +30,11 @@ export function AuditLog() {
         <SelectField
           label="Filter by action"
           value={action}
-          onValue={(value) => setAction(value as ActionFilter | '')}
-          options={[{ value: '', label: 'Any action' }, ...options(ACTIONS)]}
+          onValue={(value) => setAction(value as AuditActionFilter | '')}
+          options={[{ value: '', label: 'Any action' }, ...options(filters.data ?? [])]}
         />
       </div>
+      <ProblemNote problem={filters.problem} />
       <AuditTable
         caption="Audit log"
         entries={entries}

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas, type Webhook, type WebhookEvent } from '../api/client';
-import { localProblem, useAction, usePaged } from '../api/hooks';
+import { localProblem, useAction, useLoad, usePaged } from '../api/hooks';
+import { webhookEventTypes } from '../api/vocabulary';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog, DialogButtons, useDialogs } from '../components/Dialog';
 import { CheckboxField, TextField } from '../components/Field';
@@ -10,29 +11,6 @@ import { Table } from '../components/Table';
 import { CreateToolbar } from '../components/Toolbar';
 import { useCan } from '../permissions';
 import { Link } from '../router';
-
-// Every event the API accepts, in the order the dialog offers them: a record over the generated client's
-// union, so an event added to the API fails the dashboard's type check until it is offered here too.
-const OFFERED: Record<WebhookEvent, true> = {
-  'key.created': true,
-  'key.rotated': true,
-  'key.expiring': true,
-  'key.deleted': true,
-  'key.revoked': true,
-  'key.expired': true,
-  'key.disabled': true,
-  'key.enabled': true,
-  'key.credits_low': true,
-  'key.leaked': true,
-  'identity.created': true,
-  'identity.updated': true,
-  'identity.deleted': true,
-  'identity.credits_low': true,
-  'task.succeeded': true,
-  'task.failed': true,
-  'task.cancelled': true,
-};
-const EVENTS = Object.keys(OFFERED) as WebhookEvent[];
 
 type Created = Schemas['WebhookWithSecretResponse'];
 
@@ -179,9 +157,12 @@ function CreateWebhookDialog({
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>([]);
   const action = useAction();
+  // The server's event types (an extension's among them), not a list kept here.
+  const offered = useLoad(webhookEventTypes, []);
+  const eventTypes = offered.data ?? [];
 
   const toggle = (event: WebhookEvent, on: boolean) =>
-    setEvents((current) => EVENTS.filter((e) => (e === event ? on : current.includes(e))));
+    setEvents((current) => eventTypes.filter((e) => (e === event ? on : current.includes(e))));
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -212,7 +193,7 @@ function CreateWebhookDialog({
         <fieldset>
           <legend>Events</legend>
           <div class="checkbox-grid">
-            {EVENTS.map((name) => (
+            {eventTypes.map((name) => (
               <CheckboxField
                 key={name}
                 label={name}
@@ -222,7 +203,7 @@ function CreateWebhookDialog({
             ))}
           </div>
         </fieldset>
-        <ProblemNote problem={action.problem} />
+        <ProblemNote problem={offered.problem ?? action.problem} />
         <DialogButtons submitLabel="Create" busy={action.busy} onCancel={onClose} />
       </form>
     </Dialog>

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { IsNotBlank } from '../../../src/common/validators';
+import { IsNotBlank, Omittable } from '../../../src/common/validators';
+import { EventActor } from '../../../src/events/event-payloads.dto';
 import type { Dataset } from './dataset.entity';
 
 export class CreateDatasetDto {
@@ -16,6 +17,34 @@ export class CreateDatasetDto {
   @IsString()
   @MaxLength(500)
   description?: string | null;
+}
+
+/** PATCH: only the fields given change. */
+export class UpdateDatasetDto {
+  @ApiPropertyOptional({ maxLength: 100 })
+  @Omittable()
+  @IsString()
+  @MinLength(1)
+  @IsNotBlank()
+  @MaxLength(100)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+}
+
+/**
+ * The `data` of a `dataset.created` webhook event (declared on WebhookEventTypes by DatasetsModule, so
+ * the OpenAPI document's `webhooks` section describes it). Its properties say their schema themselves:
+ * the Swagger plugin reads only the core's files.
+ */
+export class DatasetCreatedData {
+  @ApiProperty({ example: 'ds_5JkQm2Tz8RpVw3Xy7NbLc4' }) dataset_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: EventActor }) actor: EventActor;
 }
 
 export class DatasetResponse {

@@ -1,8 +1,16 @@
 import { DataSource } from 'typeorm';
+import { waitFor } from '../../../test/support/agent-server';
+import type { AuditEntry } from '../../../test/support/audit-log';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from '../../../test/support/factories';
 import { createKey, CreatedKey } from '../../../test/support/keys';
+import { CALLS_LOCAL_TARGETS } from '../../../test/support/outbound-targets';
 import { startTestApp, TestApp } from '../../../test/support/test-app';
+import { verifyStandardWebhook, WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { datasetsExtension } from './datasets.extension';
+
+/** The enum of one of the document's component schemas (AuditAction, AuditActionFilter, WebhookEventType). */
+const enumOf = (document: { components: { schemas: Record<string, { enum: string[] }> } }, schema: string) =>
+  document.components.schemas[schema].enum;
 
 /** The datasets resource, loaded as one line of an extension list would load it. */
 describe('example extension: a resource with permissions, a table and routes (datasets)', () => {
@@ -11,7 +19,11 @@ describe('example extension: a resource with permissions, a table and routes (da
   let viewer: CreatedKey;
   let developer: CreatedKey;
   beforeAll(async () => {
-    t = await startTestApp({ extensions: [datasetsExtension] });
+    // Webhook deliveries on, to the tests' own receiver on 127.0.0.1.
+    t = await startTestApp({
+      extensions: [datasetsExtension],
+      env: { ...CALLS_LOCAL_TARGETS, WEBHOOK_WORKERS: '1' },
+    });
     org = await signUpOrganization(t.http, 'Datasets');
     viewer = await createKey(t.http, org.auth, { role: 'viewer', type: 'service' });
     developer = await createKey(t.http, org.auth, { role: 'developer', type: 'service' });
@@ -109,4 +121,156 @@ describe('example extension: a resource with permissions, a table and routes (da
     );
     expect(name).toBe('Datasets1795632887238');
   });
+  describe('audit actions and a webhook event of its own, declared by its module', () => {
+    const auditLog = async (query: Record<string, string>): Promise<AuditEntry[]> =>
+      (
+        await t.http
+          .get('/v1/audit-log')
+          .query({ ...query, limit: 100 })
+          .set(org.auth)
+          .expect(200)
+      ).body.data;
+
+    it('records its create, update and delete in the audit log, and ?action= finds them', async () => {
+      const created = await t.http
+        .post('/v1/datasets')
+        .set(developer.auth)
+        .send({ name: 'Audited' })
+        .expect(201);
+      const id = created.body.id;
+      const updated = await t.http
+        .patch(`/v1/datasets/${id}`)
+        .set(developer.auth)
+        .send({ description: 'changed' })
+        .expect(200);
+      expect(updated.body).toEqual({ ...created.body, description: 'changed' });
+      await t.http.delete(`/v1/datasets/${id}`).set(developer.auth).expect(204);
+      expectProblem(await t.http.get(`/v1/datasets/${id}`).set(viewer.auth), 404, 'not_found');
+
+      const actor = { type: 'api_key', id: developer.id };
+      const ofThisDataset = (entries: AuditEntry[]) => entries.filter((e) => e.details.dataset_id === id);
+      const group = ofThisDataset(await auditLog({ action: 'dataset.*' }));
+      expect(group.map(({ action, actor, details }) => ({ action, actor, details }))).toEqual([
+        { action: 'dataset.deleted', actor, details: { dataset_id: id, name: 'Audited' } },
+        { action: 'dataset.updated', actor, details: { dataset_id: id, fields: ['description'] } },
+        { action: 'dataset.created', actor, details: { dataset_id: id, name: 'Audited' } },
+      ]);
+      expect(ofThisDataset(await auditLog({})).map((e) => e.id)).toEqual(group.map((e) => e.id));
+      for (const action of ['dataset.created', 'dataset.updated', 'dataset.deleted']) {
+        expect(ofThisDataset(await auditLog({ action })).map((e) => e.action)).toEqual([action]);
+      }
+      // Beside the core's: a core filter still finds only its own.
+      expect((await auditLog({ action: 'key.*' })).every((e) => e.action.startsWith('key.'))).toBe(true);
+    });
+
+    it('still refuses an action nobody declared with 400 naming the field, and lists its own among the rest', async () => {
+      for (const action of ['dataset.exploded', 'datasets.*', 'dataset.']) {
+        const problem = expectProblem(
+          await t.http.get('/v1/audit-log').query({ action }).set(org.auth),
+          400,
+          'validation_failed',
+        );
+        expect(problem.errors).toEqual([
+          { field: 'action', message: expect.stringContaining('dataset.created') },
+        ]);
+      }
+    });
+
+    it('is in the OpenAPI document: the audit enums, the webhook event types and the webhooks section', async () => {
+      const document = (await t.http.get('/openapi.json').expect(200)).body;
+      expect(enumOf(document, 'AuditAction')).toEqual(
+        expect.arrayContaining(['dataset.created', 'dataset.updated', 'dataset.deleted', 'key.created']),
+      );
+      expect(enumOf(document, 'AuditActionFilter')).toEqual(
+        expect.arrayContaining(['dataset.created', 'dataset.*', 'key.created', 'key.*']),
+      );
+      expect(enumOf(document, 'WebhookEventType')).toEqual(
+        expect.arrayContaining(['dataset.created', 'key.created']),
+      );
+      expect(enumOf(document, 'WebhookEventType')).not.toContain('dataset.updated');
+      const body = document.webhooks['dataset.created'].post.requestBody.content['application/json'].schema;
+      expect(body.properties.data).toEqual({ $ref: '#/components/schemas/DatasetCreatedData' });
+      expect(document.components.schemas.DatasetCreatedData.required).toEqual(
+        expect.arrayContaining(['dataset_id', 'name', 'actor']),
+      );
+    });
+
+    it('delivers dataset.created to an endpoint subscribed to it, signed as every event', async () => {
+      const receiver = await WebhookReceiver.start();
+      try {
+        const webhook = await t.http
+          .post('/v1/webhooks')
+          .set(org.auth)
+          .send({ url: receiver.url('/datasets'), events: ['dataset.created'] })
+          .expect(201);
+        expect(webhook.body.events).toEqual(['dataset.created']);
+        const created = await t.http
+          .post('/v1/datasets')
+          .set(developer.auth)
+          .send({ name: 'Hooked' })
+          .expect(201);
+
+        const delivered = await waitFor(
+          () => receiver.at('/datasets').find((r) => r.json?.data?.dataset_id === created.body.id),
+          (found) => found !== undefined,
+          { timeoutMs: 20_000 },
+        );
+        expect(delivered?.json).toEqual({
+          type: 'dataset.created',
+          timestamp: expect.any(String),
+          data: { dataset_id: created.body.id, name: 'Hooked', actor: { type: 'api_key', id: developer.id } },
+        });
+        expect(verifyStandardWebhook(webhook.body.secret, delivered!)).toBe(true);
+      } finally {
+        await receiver.close();
+      }
+    });
+
+    it('refuses a subscription to an event it does not record', async () => {
+      const refused = await t.http
+        .post('/v1/webhooks')
+        .set(org.auth)
+        .send({ url: 'http://127.0.0.1:9/hook', events: ['dataset.created', 'dataset.updated'] });
+      expect(expectProblem(refused, 400, 'validation_failed').errors).toEqual([
+        { field: 'events', message: expect.stringContaining('dataset.created') },
+      ]);
+    });
+  });
+
+  // With the example extensions in the deployment's list (GATEHOUSE_TEST_EXTENSIONS=examples) every
+  // app has them, so there is no app without them to ask.
+  const withoutTheExtension = process.env.GATEHOUSE_TEST_EXTENSIONS ? it.skip : it;
+  withoutTheExtension(
+    'is unknown to an app that does not load it: its filters and its event are a 400',
+    async () => {
+      const core = await startTestApp();
+      try {
+        const admin = await signUpOrganization(core.http, 'Core only');
+        for (const action of ['dataset.created', 'dataset.*']) {
+          const problem = expectProblem(
+            await core.http.get('/v1/audit-log').query({ action }).set(admin.auth),
+            400,
+            'validation_failed',
+          );
+          expect(problem.errors).toEqual([
+            { field: 'action', message: expect.not.stringContaining('dataset') },
+          ]);
+        }
+        await core.http.get('/v1/audit-log').query({ action: 'key.created' }).set(admin.auth).expect(200);
+        const refused = await core.http
+          .post('/v1/webhooks')
+          .set(admin.auth)
+          .send({ url: 'http://127.0.0.1:9/hook', events: ['dataset.created'] });
+        expect(expectProblem(refused, 400, 'validation_failed').errors?.map((e) => e.field)).toEqual([
+          'events',
+        ]);
+        const document = (await core.http.get('/openapi.json').expect(200)).body;
+        expect(enumOf(document, 'AuditActionFilter').filter((f) => f.startsWith('dataset'))).toEqual([]);
+        expect(enumOf(document, 'WebhookEventType')).not.toContain('dataset.created');
+        expect(document.webhooks['dataset.created']).toBeUndefined();
+      } finally {
+        await core.close();
+      }
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { ListQueryDto, Page, paginate } from '../../../src/common/pagination';
 import { Dataset } from './dataset.entity';
 
@@ -9,10 +9,25 @@ import { Dataset } from './dataset.entity';
 export class DatasetsRepository {
   constructor(@InjectRepository(Dataset) private readonly datasets: Repository<Dataset>) {}
 
+  /** Runs `work` in one transaction: a change, its audit entry and its event commit together. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.datasets.manager.transaction(work);
+  }
+
   insert(
+    manager: EntityManager,
     fields: Pick<Dataset, 'id' | 'organizationId' | 'name' | 'description' | 'createdBy'>,
   ): Promise<Dataset> {
-    return this.datasets.save(this.datasets.create(fields));
+    const datasets = manager.getRepository(Dataset);
+    return datasets.save(datasets.create(fields));
+  }
+
+  save(manager: EntityManager, dataset: Dataset): Promise<Dataset> {
+    return manager.getRepository(Dataset).save(dataset);
+  }
+
+  async delete(manager: EntityManager, dataset: Pick<Dataset, 'id' | 'organizationId'>): Promise<void> {
+    await manager.getRepository(Dataset).delete({ id: dataset.id, organizationId: dataset.organizationId });
   }
 
   page(organizationId: string, query: ListQueryDto): Promise<Page<Dataset>> {
