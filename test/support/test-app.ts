@@ -6,7 +6,7 @@ import { AppModule } from '../../src/app.module';
 import { WorkerModule } from '../../src/worker.module';
 import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import type { AppConfig } from '../../src/config/app-config';
-import type { GatehouseExtension } from '../../src/extension';
+import { configsOf, type GatehouseExtension } from '../../src/extension';
 import { EXTENSIONS } from '../../src/extensions';
 import { EXAMPLE_EXTENSIONS } from '../../examples/extensions';
 import {
@@ -39,6 +39,17 @@ function productionList(): readonly GatehouseExtension[] {
   return [...EXTENSIONS, ...EXAMPLE_EXTENSIONS];
 }
 
+/**
+ * What the production list's extensions read, as this run's environment sets it (a deployment's `.env`
+ * or environment), beneath the test's own `env`: an instance reads nothing else of `process.env`.
+ */
+function withDeploymentVariables<T extends TestAppOptions>(options: T): T {
+  const given: Record<string, string> = {};
+  for (const { variables } of configsOf(productionList()))
+    for (const name of variables) if (process.env[name] !== undefined) given[name] = process.env[name];
+  return Object.keys(given).length ? { ...options, env: { ...given, ...options.env } } : options;
+}
+
 /** The deployment's extensions and the test's own. */
 const extensionsOf = (options: ExtensionOptions) => [...productionList(), ...(options.extensions ?? [])];
 
@@ -57,7 +68,7 @@ export interface TestApp {
  * (PostgreSQL when the run has one, PGlite otherwise).
  */
 export async function startTestApp(options: TestAppOptions & ExtensionOptions = {}): Promise<TestApp> {
-  const { config, databaseUrl, dataDir, cleanUp } = await prepareInstance(options);
+  const { config, databaseUrl, dataDir, cleanUp } = await prepareInstance(withDeploymentVariables(options));
   const moduleRef = await compileWithClock(
     Test.createTestingModule({
       imports: [AppModule.forRoot(config, extensionsOf(options)), ...(options.imports ?? [])],
@@ -90,7 +101,7 @@ export function startServiceContext(
   options: TestAppOptions & ExtensionOptions & { root?: 'app' | 'worker' } = {},
 ): Promise<ServiceContext> {
   // `worker`: the worker process's module, as src/worker.ts boots it, without the HTTP side.
-  return startModuleContext(options, (config) => [
+  return startModuleContext(withDeploymentVariables(options), (config) => [
     options.root === 'worker'
       ? WorkerModule.forRoot(config, extensionsOf(options))
       : AppModule.forRoot(config, extensionsOf(options)),
