@@ -10,3 +10,15 @@ definePermissions('teams');
 export const USER_ID = defineIdKind('usr');
 export const TEAM_ID = defineIdKind('team');
 export const ORGANIZATION_ID = defineIdKind('org');
+
+/** The audit actions AccountsModule records, of users and teams (declared on AuditActions when it starts). */
+export const ACCOUNT_AUDIT_ACTIONS = [
+  'user.created',
+  'user.updated',
+  'user.deactivated',
+  'user.activated',
+  'team.created',
+  'team.member_added',
+  'team.member_removed',
+] as const;
+export type AccountAuditAction = (typeof ACCOUNT_AUDIT_ACTIONS)[number];

@@ -1,5 +1,19 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditActions } from '../audit/audit-actions';
+import {
+  KeyCreatedData,
+  KeyCreditsLowData,
+  KeyDeletedData,
+  KeyExpiryData,
+  KeyLeakedData,
+  KeyRevokedData,
+  KeyRotatedData,
+  KeySwitchedData,
+} from '../events/event-payloads.dto';
+import { WebhookEventTypes } from '../webhooks/webhook-event-types';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import { API_KEY_AUDIT_ACTIONS } from './api-keys.declarations';
 import { AccountsModule } from '../accounts/accounts.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { RolesModule } from '../roles/roles.module';
@@ -34,6 +48,20 @@ import { CreditTables } from './credits/credit-tables';
 import { PostgresCreditLedger } from './credits/postgres-credit-ledger';
 import { RedisCreditLedger } from './credits/redis-credit-ledger';
 
+/** The webhook event types ApiKeysModule emits, with the class of each one's `data`. */
+export const API_KEY_WEBHOOK_EVENTS = {
+  'key.created': KeyCreatedData,
+  'key.rotated': KeyRotatedData,
+  'key.expiring': KeyExpiryData,
+  'key.deleted': KeyDeletedData,
+  'key.revoked': KeyRevokedData,
+  'key.expired': KeyExpiryData,
+  'key.disabled': KeySwitchedData,
+  'key.enabled': KeySwitchedData,
+  'key.credits_low': KeyCreditsLowData,
+  'key.leaked': KeyLeakedData,
+} as const satisfies Record<string, Type<unknown>>;
+
 /**
  * API keys: lifecycle endpoints, verification, key values, their last use, their credits, and what a
  * leak report does to them (KeyLeaks).
@@ -45,6 +73,7 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     RolesModule,
     IdentitiesModule,
     OrganizationPoliciesModule,
+    WebhooksModule,
   ],
   controllers: [VerifyController, ApiKeysController],
   providers: [
@@ -87,4 +116,15 @@ import { RedisCreditLedger } from './credits/redis-credit-ledger';
     LeakReportQueueJob,
   ],
 })
-export class ApiKeysModule {}
+export class ApiKeysModule implements OnModuleInit {
+  constructor(
+    private readonly auditActions: AuditActions,
+    private readonly eventTypes: WebhookEventTypes,
+  ) {}
+
+  /** The audit actions it records (api-keys.declarations.ts) and the event types it emits (above). */
+  onModuleInit(): void {
+    this.auditActions.declare(API_KEY_AUDIT_ACTIONS);
+    this.eventTypes.declare(API_KEY_WEBHOOK_EVENTS);
+  }
+}

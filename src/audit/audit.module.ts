@@ -4,12 +4,12 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { Secrets } from '../secrets/secrets';
 import { AuditActions } from './audit-actions';
 import { AuditChainKey } from './audit-chain';
+import { AUDIT_MODULE_ACTIONS } from './audit.declarations';
 import { AuditChainHead } from './audit-chain-head.entity';
 import { AuditChainVerifier } from './audit-chain-verifier';
 import { AuditEntry } from './audit-entry.entity';
 import { AuditRepository } from './audit.repository';
 import { AuditSubjects } from './audit-subjects';
-import { AUDIT_MODULE_ACTIONS, CORE_AUDIT_ACTIONS } from './core-audit-actions';
 import { AuditService } from './audit.service';
 import { DenialWindowJob } from './denial-window.job';
 
@@ -38,9 +38,8 @@ import { DenialWindowJob } from './denial-window.job';
 export class AuditModule implements OnModuleInit {
   constructor(private readonly actions: AuditActions) {}
 
-  /** Its own action, and those of core modules that do not declare theirs yet (core-audit-actions.ts). */
+  /** Only its own action (audit.declarations.ts): every other module declares what it records. */
   onModuleInit(): void {
     this.actions.declare(AUDIT_MODULE_ACTIONS);
-    for (const actions of Object.values(CORE_AUDIT_ACTIONS)) this.actions.declare(actions);
   }
 }

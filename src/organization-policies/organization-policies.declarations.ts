@@ -6,3 +6,7 @@ import { definePermissions } from '../roles/permissions';
  * reads everything but users and teams, so whoever makes keys can see the rules they must follow.
  */
 definePermissions('organization', { actions: ['read', 'update'], grants: { api_manager: ['read'] } });
+
+/** The audit action OrganizationPoliciesModule records (declared on AuditActions when it starts). */
+export const ORGANIZATION_POLICY_AUDIT_ACTIONS = ['organization.policies_updated'] as const;
+export type OrganizationPolicyAuditAction = (typeof ORGANIZATION_POLICY_AUDIT_ACTIONS)[number];

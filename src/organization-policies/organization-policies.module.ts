@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditActions } from '../audit/audit-actions';
+import { ORGANIZATION_POLICY_AUDIT_ACTIONS } from './organization-policies.declarations';
 import { Organization } from '../accounts/organization.entity';
-import './organization-policies.declarations';
 import { OrganizationPoliciesRepository } from './organization-policies.repository';
 import { OrganizationPoliciesService } from './organization-policies.service';
 import { OrganizationPolicy } from './organization-policy.entity';
@@ -14,4 +15,11 @@ import { OrganizationPolicy } from './organization-policy.entity';
   providers: [OrganizationPoliciesRepository, OrganizationPoliciesService],
   exports: [OrganizationPoliciesService],
 })
-export class OrganizationPoliciesModule {}
+export class OrganizationPoliciesModule implements OnModuleInit {
+  constructor(private readonly auditActions: AuditActions) {}
+
+  /** The audit actions it records (organization-policies.declarations.ts). */
+  onModuleInit(): void {
+    this.auditActions.declare(ORGANIZATION_POLICY_AUDIT_ACTIONS);
+  }
+}

@@ -13,3 +13,7 @@ definePermissions('workflows', { grants: { viewer: ['read'], developer: 'all', a
 definePermissions('deployments', {
   grants: { viewer: ['read'], developer: ['read'], api_manager: ['read'] },
 });
+
+/** The audit actions RolesModule records (declared on AuditActions when it starts). */
+export const ROLE_AUDIT_ACTIONS = ['role.created', 'role.updated', 'role.deleted'] as const;
+export type RoleAuditAction = (typeof ROLE_AUDIT_ACTIONS)[number];

@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditActions } from '../audit/audit-actions';
+import { ROLE_AUDIT_ACTIONS } from './roles.declarations';
 import { CustomRole } from './custom-role.entity';
 import { PermissionsController } from './permissions.controller';
 import { RolesController } from './roles.controller';
@@ -14,4 +16,11 @@ import { RolesService } from './roles.service';
   providers: [RolesRepository, RolesService, RoleHolders],
   exports: [RolesService, RoleHolders],
 })
-export class RolesModule {}
+export class RolesModule implements OnModuleInit {
+  constructor(private readonly auditActions: AuditActions) {}
+
+  /** The audit actions it records (roles.declarations.ts). */
+  onModuleInit(): void {
+    this.auditActions.declare(ROLE_AUDIT_ACTIONS);
+  }
+}

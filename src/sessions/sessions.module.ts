@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditActions } from '../audit/audit-actions';
+import { SESSION_AUDIT_ACTIONS } from './sessions.declarations';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { RolesModule } from '../roles/roles.module';
@@ -26,4 +28,11 @@ import { SessionLiveness } from './session-liveness';
   providers: [DashboardSessionsService, DashboardSessionsRepository, RefreshTokens, SessionLiveness],
   exports: [SessionLiveness],
 })
-export class SessionsModule {}
+export class SessionsModule implements OnModuleInit {
+  constructor(private readonly auditActions: AuditActions) {}
+
+  /** The audit actions it records (sessions.declarations.ts). */
+  onModuleInit(): void {
+    this.auditActions.declare(SESSION_AUDIT_ACTIONS);
+  }
+}

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
 import { AgentRunContexts } from './agent-run-contexts';
@@ -13,6 +13,16 @@ import { TasksService } from './tasks.service';
 import { TaskTokensModule } from './run-tokens/task-tokens.module';
 import { UsageModule } from '../usage/usage.module';
 import { ReservationSettlementModule } from '../api-keys/credits/reservation-settlement';
+import { TaskEndedData, TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
+import { WebhookEventTypes } from '../webhooks/webhook-event-types';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+
+/** The webhook event types TasksModule emits (a run that ended), with the class of each one's `data`. */
+export const TASK_WEBHOOK_EVENTS = {
+  'task.succeeded': TaskEndedData,
+  'task.failed': TaskFailedData,
+  'task.cancelled': TaskEventData,
+} as const satisfies Record<string, Type<unknown>>;
 
 /** Tasks and the durable PostgreSQL queue that runs them. */
 @Module({
@@ -23,6 +33,7 @@ import { ReservationSettlementModule } from '../api-keys/credits/reservation-set
     TaskTokensModule,
     ReservationSettlementModule,
     UsageModule,
+    WebhooksModule,
   ],
   providers: [
     TaskQueueRepository,
@@ -35,4 +46,11 @@ import { ReservationSettlementModule } from '../api-keys/credits/reservation-set
   ],
   exports: [TasksService, TaskWorker, TaskQueueRepository],
 })
-export class TasksModule {}
+export class TasksModule implements OnModuleInit {
+  constructor(private readonly eventTypes: WebhookEventTypes) {}
+
+  /** The webhook event types it emits (above), in the API and the worker alike. */
+  onModuleInit(): void {
+    this.eventTypes.declare(TASK_WEBHOOK_EVENTS);
+  }
+}

@@ -1,49 +1,20 @@
-import type { Type } from '@nestjs/common';
-import {
-  IdentityCreatedData,
-  IdentityCreditsLowData,
-  IdentityDeletedData,
-  IdentityUpdatedData,
-  KeyCreatedData,
-  KeyCreditsLowData,
-  KeyDeletedData,
-  KeyLeakedData,
-  KeyExpiryData,
-  KeyRevokedData,
-  KeyRotatedData,
-  KeySwitchedData,
-  TaskEndedData,
-  TaskEventData,
-  TaskFailedData,
-} from '../events/event-payloads.dto';
+import { API_KEY_WEBHOOK_EVENTS } from '../api-keys/api-keys.module';
+import { IDENTITY_WEBHOOK_EVENTS } from '../identities/identities.module';
+import { TASK_WEBHOOK_EVENTS } from '../tasks/tasks.module';
 
 /**
- * The `data` of each event of the core modules a webhook can subscribe to (API keys, identities, tasks).
- * WebhooksModule declares them on WebhookEventTypes on those modules' behalf, through the same `declare`
- * an extension calls; the OpenAPI `webhooks` section and the `events` a webhook takes are built from
- * the registry, not from this table.
+ * The event types of the core modules (API keys, identities, tasks), for what needs the core's list
+ * without an app (the specs). Each module declares its own on WebhookEventTypes from its `onModuleInit`;
+ * the OpenAPI `webhooks` section and the `events` a webhook takes are built from that registry, not
+ * from this list.
  */
-export const CORE_WEBHOOK_EVENT_PAYLOADS = {
-  'key.created': KeyCreatedData,
-  'key.rotated': KeyRotatedData,
-  'key.expiring': KeyExpiryData,
-  'key.deleted': KeyDeletedData,
-  'key.revoked': KeyRevokedData,
-  'key.expired': KeyExpiryData,
-  'key.disabled': KeySwitchedData,
-  'key.enabled': KeySwitchedData,
-  'key.credits_low': KeyCreditsLowData,
-  'key.leaked': KeyLeakedData,
-  'identity.created': IdentityCreatedData,
-  'identity.updated': IdentityUpdatedData,
-  'identity.deleted': IdentityDeletedData,
-  'identity.credits_low': IdentityCreditsLowData,
-  'task.succeeded': TaskEndedData,
-  'task.failed': TaskFailedData,
-  'task.cancelled': TaskEventData,
-} as const satisfies Record<string, Type<unknown>>;
+const CORE_WEBHOOK_EVENT_PAYLOADS = {
+  ...API_KEY_WEBHOOK_EVENTS,
+  ...IDENTITY_WEBHOOK_EVENTS,
+  ...TASK_WEBHOOK_EVENTS,
+};
 
 export type WebhookEvent = keyof typeof CORE_WEBHOOK_EVENT_PAYLOADS;
 
-/** The core's event types, in the table's order. */
+/** The core's event types, by module. */
 export const WEBHOOK_EVENTS = Object.keys(CORE_WEBHOOK_EVENT_PAYLOADS) as WebhookEvent[];

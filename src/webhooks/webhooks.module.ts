@@ -4,7 +4,6 @@ import { AuditActions } from '../audit/audit-actions';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookEventTypes } from './webhook-event-types';
-import { CORE_WEBHOOK_EVENT_PAYLOADS } from './webhook-payloads';
 import { Webhook } from './webhook.entity';
 import { WEBHOOK_AUDIT_ACTIONS } from './webhooks.declarations';
 import { WebhooksRepository } from './webhooks.repository';
@@ -26,9 +25,8 @@ export class WebhooksModule implements OnModuleInit {
     private readonly eventTypes: WebhookEventTypes,
   ) {}
 
-  /** What it records itself, and the core's event types (webhook-payloads.ts). */
+  /** The audit actions it records; the event types are declared by the modules that emit them. */
   onModuleInit(): void {
     this.auditActions.declare(WEBHOOK_AUDIT_ACTIONS);
-    this.eventTypes.declare(CORE_WEBHOOK_EVENT_PAYLOADS);
   }
 }
