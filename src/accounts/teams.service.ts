@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
-import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
+import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import type { AccountAuditAction } from './accounts.declarations';
 import { isIdOf, newId } from '../common/ids';
 import { TEAM_ID } from './accounts.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
@@ -95,7 +96,7 @@ export class TeamsService {
     principal: Principal,
     origin: RequestOrigin,
     team: Team,
-    action: AuditAction,
+    action: AccountAuditAction,
     details: Record<string, unknown> = {},
   ): Promise<void> {
     return this.audit.append(manager, [

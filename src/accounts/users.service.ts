@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
-import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
+import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import type { AccountAuditAction } from './accounts.declarations';
 import { AuditSubjects } from '../audit/audit-subjects';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { isUniqueViolation } from '../database/database-errors';
@@ -202,7 +203,7 @@ export class UsersService {
     principal: Principal,
     origin: RequestOrigin,
     user: User,
-    action: AuditAction,
+    action: AccountAuditAction,
     details: Record<string, unknown> = {},
   ): Promise<void> {
     return this.audit.append(manager, [

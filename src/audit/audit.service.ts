@@ -31,15 +31,12 @@ export interface RequestOrigin {
 export interface AuditEvent {
   organizationId: string;
   keyId?: string | null;
-  /** An action some module declared on AuditActions (the core's are typed as AuditAction). */
+  /** An action some module declared on AuditActions (each module types its own: RoleAuditAction, …). */
   action: string;
   actor: AuditActor;
   origin?: RequestOrigin;
   details?: Record<string, unknown>;
 }
-
-/** The core's own actions, typed for the core modules that record them (core-audit-actions.ts). */
-export type { AuditAction } from './core-audit-actions';
 
 /** The SQL LIKE pattern (or exact value) for an action filter; group names hold no LIKE wildcards. */
 export function actionPattern(filter: string): { exact: string } | { prefix: string } {

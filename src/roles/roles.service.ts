@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../access/principal';
-import { actorOf, AuditAction, AuditService, RequestOrigin } from '../audit/audit.service';
+import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
+import type { RoleAuditAction } from './roles.declarations';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { newId } from '../common/ids';
 import { ROLE_ID } from './roles.declarations';
@@ -145,7 +146,7 @@ export class RolesService {
     principal: Principal,
     origin: RequestOrigin,
     role: CustomRole,
-    action: AuditAction,
+    action: RoleAuditAction,
     details: Record<string, unknown> = {},
   ): Promise<void> {
     return this.audit.append(manager, [

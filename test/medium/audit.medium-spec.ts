@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AuditRepository } from '../../src/audit/audit.repository';
+import { ApiKeysModule } from '../../src/api-keys/api-keys.module';
 import { AuditEvent, AuditService, SYSTEM_ACTOR } from '../../src/audit/audit.service';
 import { ServiceContext, startFeatureContext } from '../support/feature-context';
 import { nextMillisecond } from '../support/pagination';
@@ -34,7 +35,8 @@ describe('audit log (service level)', () => {
     // A long denial window: only the test closes windows (closeDenialWindows), never the periodic job.
     // Integrity checks read 4 entries a page: a chain of ten is three pages.
     context = await startFeatureContext({
-      imports: [],
+      // The module that records the key actions these entries name declares them (AuditActions).
+      imports: [ApiKeysModule],
       env: { AUDIT_DENIAL_WINDOW_SECONDS: '60', AUDIT_INTEGRITY_PAGE_SIZE: String(PAGE_SIZE) },
     });
     audit = context.get(AuditService);
