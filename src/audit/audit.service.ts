@@ -14,6 +14,7 @@ import { AuditChainVerifier, ChainVerification } from './audit-chain-verifier';
 import { ActorType, AuditEntry } from './audit-entry.entity';
 import { AuditActions } from './audit-actions';
 import { AuditRepository } from './audit.repository';
+import type { AuditExpansion, AuditNames } from './audit-expansions';
 import { AuditSubject, AuditSubjects } from './audit-subjects';
 import { AuditQueryDto } from './dto/audit.dto';
 
@@ -41,16 +42,6 @@ export interface AuditEvent {
 /** The SQL LIKE pattern (or exact value) for an action filter; group names hold no LIKE wildcards. */
 export function actionPattern(filter: string): { exact: string } | { prefix: string } {
   return filter.endsWith('.*') ? { prefix: filter.slice(0, -1) } : { exact: filter };
-}
-
-/** What `expand` may ask a page of entries to name: its actors, its keys. */
-export const AUDIT_EXPANSIONS = ['actor', 'key'] as const;
-export type AuditExpansion = (typeof AUDIT_EXPANSIONS)[number];
-
-/** The names behind a page's ids, by kind; only what `expand` asked for. */
-export interface AuditNames {
-  actors?: { users: Map<string, AuditSubject>; keys: Map<string, AuditSubject> };
-  keys?: Map<string, AuditSubject>;
 }
 
 export const SYSTEM_ACTOR: AuditActor = { type: 'system', id: null };

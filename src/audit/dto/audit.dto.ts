@@ -6,7 +6,7 @@ import { CHECKPOINT_PATTERN } from '../audit-chain';
 import { CHAIN_PROBLEMS, ChainProblem } from '../audit-chain-verifier';
 import type { ActorType, AuditEntry } from '../audit-entry.entity';
 import { AUDIT_ACTION_FILTER_SCHEMA, AUDIT_ACTION_SCHEMA } from '../audit-actions';
-import { AUDIT_EXPANSIONS, AuditExpansion, AuditNames } from '../audit.service';
+import { AUDIT_EXPANSIONS, AuditExpansion, AuditNames } from '../audit-expansions';
 
 const ACTOR_TYPES: ActorType[] = ['user', 'api_key', 'system'];
 
