@@ -96,7 +96,7 @@ export function compileWithClock(builder: TestingModuleBuilder, clock?: Clock): 
 }
 
 export interface ServiceContext {
-  /** Resolve any provider: `context.get(ApiKeysService)`. */
+  /** Resolve any provider: `context.get(ApiKeyQueryService)`. */
   get: TestingModule['get'];
   config: AppConfig;
   databaseUrl?: string;
