@@ -115,7 +115,7 @@ describe('extensions: one list, loaded by the API and the worker', () => {
           .then((task) => task?.status);
 
       try {
-        const without = await startServiceContext({ root: 'worker', ...instance });
+        const without = await startServiceContext({ root: 'worker', core: true, ...instance });
         try {
           // The echo task, queued after it, runs; the reverse one is not taken (nor failed).
           const { value } = await pollUntil(

@@ -1,3 +1,4 @@
+import { ApiKeysModule } from '../../src/api-keys/api-keys.module';
 import type { Principal } from '../../src/access/principal';
 import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
 import { WebhooksService } from '../../src/webhooks/webhooks.service';
@@ -36,12 +37,12 @@ describe('webhook delivery loops disabling a failing endpoint (service level)', 
       // The loops are driven by the test (deliverDue), not in the background.
       WEBHOOK_WORKERS: '0',
     };
-    const first = await startFeatureContext({ imports: [WebhooksModule, AccountsModule], env });
+    const first = await startFeatureContext({ imports: [WebhooksModule, AccountsModule, ApiKeysModule], env });
     contexts.push(first);
     if (HAS_POSTGRES) {
       contexts.push(
         await startFeatureContext({
-          imports: [WebhooksModule, AccountsModule],
+          imports: [WebhooksModule, AccountsModule, ApiKeysModule],
           env,
           databaseUrl: first.databaseUrl,
         }),

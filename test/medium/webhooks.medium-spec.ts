@@ -1,3 +1,5 @@
+import { TasksModule } from '../../src/tasks/tasks.module';
+import { ApiKeysModule } from '../../src/api-keys/api-keys.module';
 import { DataSource } from 'typeorm';
 import type { Principal } from '../../src/access/principal';
 import { AuditRepository } from '../../src/audit/audit.repository';
@@ -29,7 +31,8 @@ describe('webhooks (service level)', () => {
   let repository: WebhooksRepository;
 
   beforeAll(async () => {
-    context = await startFeatureContext({ imports: [WebhooksModule] });
+    // With the modules that declare the event types these endpoints subscribe to (WebhookEventTypes).
+    context = await startFeatureContext({ imports: [WebhooksModule, ApiKeysModule, TasksModule] });
     webhooks = context.get(WebhooksService);
     repository = context.get(WebhooksRepository);
   });

@@ -24,6 +24,11 @@ export type { ServiceContext, TestAppOptions } from './test-instance';
 export interface ExtensionOptions {
   /** Extensions loaded beside the deployment's list (src/extensions.ts), as if one line were added to it. */
   extensions?: readonly GatehouseExtension[];
+  /**
+   * The core alone: the deployment's list is not loaded, only `extensions`. For a test about an instance
+   * that lacks an extension, or a reviewed record of the core's own declarations (the route snapshot).
+   */
+  core?: boolean;
 }
 
 /**
@@ -43,15 +48,18 @@ function productionList(): readonly GatehouseExtension[] {
  * What the production list's extensions read, as this run's environment sets it (a deployment's `.env`
  * or environment), beneath the test's own `env`: an instance reads nothing else of `process.env`.
  */
-function withDeploymentVariables<T extends TestAppOptions>(options: T): T {
+function withDeploymentVariables<T extends TestAppOptions & ExtensionOptions>(options: T): T {
   const given: Record<string, string> = {};
-  for (const { variables } of configsOf(productionList()))
+  for (const { variables } of configsOf(options.core ? [] : productionList()))
     for (const name of variables) if (process.env[name] !== undefined) given[name] = process.env[name];
   return Object.keys(given).length ? { ...options, env: { ...given, ...options.env } } : options;
 }
 
 /** The deployment's extensions and the test's own. */
-const extensionsOf = (options: ExtensionOptions) => [...productionList(), ...(options.extensions ?? [])];
+const extensionsOf = (options: ExtensionOptions) => [
+  ...(options.core ? [] : productionList()),
+  ...(options.extensions ?? []),
+];
 
 export interface TestApp {
   app: INestApplication;
