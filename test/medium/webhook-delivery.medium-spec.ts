@@ -37,7 +37,10 @@ describe('webhook delivery loops disabling a failing endpoint (service level)', 
       // The loops are driven by the test (deliverDue), not in the background.
       WEBHOOK_WORKERS: '0',
     };
-    const first = await startFeatureContext({ imports: [WebhooksModule, AccountsModule, ApiKeysModule], env });
+    const first = await startFeatureContext({
+      imports: [WebhooksModule, AccountsModule, ApiKeysModule],
+      env,
+    });
     contexts.push(first);
     if (HAS_POSTGRES) {
       contexts.push(
