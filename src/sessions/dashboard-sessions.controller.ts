@@ -14,7 +14,7 @@ import { TokenRequestDto } from '../auth/dto/auth.dto';
 import { ApiProblems } from '../common/openapi';
 import { ReturnsSecret } from '../common/returns-secret.decorator';
 import { CSRF_HEADER, CsrfHeaderGuard, SameOriginGuard } from './csrf.guards';
-import { DashboardSessionsService, REFRESH_REUSE_GRACE_MS } from './dashboard-sessions.service';
+import { DashboardSignIns } from './dashboard-sign-ins';
 import { DashboardSessionResponse } from './dto/dashboard-session.dto';
 import {
   clearSessionCookie,
@@ -23,6 +23,7 @@ import {
   SESSION_COOKIE_SCHEME,
   setSessionCookie,
 } from './session-cookie';
+import { REFRESH_REUSE_GRACE_MS, SessionRefreshes } from './session-refreshes';
 import { SessionError } from './sessions.errors';
 
 const SET_COOKIE = {
@@ -47,7 +48,10 @@ const CSRF_HEADER_PARAMETER = {
 @ApiTags('auth')
 @Controller('v1/auth/session')
 export class DashboardSessionsController {
-  constructor(private readonly sessions: DashboardSessionsService) {}
+  constructor(
+    private readonly signIns: DashboardSignIns,
+    private readonly refreshes: SessionRefreshes,
+  ) {}
 
   @Post()
   @Public()
@@ -65,7 +69,7 @@ export class DashboardSessionsController {
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<DashboardSessionResponse> {
-    const started = await this.sessions.signIn(dto, originOf(request));
+    const started = await this.signIns.signIn(dto, originOf(request));
     setSessionCookie(request, response, started.cookie);
     return started.response;
   }
@@ -96,7 +100,7 @@ export class DashboardSessionsController {
       return undefined;
     }
     try {
-      const refreshed = await this.sessions.refresh(cookie);
+      const refreshed = await this.refreshes.refresh(cookie);
       if (refreshed.cookie) setSessionCookie(request, response, refreshed.cookie);
       return refreshed.response;
     } catch (error) {
@@ -119,7 +123,7 @@ export class DashboardSessionsController {
   @ApiNoContentResponse({ description: 'Signed out (also when there was no session).', headers: SET_COOKIE })
   @ApiProblems(403)
   async signOut(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
-    await this.sessions.signOut(readSessionCookie(request), originOf(request));
+    await this.signIns.signOut(readSessionCookie(request), originOf(request));
     clearSessionCookie(request, response);
   }
 }

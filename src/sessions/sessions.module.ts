@@ -8,9 +8,11 @@ import { RolesModule } from '../roles/roles.module';
 import { DashboardSession } from './dashboard-session.entity';
 import { DashboardSessionsController } from './dashboard-sessions.controller';
 import { DashboardSessionsRepository } from './dashboard-sessions.repository';
-import { DashboardSessionsService } from './dashboard-sessions.service';
+import { DashboardSignIns } from './dashboard-sign-ins';
 import { RefreshTokens } from './refresh-tokens';
 import { RetiredRefreshToken } from './retired-refresh-token.entity';
+import { SessionGrants } from './session-grants';
+import { SessionRefreshes } from './session-refreshes';
 import { SessionLiveness } from './session-liveness';
 
 /**
@@ -25,7 +27,14 @@ import { SessionLiveness } from './session-liveness';
     RolesModule,
   ],
   controllers: [DashboardSessionsController],
-  providers: [DashboardSessionsService, DashboardSessionsRepository, RefreshTokens, SessionLiveness],
+  providers: [
+    DashboardSignIns,
+    SessionRefreshes,
+    SessionGrants,
+    DashboardSessionsRepository,
+    RefreshTokens,
+    SessionLiveness,
+  ],
   exports: [SessionLiveness],
 })
 export class SessionsModule implements OnModuleInit {

@@ -14,6 +14,7 @@ import { FilesService } from '../files/files.service';
 import { AttemptReporter } from './attempt-reporter';
 import { TaskTokens } from './run-tokens/task-tokens';
 import type { Task } from './task.entity';
+import { TaskEvents } from './task-events';
 import { TasksService } from './tasks.service';
 
 /** A statement of the worker's, on its share of the pool (TaskWorker's TASK_WORKER_CONNECTIONS). */
@@ -52,6 +53,7 @@ export class AgentRunContexts {
     private readonly agents: AgentsService,
     private readonly files: FilesService,
     private readonly tasks: TasksService,
+    private readonly taskEvents: TaskEvents,
     private readonly tokens: TaskTokens,
     private readonly dataSource: DataSource,
   ) {}
@@ -118,7 +120,7 @@ export class AgentRunContexts {
   }
 
   /**
-   * The attempt's reports go the way an agent's posts with its task token go (TasksService.postEvent:
+   * The attempt's reports go the way an agent's posts with its task token go (TaskEvents.postEvent:
    * checked, capped, usage priced, budget_exceeded), as the task's own run: the principal only carries
    * the organization the task belongs to. They are the worker's statements, on its share of the pool.
    */
@@ -135,7 +137,7 @@ export class AgentRunContexts {
     };
     return new AttemptReporter(
       {
-        post: (event) => db(() => this.tasks.postEvent(run, task.id, event)),
+        post: (event) => db(() => this.taskEvents.postEvent(run, task.id, event)),
         isLive: () => db(() => this.isLive(task, workerId)),
       },
       attempt.signal,

@@ -31,7 +31,9 @@ import {
 } from './dto/task.dto';
 import { TASK_EVENT_MODELS, TaskEventPage } from './dto/task-event.dto';
 import type { TaskEventRow } from './task-queue.repository';
-import { eventCursor, TasksService } from './tasks.service';
+import { TaskEnds } from './task-ends';
+import { eventCursor, TaskEvents } from './task-events';
+import { TasksService } from './tasks.service';
 import { TaskCredits } from './task-credits';
 
 // A comment line at least this often while a stream has nothing to send (the contract: 15 s), so that
@@ -56,6 +58,8 @@ function serverSentEvent(event: TaskEventRow): string {
 export class TasksController {
   constructor(
     private readonly tasks: TasksService,
+    private readonly taskEvents: TaskEvents,
+    private readonly ends: TaskEnds,
     private readonly credits: TaskCredits,
   ) {}
 
@@ -108,7 +112,7 @@ export class TasksController {
     @Query() query: GetTaskQueryDto,
   ): Promise<TaskResponse> {
     const task = query.wait
-      ? await this.tasks.getWhenEnded(principal, id, query.wait)
+      ? await this.ends.getWhenEnded(principal, id, query.wait)
       : await this.tasks.get(principal, id);
     return TaskResponse.of(task);
   }
@@ -163,7 +167,7 @@ export class TasksController {
     @Res() response: Response,
   ): Promise<void> {
     if (!request.headers.accept?.includes('text/event-stream')) {
-      response.json(mapPage(await this.tasks.eventPage(principal, id, query), TaskEventResponse.of));
+      response.json(mapPage(await this.taskEvents.eventPage(principal, id, query), TaskEventResponse.of));
       return;
     }
     const lastEventId = request.headers['last-event-id'];
@@ -179,7 +183,7 @@ export class TasksController {
     response.flushHeaders();
     const left = new AbortController();
     response.on('close', () => left.abort());
-    await this.tasks.followEvents(task, afterSeq, {
+    await this.taskEvents.followEvents(task, afterSeq, {
       send: (events) => response.write(events.map(serverSentEvent).join('')),
       heartbeat: () => response.write(': keep-alive\n\n'),
       heartbeatMs: SSE_HEARTBEAT_MS,
@@ -205,13 +209,13 @@ export class TasksController {
     @Param('id') id: string,
     @Body() dto: PostTaskEventDto,
   ): Promise<PostedTaskEventResponse> {
-    return this.tasks.postEvent(principal, id, dto);
+    return this.taskEvents.postEvent(principal, id, dto);
   }
 
   @Post(':id/cancel')
   @HttpCode(200)
   @Operation('tasks:update', 'Cancel a queued or running task', TaskResponse, 404, 409)
   async cancel(@Principal() principal: Principal, @Param('id') id: string): Promise<TaskResponse> {
-    return TaskResponse.of(await this.tasks.cancel(principal, id));
+    return TaskResponse.of(await this.ends.cancel(principal, id));
   }
 }

@@ -10,6 +10,8 @@ import { TaskWakeups } from './task-wakeups';
 import { TaskWorker } from './task-worker';
 import { Task } from './task.entity';
 import { TasksService } from './tasks.service';
+import { TaskEnds } from './task-ends';
+import { TaskEvents } from './task-events';
 import { TaskTokensModule } from './run-tokens/task-tokens.module';
 import { UsageModule } from '../usage/usage.module';
 import { ReservationSettlementModule } from '../api-keys/credits/reservation-settlement';
@@ -38,13 +40,15 @@ export const TASK_WEBHOOK_EVENTS = {
   providers: [
     TaskQueueRepository,
     TasksService,
+    TaskEvents,
+    TaskEnds,
     TaskWorker,
     AgentRunContexts,
     TaskWakeups,
     TaskChanges,
     TaskEventFeeds,
   ],
-  exports: [TasksService, TaskWorker, TaskQueueRepository],
+  exports: [TasksService, TaskEvents, TaskEnds, TaskWorker, TaskQueueRepository],
 })
 export class TasksModule implements OnModuleInit {
   constructor(private readonly eventTypes: WebhookEventTypes) {}

@@ -8,34 +8,17 @@ import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { TASK_ID } from './tasks.declarations';
-import { invalidCursor, ListQueryDto, Page } from '../common/pagination';
-import type { TaskEventData, TaskFailedData } from '../events/event-payloads.dto';
-import { checkedEventData } from './task-event-data';
-import { BUDGET_EXCEEDED, costOf } from './task-costs';
-import { EventsService } from '../events/events.service';
+import type { Page } from '../common/pagination';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
-import { CreateTaskDto, ListTasksQueryDto, PostedTaskEventResponse, PostTaskEventDto } from './dto/task.dto';
-import { TaskChanges } from './task-changes';
-import { EventFollower, TaskEventFeeds } from './task-event-feed';
+import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
 import { TaskWakeups } from './task-wakeups';
-import { TaskEventRow, TaskQueueRepository } from './task-queue.repository';
-import { ACTIVE_TASK_STATUSES, Task } from './task.entity';
+import { TaskQueueRepository } from './task-queue.repository';
+import type { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
-// A waiting read looks at the task again at least this often, whatever it heard (see TaskChanges).
-const WAIT_RECHECK_MS = 1000;
-/** A task keeps at most this many events (CONTRACT, "Agent runs"); posting more is refused (429). */
-export const MAX_TASK_EVENTS = 10_000;
-
-/** An events cursor is the last `seq` seen: a positive integer, else 400 invalid_cursor. */
-export function eventCursor(cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
-  if (!/^[0-9]{1,9}$/.test(cursor)) throw invalidCursor();
-  return Number(cursor);
-}
 
 /**
  * Reserves a new task's max_credits from the creating key's balance (CONTRACT, "Costs"), given by the
@@ -50,20 +33,23 @@ export interface TaskCreditReserver {
   release(accounts: CreditAccount[], count: number): Promise<void>;
 }
 
+/**
+ * A task as a resource: queued (its agent, attachments and credits checked, an Idempotency-Key honoured),
+ * listed and read. Kept apart from what happens to a task later (TaskEvents: its event log; TaskEnds:
+ * waiting for its end and cancelling it), so that each holds only the collaborators its work needs.
+ */
 @Injectable()
 export class TasksService {
+  /** Seals the caller's key a task may forward (create); AgentRunContexts opens it for the run. */
   readonly credentials: SecretBox;
 
   constructor(
     private readonly queue: TaskQueueRepository,
     private readonly agents: AgentsService,
     private readonly files: FilesService,
-    private readonly events: EventsService,
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
     secrets: Secrets,
     private readonly wakeups: TaskWakeups,
-    private readonly changes: TaskChanges,
-    private readonly feeds: TaskEventFeeds,
   ) {
     this.credentials = secrets.sealer('task-credentials');
   }
@@ -186,120 +172,6 @@ export class TasksService {
       : null;
     if (!task) throw new TaskError(TaskErrorCode.NotFound, 'The task was not found.');
     return task;
-  }
-
-  /**
-   * The task once it is no longer queued or running, or after `seconds` as it is then (a long poll:
-   * `GET /v1/tasks/{id}?wait=N`). Woken by the task's end in any process (TaskChanges), and reads again
-   * at least every second.
-   */
-  async getWhenEnded(principal: Principal, id: string, seconds: number): Promise<Task> {
-    let task = await this.get(principal, id);
-    if (!ACTIVE_TASK_STATUSES.includes(task.status)) return task;
-    const deadline = Date.now() + seconds * 1000;
-    const watch = this.changes.watch(task.id);
-    try {
-      // Read again once watching: an end between the first read and the watch is not missed.
-      task = await this.get(principal, id);
-      while (ACTIVE_TASK_STATUSES.includes(task.status) && Date.now() < deadline) {
-        const mayWaitAgain = await watch.next(Math.min(WAIT_RECHECK_MS, deadline - Date.now()));
-        task = await this.get(principal, id);
-        if (!mayWaitAgain) break;
-      }
-    } finally {
-      watch.close();
-    }
-    return task;
-  }
-
-  /**
-   * A page of the task's events after `cursor` (the last `seq` seen), oldest first; `next_cursor` while
-   * more are stored. The events of a task that ends later come after it, on a later read.
-   */
-  async eventPage(principal: Principal, id: string, query: ListQueryDto): Promise<Page<TaskEventRow>> {
-    const task = await this.get(principal, id);
-    const limit = query.limit ?? 20;
-    const rows = await this.queue.eventsAfter(task.id, eventCursor(query.cursor), limit + 1);
-    const data = rows.slice(0, limit);
-    return { data, next_cursor: rows.length > limit ? String(data[data.length - 1].seq) : null };
-  }
-
-  /**
-   * The task's events after `afterSeq` as they come, until its terminal status event: `follower.send` is
-   * called with each batch, in order, each event once; resolves once the terminal status was sent, the
-   * client left (`follower.signal`) or the process shuts down. The streams of one task on this instance
-   * share one reader of its events (TaskEventFeeds); `heartbeat` is called when nothing was sent for
-   * `heartbeatMs`.
-   */
-  followEvents(task: Task, afterSeq: number, follower: EventFollower): Promise<void> {
-    return this.feeds.follow(task.id, afterSeq, follower);
-  }
-
-  /**
-   * An agent's report on its run (the permission step let only this task's token through): appended
-   * as the task's next event. Usage adds up; usage that costs more than the run reserved ends it as
-   * failed, `budget_exceeded`, charged max_credits.
-   */
-  async postEvent(principal: Principal, id: string, dto: PostTaskEventDto): Promise<PostedTaskEventResponse> {
-    const data = checkedEventData(dto.type, dto.data);
-    const usage =
-      dto.type === 'usage'
-        ? { inputTokens: data.input_tokens as number, outputTokens: data.output_tokens as number }
-        : { inputTokens: 0, outputTokens: 0 };
-    const appended = await this.queue.appendEvent(
-      principal.organizationId,
-      id,
-      dto.type,
-      data,
-      usage,
-      MAX_TASK_EVENTS,
-    );
-    if (!appended.appended) {
-      throw appended.reason === 'too_many_events'
-        ? new TaskError(TaskErrorCode.TooManyTaskEvents, `A task keeps at most ${MAX_TASK_EVENTS} events.`)
-        : new TaskError(TaskErrorCode.TaskTokenExpired, "The task token's run has ended.");
-    }
-    this.changes.changed([id]);
-    if (dto.type === 'usage' && costOf(appended.usage) > appended.usage.maxCredits) {
-      await this.endOverBudget(principal, id);
-    }
-    return { seq: appended.seq, type: dto.type };
-  }
-
-  private async endOverBudget(principal: Principal, id: string): Promise<void> {
-    const task = await this.get(principal, id);
-    const ended = await this.queue.failOverBudget(id, (manager, usage) =>
-      this.events.record(manager, [
-        {
-          organizationId: task.organizationId,
-          type: 'task.failed',
-          data: {
-            task_id: task.id,
-            agent_type: task.agentType,
-            usage,
-            error: { ...BUDGET_EXCEEDED },
-          } satisfies TaskFailedData,
-        },
-      ]),
-    );
-    if (ended) this.changes.changed([id]);
-  }
-
-  /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */
-  async cancel(principal: Principal, id: string): Promise<Task> {
-    const task = await this.get(principal, id);
-    const cancelled = await this.queue.cancel(task.id, (manager) =>
-      this.events.record(manager, [
-        {
-          organizationId: task.organizationId,
-          type: 'task.cancelled',
-          data: { task_id: task.id, agent_type: task.agentType } satisfies TaskEventData,
-        },
-      ]),
-    );
-    if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
-    this.changes.changed([task.id]);
-    return this.get(principal, id);
   }
 
   private sameRequestOrConflict(existing: Task, dto: CreateTaskDto): Task {

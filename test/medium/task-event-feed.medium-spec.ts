@@ -6,6 +6,8 @@ import { TaskEventFeeds } from '../../src/tasks/task-event-feed';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository';
 import type { Task } from '../../src/tasks/task.entity';
 import { TasksModule } from '../../src/tasks/tasks.module';
+import { TaskEnds } from '../../src/tasks/task-ends';
+import { TaskEvents } from '../../src/tasks/task-events';
 import { TasksService } from '../../src/tasks/tasks.service';
 import { ServiceContext, startFeatureContext } from '../support/feature-context';
 import { userOfNewOrganization } from '../support/principals';
@@ -21,6 +23,8 @@ import { userOfNewOrganization } from '../support/principals';
 describe('task event feeds (service level)', () => {
   let context: ServiceContext;
   let tasks: TasksService;
+  let taskEvents: TaskEvents;
+  let ends: TaskEnds;
   let queue: TaskQueueRepository;
   let feeds: TaskEventFeeds;
   let dataSource: DataSource;
@@ -29,6 +33,8 @@ describe('task event feeds (service level)', () => {
   beforeAll(async () => {
     context = await startFeatureContext({ imports: [TasksModule] });
     tasks = context.get(TasksService);
+    taskEvents = context.get(TaskEvents);
+    ends = context.get(TaskEnds);
     queue = context.get(TaskQueueRepository);
     feeds = context.get(TaskEventFeeds);
     dataSource = context.get(DataSource);
@@ -56,7 +62,7 @@ describe('task event feeds (service level)', () => {
   function follow(task: Task, afterSeq = 0) {
     const seqs: number[] = [];
     const left = new AbortController();
-    const ended = tasks.followEvents(task, afterSeq, {
+    const ended = taskEvents.followEvents(task, afterSeq, {
       send: (events) => seqs.push(...events.map((event) => event.seq)),
       heartbeat: () => undefined,
       heartbeatMs: 60_000,
@@ -86,7 +92,7 @@ describe('task event feeds (service level)', () => {
       await Promise.all(Array.from({ length: 5 }, () => writeEvent(task.id)));
       await writeEvent(task.id);
     }
-    await tasks.cancel(principal, task.id);
+    await ends.cancel(principal, task.id);
     await Promise.all(followers.map((f) => f.ended));
     const last = 1 + 8 * 6 + 1;
     for (const f of followers) expect(f.seqs).toEqual(range(1, last));
@@ -107,7 +113,7 @@ describe('task event feeds (service level)', () => {
       if (i % 4 === 0) await sleep(3);
       else await new Promise(setImmediate);
     }
-    await tasks.cancel(principal, task.id);
+    await ends.cancel(principal, task.id);
     await Promise.all(followers.map((f) => f.ended));
     const last = written + 1;
     for (const f of followers) expect(f.seqs).toEqual(range(f.afterSeq + 1, last));
@@ -133,7 +139,7 @@ describe('task event feeds (service level)', () => {
     const joiner = follow(task);
     await until(() => joiner.seqs.length === 2, 'the joiner to get both events');
     expect(raced).toBe(true);
-    await tasks.cancel(principal, task.id);
+    await ends.cancel(principal, task.id);
     await Promise.all([live.ended, joiner.ended]);
     expect(joiner.seqs).toEqual([1, 2, 3]);
     expect(live.seqs).toEqual([1, 2, 3]);
@@ -150,7 +156,7 @@ describe('task event feeds (service level)', () => {
         // The follower's own calls: its backlog read is the one after 1000 (the feed reads after its head).
         if (args[0] === task.id && (step === 'lastEvent' || args[1] === 1000) && !cancelled) {
           cancelled = true;
-          await tasks.cancel(principal, task.id);
+          await ends.cancel(principal, task.id);
         }
         return answer as never;
       });
@@ -216,7 +222,7 @@ describe('task event feeds (service level)', () => {
     const seq = await writeEvent(task.id);
     const next = follow(task, 1);
     await until(() => lastOf(next.seqs) === seq, 'the event written while nobody followed');
-    await tasks.cancel(principal, task.id);
+    await ends.cancel(principal, task.id);
     await next.ended;
     expect(next.seqs).toEqual([seq, seq + 1]);
   });

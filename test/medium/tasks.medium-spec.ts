@@ -6,6 +6,7 @@ import type { CreateTaskDto } from '../../src/tasks/dto/task.dto';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository';
 import type { Task } from '../../src/tasks/task.entity';
 import { TasksModule } from '../../src/tasks/tasks.module';
+import { TaskEnds } from '../../src/tasks/task-ends';
 import { TasksService } from '../../src/tasks/tasks.service';
 import { ServiceContext, startFeatureContext } from '../support/feature-context';
 import { PUBLIC_URL } from '../support/outbound-targets';
@@ -15,13 +16,14 @@ import { storeFile } from '../support/stored-files';
 const MAX_ATTEMPTS = 4;
 
 /**
- * TasksService on a real database, without workers (WORKER_CONCURRENCY=0: queued tasks stay queued):
+ * TasksService and TaskEnds (cancel) on a real database, without workers (WORKER_CONCURRENCY=0: queued tasks stay queued):
  * what a task request may name, Idempotency-Key, cancellation and organization scoping. The queue's
  * own state changes are test/medium/task-queue.medium-spec.ts's.
  */
 describe('tasks (service level)', () => {
   let context: ServiceContext;
   let tasks: TasksService;
+  let ends: TaskEnds;
   let queue: TaskQueueRepository;
 
   beforeAll(async () => {
@@ -30,6 +32,7 @@ describe('tasks (service level)', () => {
       env: { TASK_MAX_ATTEMPTS: String(MAX_ATTEMPTS) },
     });
     tasks = context.get(TasksService);
+    ends = context.get(TaskEnds);
     queue = context.get(TaskQueueRepository);
   });
   afterAll(() => context?.close());
@@ -223,7 +226,7 @@ describe('tasks (service level)', () => {
     it('cancels a queued task, records task.cancelled with it, and refuses a second cancel (task_finished)', async () => {
       const a = userOfNewOrganization();
       const task = await create(a, { instruction: 'wait', agent_type: 'echo' });
-      const cancelled = await tasks.cancel(a, task.id);
+      const cancelled = await ends.cancel(a, task.id);
       expect(cancelled).toMatchObject({
         id: task.id,
         status: 'cancelled',
@@ -236,7 +239,7 @@ describe('tasks (service level)', () => {
         { type: 'task.cancelled', data: { task_id: task.id, agent_type: 'echo' } },
       ]);
 
-      await expect(tasks.cancel(a, task.id)).rejects.toMatchObject({ code: 'task_finished' });
+      await expect(ends.cancel(a, task.id)).rejects.toMatchObject({ code: 'task_finished' });
       expect(await eventsOf(a.organizationId)).toHaveLength(1);
     });
 
@@ -245,7 +248,7 @@ describe('tasks (service level)', () => {
       const task = await create(a, { instruction: 'done', agent_type: 'echo' });
       await succeed(task);
       const before = await tasks.get(a, task.id);
-      await expect(tasks.cancel(a, task.id)).rejects.toMatchObject({ code: 'task_finished' });
+      await expect(ends.cancel(a, task.id)).rejects.toMatchObject({ code: 'task_finished' });
       expect(await tasks.get(a, task.id)).toEqual(before);
       expect(before).toMatchObject({ status: 'succeeded', result: { ok: true } });
       expect(await eventsOf(a.organizationId)).toEqual([]);
@@ -261,7 +264,7 @@ describe('tasks (service level)', () => {
 
     for (const task of [queued, finished]) {
       await expect(tasks.get(b, task.id)).rejects.toMatchObject({ code: 'not_found' });
-      await expect(tasks.cancel(b, task.id)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(ends.cancel(b, task.id)).rejects.toMatchObject({ code: 'not_found' });
     }
     expect(await taskIds(b)).toEqual([]);
     expect(await taskIds(b, 'queued')).toEqual([]);
@@ -278,7 +281,7 @@ describe('tasks (service level)', () => {
     const a = userOfNewOrganization();
     for (const id of ['task_0000000000000000000000', 'nope', 'file_0000000000000000000000']) {
       await expect(tasks.get(a, id)).rejects.toMatchObject({ code: 'not_found' });
-      await expect(tasks.cancel(a, id)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(ends.cancel(a, id)).rejects.toMatchObject({ code: 'not_found' });
     }
   });
 });
