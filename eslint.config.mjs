@@ -59,6 +59,22 @@ export default tseslint.config(
     },
   },
   {
+    // Scripts npm runs before the build exists (scripts/build-if-stale.js): plain CommonJS for Node 20,
+    // outside the TypeScript project, so linted without type information.
+    files: ['scripts/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'commonjs',
+      parserOptions: { project: false },
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', console: 'readonly' },
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-console': 'off',
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts', '**/*.spec.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
