@@ -27,8 +27,13 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       roots,
-      // examples/extensions: each example extension's own test, in its folder.
-      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/examples/extensions/**/*.e2e-spec.ts'],
+      // An extension's own e2e specs sit in its folder: under src/ for a deployment's, under
+      // examples/extensions for the examples (tsconfig.build.json leaves them out of the build).
+      testMatch: [
+        '<rootDir>/test/**/*.e2e-spec.ts',
+        '<rootDir>/src/**/*.e2e-spec.ts',
+        '<rootDir>/examples/extensions/**/*.e2e-spec.ts',
+      ],
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
@@ -39,7 +44,11 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       roots,
-      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      testMatch: [
+        '<rootDir>/test/medium/**/*.medium-spec.ts',
+        '<rootDir>/src/**/*.medium-spec.ts',
+        '<rootDir>/examples/extensions/**/*.medium-spec.ts',
+      ],
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
