@@ -551,7 +551,7 @@ describe('the OpenAPI document, fuzzed', () => {
     expect(validate({ seq: 1, type: 'status', data: {}, created_at: new Date().toISOString() })).toBe(false);
   });
 
-  it('answers a documented path 405 with Allow for a method it does not document', async () => {
+  it('answers a documented path 405 with Allow for a method it does not document, and OPTIONS 204 with Allow', async () => {
     const wrong: string[] = [];
     for (const path of Object.keys(document.paths)) {
       const concrete = path.replace(/\{[^}]+\}/g, (match) => idsFor(path, match.slice(1, -1))[0]);
@@ -568,7 +568,17 @@ describe('the OpenAPI document, fuzzed', () => {
       const expectedAllow = [
         ...allowed.map((m) => m.toUpperCase()),
         ...(allowed.includes('get') ? ['HEAD'] : []),
+        'OPTIONS',
       ].sort();
+      // OPTIONS asks what the path takes: 204 with the same Allow.
+      const options = await t.http.options(concrete).set(admin.auth);
+      const optionsAllow = String(options.headers.allow ?? '')
+        .split(',')
+        .map((m) => m.trim())
+        .sort();
+      if (options.status !== 204 || optionsAllow.join() !== expectedAllow.join()) {
+        wrong.push(`OPTIONS ${concrete}: ${options.status} Allow: ${options.headers.allow}`);
+      }
       for (const method of METHODS.filter((m) => !allowed.includes(m))) {
         const res = await t.http[method](concrete).set(admin.auth);
         const allow = String(res.headers.allow ?? '')

@@ -56,6 +56,7 @@ interface PathTemplate {
  * would say that the resource does not exist. Express tries the routes first, so anything that reaches
  * this found no route for its method; paths no route declares go on to the 404. Matching is by segment:
  * a `:param` takes any one segment, as in Express; a path with wildcards or patterns is left to the 404.
+ * `OPTIONS` on such a path is answered 204 with the same `Allow`, which lists `OPTIONS` too.
  */
 export function methodNotAllowed(routes: readonly DeclaredRoute[]): RequestHandler {
   const templates = new Map<string, PathTemplate>();
@@ -88,7 +89,13 @@ export function methodNotAllowed(routes: readonly DeclaredRoute[]): RequestHandl
     }
     // No such path, or one a route takes every method of (`@All()`): not this handler's to answer.
     if (allowed.size === 0 || allowed.has('ALL') || allowed.has(request.method)) return next();
+    // OPTIONS asks what the resource takes (RFC 9110 §9.3.7): every declared path answers it, with Allow.
+    allowed.add('OPTIONS');
     response.setHeader('Allow', [...allowed].join(', '));
+    if (request.method === 'OPTIONS') {
+      response.status(204).end();
+      return;
+    }
     next(new MethodNotAllowedException(`${request.method} is not allowed here; Allow lists what is.`));
   };
 }
