@@ -421,5 +421,31 @@ describe('input bounds', () => {
         expect(res.body[field]).toBe(value);
       }
     });
+
+    // Descriptions may run over several lines; every other control character is refused as in a name.
+    it('takes a description over several lines, and refuses the other control characters in it', async () => {
+      const multiLine = 'First line\n\tindented second\r\nthird';
+      const descriptionRoutes = [
+        ['POST /v1/api-keys', (description: string) => ({ name: 'described', role: 'viewer', description })],
+        [`PATCH /v1/api-keys/${ids.key}`, (description: string) => ({ description })],
+        ['POST /v1/agents', (description: string) => ({ name: 'described', type: 'echo', description })],
+        [`PATCH /v1/agents/${ids.agent}`, (description: string) => ({ description })],
+      ] as const;
+      for (const [route, body] of descriptionRoutes) {
+        const res = await send(route, body(multiLine));
+        expect({ route, status: res.status, description: res.body.description }).toEqual({
+          route,
+          status: route.startsWith('POST') ? 201 : 200,
+          description: multiLine,
+        });
+        for (const [, bad] of refused.filter(([what]) => what !== 'a newline')) {
+          const refusal = await send(route, body(bad));
+          expectProblem(refusal, 400, 'validation_failed');
+          expect({ route, fields: fieldsOf(refusal) }).toEqual({ route, fields: ['description'] });
+        }
+      }
+      const key = await t.http.get(`/v1/api-keys/${ids.key}`).set(org.auth).expect(200);
+      expect(key.body.description).toBe(multiLine);
+    });
   });
 });

@@ -79,19 +79,28 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e
 /** True when `value` holds a character of CONTROL_CHARACTERS. */
 export const hasControlCharacters = (value: string): boolean => CONTROL_CHARACTERS.test(value);
 
+/** CONTROL_CHARACTERS but the tab, line feed and carriage return a multi-line text is written with. */
+const CONTROL_CHARACTERS_BUT_LINE_BREAKS =
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this finds
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+
 /**
  * A text a person names something with, shown back in logs, the dashboard and CSV exports: no control
  * character (CONTROL_CHARACTERS), so what is stored shows as what it is. Refused with 400 naming the
  * field; values that are not strings are left to the field's type check.
  */
-export const NoControlCharacters = (): PropertyDecorator =>
-  ValidateBy({
+export const NoControlCharacters = (options: { lineBreaks?: boolean } = {}): PropertyDecorator => {
+  const refused = options.lineBreaks ? CONTROL_CHARACTERS_BUT_LINE_BREAKS : CONTROL_CHARACTERS;
+  return ValidateBy({
     name: 'noControlCharacters',
     validator: {
-      validate: (value: unknown) => typeof value !== 'string' || !hasControlCharacters(value),
-      defaultMessage: (args) => `${args?.property ?? 'the value'} must not contain control characters`,
+      validate: (value: unknown) => typeof value !== 'string' || !refused.test(value),
+      defaultMessage: (args) =>
+        `${args?.property ?? 'the value'} must not contain control characters` +
+        (options.lineBreaks ? ' (line breaks and tabs excepted)' : ''),
     },
   });
+};
 
 /**
  * The largest value of PostgreSQL's `integer` (int4). A request integer kept in such a column is
@@ -154,6 +163,20 @@ export const DisplayNameField = (options: { example?: string; optional?: boolean
     IsNotBlank(),
     MaxLength(100),
     NoControlCharacters(),
+  );
+
+/**
+ * A description (of a key, an agent, a webhook…): optional, nullable, at most 500 characters, shown in
+ * the dashboard and its exports. Several lines are fine; other control characters are refused as in a
+ * name (NoControlCharacters).
+ */
+export const DescriptionField = (): PropertyDecorator =>
+  applyDecorators(
+    ApiPropertyOptional({ maxLength: 500, nullable: true }),
+    IsOptional(),
+    IsString(),
+    MaxLength(500),
+    NoControlCharacters({ lineBreaks: true }),
   );
 
 /**

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { IsNotBlank, Omittable } from '../../../src/common/validators';
+import { IsString, MaxLength, MinLength } from 'class-validator';
+import { DescriptionField, IsNotBlank, Omittable } from '../../../src/common/validators';
 import { EventActor } from '../../../src/events/event-payloads.dto';
 import type { Dataset } from './dataset.entity';
 
@@ -12,10 +12,7 @@ export class CreateDatasetDto {
   @MaxLength(100)
   name: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 }
 
@@ -29,10 +26,7 @@ export class UpdateDatasetDto {
   @MaxLength(100)
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 }
 

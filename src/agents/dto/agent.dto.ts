@@ -1,6 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { Omittable, NestedObject, DisplayNameField, IntegerField } from '../../common/validators';
+import { IsNumber, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import {
+  DescriptionField,
+  Omittable,
+  NestedObject,
+  DisplayNameField,
+  IntegerField,
+} from '../../common/validators';
 import { type AgentPricing, FREE, MAX_CREDITS, MAX_PRICE } from '../agent-pricing';
 import type { Agent } from '../agent.entity';
 import { AGENT_TYPE_NAME, type TypedBuiltInAgent } from '../agent-runner';
@@ -55,10 +61,7 @@ export class CreateAgentDto extends AgentCostFields {
   @Matches(AGENT_TYPE_NAME, { message: 'type must be a lowercase agent type' })
   type: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -76,10 +79,7 @@ export class UpdateAgentDto extends AgentCostFields {
   @DisplayNameField({ optional: true })
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: AGENT_CONFIG_DESCRIPTION })

@@ -13,6 +13,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import {
+  DescriptionField,
   Omittable,
   NestedObject,
   DisplayNameField,
@@ -99,10 +100,7 @@ export class RotationPolicyDto {
 
 /** Fields shared by create and update; `type` is fixed at creation. */
 class ApiKeySettingsDto {
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 
   @ApiPropertyOptional({

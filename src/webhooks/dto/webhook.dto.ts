@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, IsUrl, MaxLength } from 'class-validator';
-import { Omittable } from '../../common/validators';
+import { ArrayMinSize, IsArray, IsBoolean, IsString, IsUrl, MaxLength } from 'class-validator';
+import { DescriptionField, Omittable } from '../../common/validators';
 import { ListQueryDto } from '../../common/pagination';
 import type { WebhookDelivery } from '../webhook-delivery.entity';
 import { WEBHOOK_EVENT_TYPE_SCHEMA } from '../webhook-event-types';
@@ -23,10 +23,7 @@ export class CreateWebhookDto {
   @ArrayMinSize(1)
   events: string[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 
   @ApiPropertyOptional({ default: true })
@@ -52,10 +49,7 @@ export class UpdateWebhookDto {
   @ArrayMinSize(1)
   events?: string[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
+  @DescriptionField()
   description?: string | null;
 
   @ApiPropertyOptional({ description: 'Re-enabling a disabled endpoint resets its failure count.' })
