@@ -22,6 +22,14 @@ import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './s
 
 jest.setTimeout(90_000);
 
+/** SIGTERM, then how the child ended: a clean stop is `CLEAN_EXIT`. */
+async function stopWithSigterm(child: CapturedChild) {
+  child.kill('SIGTERM');
+  const result = await exited(child, 45_000);
+  return { timedOut: result.timedOut, code: result.code, signal: result.signal };
+}
+const CLEAN_EXIT = { timedOut: false, code: 0, signal: null };
+
 /**
  * Connects to the child's port again and again, every 2 ms, until it accepts; on that first connection it
  * sends `rawRequest` and calls `accepted` in the same turn. Resolves with the status of the answer, or null
@@ -79,13 +87,7 @@ describe('the real process', () => {
       await waitUntilLive(child, base);
       await request(base).get('/health/ready').expect(200);
 
-      child.kill('SIGTERM');
-      const result = await exited(child, 45_000);
-      expect({ timedOut: result.timedOut, code: result.code, signal: result.signal }).toEqual({
-        timedOut: false,
-        code: 0,
-        signal: null,
-      });
+      expect(await stopWithSigterm(child)).toEqual(CLEAN_EXIT);
       await expect(request(base).get('/health/live').timeout(2000)).rejects.toThrow(/ECONNREFUSED/);
     } finally {
       if (child.exitCode === null && child.signalCode === null) {
@@ -121,11 +123,6 @@ describe('the real process', () => {
       started.push(child);
       return child;
     };
-    const stop = async (child: CapturedChild) => {
-      child.kill('SIGTERM');
-      const result = await exited(child, 45_000);
-      return { timedOut: result.timedOut, code: result.code, signal: result.signal };
-    };
     try {
       // A viewer key asking to list keys: refused (403 forbidden), which its usage counts and the audit
       // log records (key.denied), both written off the request.
@@ -133,21 +130,19 @@ describe('the real process', () => {
       await waitUntilLive(first, base);
       const org = await signUpOrganization(request(base));
       const viewer = await createKey(request(base), org.auth, { role: 'viewer', type: 'service' });
-      expect(await stop(first)).toEqual({ timedOut: false, code: 0, signal: null });
+      expect(await stopWithSigterm(first)).toEqual(CLEAN_EXIT);
 
       const refused = `GET /v1/api-keys HTTP/1.1\r\nHost: ${port}\r\nAuthorization: ${viewer.auth.Authorization}\r\nConnection: close\r\n\r\n`;
-      const rounds: Array<{ answer: number | null; exit: Awaited<ReturnType<typeof stop>> }> = [];
+      const rounds: Array<{ answer: number | null; exit: Awaited<ReturnType<typeof stopWithSigterm>> }> = [];
       for (let round = 0; round < ROUNDS; round++) {
         const child = start();
-        let exit: Promise<Awaited<ReturnType<typeof stop>>> | undefined;
-        const answer = await onFirstConnection(child, port, refused, () => (exit = stop(child)));
+        let exit: ReturnType<typeof stopWithSigterm> | undefined;
+        const answer = await onFirstConnection(child, port, refused, () => (exit = stopWithSigterm(child)));
         rounds.push({ answer, exit: await exit! });
       }
       // Every round exits 0; a request it answered is 403 (one it had not yet taken is refused by the
       // closing port, and counts nowhere).
-      expect(rounds.map((r) => r.exit)).toEqual(
-        rounds.map(() => ({ timedOut: false, code: 0, signal: null })),
-      );
+      expect(rounds.map((r) => r.exit)).toEqual(rounds.map(() => CLEAN_EXIT));
       const answered = rounds.filter((r) => r.answer !== null);
       expect(answered.map((r) => r.answer)).toEqual(answered.map(() => 403));
       expect(answered.length).toBeGreaterThan(0);
@@ -167,7 +162,7 @@ describe('the real process', () => {
         ),
         audited: denied.reduce((sum, entry) => sum + entry.details.count, 0),
       }).toEqual({ usage: answered.length, audited: answered.length });
-      expect(await stop(last)).toEqual({ timedOut: false, code: 0, signal: null });
+      expect(await stopWithSigterm(last)).toEqual(CLEAN_EXIT);
     } finally {
       for (const child of started) {
         if (child.exitCode === null && child.signalCode === null) {
@@ -200,13 +195,7 @@ describe('the real process', () => {
           if (rows[0].n > 0) break;
           await sleep(2);
         }
-        child.kill('SIGTERM');
-        const result = await exited(child, 45_000);
-        expect({ timedOut: result.timedOut, code: result.code, signal: result.signal }).toEqual({
-          timedOut: false,
-          code: 0,
-          signal: null,
-        });
+        expect(await stopWithSigterm(child)).toEqual(CLEAN_EXIT);
       } finally {
         if (child && child.exitCode === null && child.signalCode === null) {
           child.kill('SIGKILL');
