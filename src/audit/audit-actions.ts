@@ -1,9 +1,7 @@
-import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { CommonError, CommonErrorCode } from '../common/common.errors';
-
-/** `<resource>.<verb>`, lowercase: the group is what comes before the dot (`user.*`). */
-const ACTION_SHAPE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
+import { DeclaredNames } from '../common/declared-names';
 
 /** The OpenAPI component schemas this registry fills in (see describeAuditActions). */
 export const AUDIT_ACTION_SCHEMA = 'AuditAction';
@@ -23,33 +21,18 @@ export const AUDIT_ACTION_FILTER_SCHEMA = 'AuditActionFilter';
  * declared (it could never be filtered for).
  */
 @Injectable()
-export class AuditActions implements OnApplicationBootstrap {
-  private readonly declared = new Set<string>();
-  private fixed = false;
+export class AuditActions extends DeclaredNames<true> {
+  protected readonly kind = 'audit action';
   private filterSet: ReadonlySet<string> | undefined;
 
   declare(actions: readonly string[]): void {
-    if (this.fixed) {
-      throw new Error(
-        `audit actions ${actions.join(', ')} were declared after the app started: declare them in onModuleInit`,
-      );
-    }
-    for (const action of actions) {
-      if (!ACTION_SHAPE.test(action)) throw new Error(`audit action "${action}" must match ${ACTION_SHAPE}`);
-      if (this.declared.has(action)) throw new Error(`audit action "${action}" is declared twice`);
-      this.declared.add(action);
-    }
+    this.declareAll(actions.map((action) => [action, true] as const));
     this.filterSet = undefined;
   }
 
-  /** Every module has declared by now (onModuleInit runs before any onApplicationBootstrap). */
-  onApplicationBootstrap(): void {
-    this.fixed = true;
-  }
-
-  /** The declared actions, sorted: the order never depends on which module started first. */
+  /** The declared actions, sorted. */
   actions(): string[] {
-    return [...this.declared].sort();
+    return this.names();
   }
 
   /** `user.*` and the like: one group per resource that has an action, so a new group is never missed. */
@@ -63,7 +46,7 @@ export class AuditActions implements OnApplicationBootstrap {
   }
 
   isDeclared(action: string): boolean {
-    return this.declared.has(action);
+    return this.has(action);
   }
 
   /**

@@ -1,10 +1,8 @@
-import { Injectable, OnApplicationBootstrap, type Type } from '@nestjs/common';
+import { Injectable, type Type } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { CommonError, CommonErrorCode } from '../common/common.errors';
+import { DeclaredNames } from '../common/declared-names';
 import { describeWebhooks } from '../common/openapi';
-
-/** `<resource>.<verb>`, lowercase, as audit actions. */
-const EVENT_SHAPE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 
 /** The OpenAPI component schema this registry fills in (see describeWebhookEventTypes). */
 export const WEBHOOK_EVENT_TYPE_SCHEMA = 'WebhookEventType';
@@ -22,37 +20,21 @@ export const WEBHOOK_EVENT_TYPE_SCHEMA = 'WebhookEventType';
  * `WebhookEventType` enum and the `webhooks` section, one entry per type with its payload schema).
  */
 @Injectable()
-export class WebhookEventTypes implements OnApplicationBootstrap {
-  private readonly declared = new Map<string, Type<unknown>>();
-  private fixed = false;
+export class WebhookEventTypes extends DeclaredNames<Type<unknown>> {
+  protected readonly kind = 'webhook event type';
 
   declare(payloads: Readonly<Record<string, Type<unknown>>>): void {
-    if (this.fixed) {
-      throw new Error(
-        `webhook event types ${Object.keys(payloads).join(', ')} were declared after the app started: ` +
-          'declare them in onModuleInit',
-      );
-    }
-    for (const [type, payload] of Object.entries(payloads)) {
-      if (!EVENT_SHAPE.test(type)) throw new Error(`webhook event type "${type}" must match ${EVENT_SHAPE}`);
-      if (this.declared.has(type)) throw new Error(`webhook event type "${type}" is declared twice`);
-      this.declared.set(type, payload);
-    }
+    this.declareAll(Object.entries(payloads));
   }
 
-  /** Every module has declared by now (onModuleInit runs before any onApplicationBootstrap). */
-  onApplicationBootstrap(): void {
-    this.fixed = true;
-  }
-
-  /** The declared types, sorted: the order never depends on which module started first. */
+  /** The declared types, sorted. */
   types(): string[] {
-    return [...this.declared.keys()].sort();
+    return this.names();
   }
 
   /** Each type's payload class, in the order of `types()`. */
   payloads(): Record<string, Type<unknown>> {
-    return Object.fromEntries(this.types().map((type) => [type, this.declared.get(type)!]));
+    return Object.fromEntries(this.types().map((type) => [type, this.valueOf(type)!]));
   }
 
   /**
@@ -65,7 +47,7 @@ export class WebhookEventTypes implements OnApplicationBootstrap {
     const messages: string[] = [];
     if (events.length > types.length)
       messages.push(`events must contain no more than ${types.length} elements`);
-    if (!events.every((event) => typeof event === 'string' && this.declared.has(event))) {
+    if (!events.every((event) => typeof event === 'string' && this.has(event))) {
       messages.push(`each event must be one of ${types.join(', ')}`);
     }
     if (!messages.length) return;
