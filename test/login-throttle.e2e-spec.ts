@@ -1,5 +1,4 @@
-import type TestAgent from 'supertest/lib/agent';
-import { expectProblem, PASSWORD, signUpOrganization } from './support/factories';
+import { expectProblem, PASSWORD, signInFrom, signUpOrganization } from './support/factories';
 import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { ManualClock } from './support/manual-clock';
 import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
@@ -9,9 +8,6 @@ const ENV = { LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES), TRUST_PROXY: '1' }
 
 let addressCounter = 0;
 const newAddress = () => `198.51.100.${++addressCounter}`;
-
-const signInFrom = (http: TestAgent, address: string, email: string, password: string) =>
-  http.post('/v1/auth/token').set('X-Forwarded-For', address).send({ email, password });
 
 /** The seconds a 429 asks to wait, after checking it is one. */
 const retryAfterOf = (res: Parameters<typeof expectProblem>[0]): number => {

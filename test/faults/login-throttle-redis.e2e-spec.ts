@@ -1,5 +1,4 @@
-import type TestAgent from 'supertest/lib/agent';
-import { expectProblem, PASSWORD, signUpOrganization } from '../support/factories';
+import { expectProblem, PASSWORD, signInFrom, signUpOrganization } from '../support/factories';
 import { pollUntil } from '../support/keys';
 import { ManualClock } from '../support/manual-clock';
 import { HAS_POSTGRES } from '../support/instances';
@@ -16,9 +15,6 @@ import { startTestApp, TestApp } from '../support/test-app';
 const LOGIN_MAX_FAILURES = 3;
 /** How long a poll waits for what must follow (Redis heard again): a deadline, never a bound on speed. */
 const EVENTUALLY_MS = 60_000;
-
-const signInFrom = (http: TestAgent, address: string, email: string, password: string) =>
-  http.post('/v1/auth/token').set('X-Forwarded-For', address).send({ email, password });
 
 // Two instances share one database only on PostgreSQL.
 (hasRedisServer() && HAS_POSTGRES ? describe : describe.skip)(

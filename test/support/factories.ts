@@ -59,6 +59,13 @@ export async function createUser(
   return { id: created.body.id, email, token, auth: { Authorization: `Bearer ${token}` } };
 }
 
+/**
+ * A sign-in attempt (`POST /v1/auth/token`) from `address`, as a proxy trusted with TRUST_PROXY=1 reports
+ * it: the login throttle counts by account and address.
+ */
+export const signInFrom = (http: TestAgent, address: string, email: string, password: string): Test =>
+  http.post('/v1/auth/token').set('X-Forwarded-For', address).send({ email, password });
+
 export async function signIn(http: TestAgent, email: string, password = PASSWORD): Promise<string> {
   const res = await http.post('/v1/auth/token').send({ email, password }).expect(200);
   return res.body.access_token;
