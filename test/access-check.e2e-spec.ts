@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import type { AccessAttempt, AccessStep, StepOutcome } from '../src/access/access-attempt';
-import { ACCESS_STEPS, AccessStepName } from '../src/access/access-check';
+import { ACCESS_STEPS, AccessStepName } from '../src/access/key-check';
 import { AccessDenial, AccessDenialCode } from '../src/access/access-denial';
 import { AccessPolicies, AccessPolicy } from '../src/access/access-policy';
 import { ConcurrencyStep } from '../src/access/steps/concurrency.step';

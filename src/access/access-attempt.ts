@@ -6,7 +6,7 @@ import { requestOf, responseOf } from '../http/http-context';
 import type { Principal } from './principal';
 
 /**
- * One use of a key going through the key check (KeyCheck.run, key-check.ts): a request to this API, or
+ * One use of a key going through the key check (KeyCheck, key-check.ts): a request to this API, or
  * a request another service received and verifies (POST /v1/keys/verify: `verification` set).
  */
 export interface AccessAttempt {
@@ -59,20 +59,10 @@ let lastAttempt: AccessAttempt | undefined;
 export type StepOutcome = AccessDenial | undefined;
 
 /**
- * One rule of the key check, in a class of its own. A step that decides without I/O answers directly
- * rather than with a promise: the guards await only what is pending, so every request saves the turn.
+ * One rule of the key check, in a class of its own (KeyCheck calls each by name, key-check.ts); an
+ * extension's access policy is one too. A step that decides without I/O may answer directly rather than
+ * with a promise.
  */
 export interface AccessStep {
   check(attempt: AccessAttempt): StepOutcome | Promise<StepOutcome>;
-  /**
-   * Compensation: called, latest step first, when a later step refuses the request or fails, because a
-   * refused request spends nothing (the credits step gives its credit back). Must do nothing for a
-   * request this step did not charge.
-   */
-  undo?(attempt: AccessAttempt): void | Promise<void>;
-}
-
-/** A step's answer that is still pending (a promise; an AccessDenial never has `then`). */
-export function isPending<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }

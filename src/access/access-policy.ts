@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { AccessAttempt, AccessStep, isPending, StepOutcome } from './access-attempt';
+import { AccessAttempt, AccessStep, StepOutcome } from './access-attempt';
 
 /** Where a policy sits among the others: by `order` (lower first), then by class name. */
 export interface AccessPolicyOptions {
@@ -55,27 +55,10 @@ export class AccessPolicies implements OnModuleInit, AccessStep {
     return this.placed;
   }
 
-  check(attempt: AccessAttempt): StepOutcome | Promise<StepOutcome> {
-    const policies = this.policies;
-    for (let i = 0; i < policies.length; i++) {
-      const outcome = policies[i].check(attempt);
-      if (isPending(outcome)) return this.resume(attempt, i, outcome);
-      if (outcome) return outcome;
-    }
-    return undefined;
-  }
-
-  /** The rest of the policies once policy `index` is pending. */
-  private async resume(
-    attempt: AccessAttempt,
-    index: number,
-    pending: Promise<StepOutcome>,
-  ): Promise<StepOutcome> {
-    const outcome = await pending;
-    if (outcome) return outcome;
-    for (let i = index + 1; i < this.policies.length; i++) {
-      const next = this.policies[i].check(attempt);
-      const denial = isPending(next) ? await next : next;
+  /** The first refusal of the policies, in their order (KeyCheck.authorize's step 4). */
+  async check(attempt: AccessAttempt): Promise<StepOutcome> {
+    for (const policy of this.policies) {
+      const denial = await policy.check(attempt);
       if (denial) return denial;
     }
     return undefined;

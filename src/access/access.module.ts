@@ -9,7 +9,6 @@ import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { RolesModule } from '../roles/roles.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsageModule } from '../usage/usage.module';
-import { GLOBAL_GUARDS } from './access-check';
 import { AccessPolicies } from './access-policy';
 import { AccessTokenResolver } from './credentials/access-token.resolver';
 import { ApiKeyResolver } from './credentials/api-key.resolver';
@@ -27,10 +26,21 @@ import { CreditsStep } from './steps/credits.step';
 import { PermissionStep } from './steps/permission.step';
 import { RateLimitStep } from './steps/rate-limit.step';
 import { RestrictionsStep } from './steps/restrictions.step';
+import { ApiKeyGuard } from './guards/api-key.guard';
+import { KeyThrottlerGuard } from './guards/key-throttler.guard';
+import { RolesGuard } from './guards/roles.guard';
+
+/**
+ * The design's three global guards, each a thin face over one part of the key check (KeyCheck.identify,
+ * authorize, meter). Nest runs global guards in the order they are registered, and this module registers
+ * exactly this list, so together they run the check top to bottom (test/access-check.e2e-spec.ts records
+ * the order a real request runs).
+ */
+export const GLOBAL_GUARDS = [ApiKeyGuard, RolesGuard, KeyThrottlerGuard] as const;
 
 /**
  * The key check (KeyCheck, key-check.ts): its steps, the credential resolvers behind the first one, the
- * one denial path, and its faces: the global guards, registered in the declared order, and POST
+ * one denial path, and its faces: the global guards, registered in GLOBAL_GUARDS's order, and POST
  * /v1/keys/verify.
  */
 @Module({

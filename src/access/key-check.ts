@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AccessAttempt, AccessStep, isPending, StepOutcome } from './access-attempt';
-import type { AccessDenial } from './access-denial';
+import type { AccessAttempt, StepOutcome } from './access-attempt';
 import { AccessPolicies } from './access-policy';
 import { ConcurrencyStep } from './steps/concurrency.step';
 import { CredentialStep } from './steps/credential.step';
@@ -10,21 +9,8 @@ import { RateLimitStep } from './steps/rate-limit.step';
 import { RestrictionsStep } from './steps/restrictions.step';
 
 /**
- * The key check's order. The first refusal ends it, so a request refused early spends nothing that later
- * steps count. For a request to this API the steps read the request and its route; for POST
- * /v1/keys/verify (`attempt.verification`) the request another service describes:
- *
- *   1. credential    exactly one access token, API key or task token -> request.principal
- *                    (verify: the body's key, among the caller's organization's keys)
- *   2. restrictions  the key's allowed_ips and allowed_referrers (verify: the body's ip and referrer)
- *   3. permission    the route's @RequirePermissions (verify: the body's permission query)
- *   4. policies      extensions' @AccessPolicy({ order }) steps, by order then name (access-policy.ts)
- *   5. rate limit    @nestjs/throttler's windows per key, and the identity's (rate-limits.module.ts)
- *   6. credits       one credit of a key with a balance (verify: `cost`); given back if refused later
- *   7. concurrency   requests of one key in flight (verify: the verify call holds the verified key's slot)
- *
- * Every refusal is an AccessDenial whose code maps to its HTTP answer in one table (DENIAL_RESPONSES and
- * defineAccessDenial, access-denial.ts); a face decides only how it is told (KeyCheckFace).
+ * The key check's order, as the methods of KeyCheck below run it (test/access-check.e2e-spec.ts records
+ * what a real request runs and compares it with this list).
  */
 export const ACCESS_STEPS = [
   'credential',
@@ -39,176 +25,84 @@ export const ACCESS_STEPS = [
 export type AccessStepName = (typeof ACCESS_STEPS)[number];
 
 /**
- * How a face of the key check answers its outcome: the global guards let the request through or throw
- * its problem, POST /v1/keys/verify answers `valid` or `valid: false` with the code. Made once per face,
- * not per request.
- */
-export interface KeyCheckFace<T> {
-  /** Every step of the run let the attempt through. */
-  passed(attempt: AccessAttempt): T;
-  /** A step refused it (what earlier steps took is given back already). */
-  refused(attempt: AccessAttempt, denial: AccessDenial): T;
-  /** A step threw instead of deciding (a dependency down): the error to throw. */
-  failed(attempt: AccessAttempt, error: unknown): unknown;
-}
-
-/** A run of consecutive steps of ACCESS_STEPS (a guard's share, or all of them), resolved once at start. */
-export interface KeyCheckRun {
-  readonly from: number;
-  readonly to: number;
-  /** The run ends the check: an attempt that passes it is allowed. */
-  readonly completes: boolean;
-}
-
-/**
- * The key check: one engine for every face (the global guards, POST /v1/keys/verify), so a step, or a
- * policy an extension adds, applies to all of them. `run` goes down ACCESS_STEPS as written there; it
- * stays synchronous while the steps answer directly and awaits only a step that is pending, so a check
- * without I/O costs no turn of the event loop. A refusal or a failure first runs the `undo` of the steps
- * before it, latest first.
+ * The key check: every rule a use of a credential passes, read top to bottom in this class. Each method
+ * answers `undefined` (through) or the first refusal, an AccessDenial whose code maps to its HTTP answer
+ * in one status table (DENIAL_RESPONSES and defineAccessDenial, access-denial.ts); a step that cannot
+ * decide (a dependency down) throws, and the face turns that into its 5xx. A refusal ends the check, so a
+ * request refused early spends nothing that later steps count.
+ *
+ * Its faces: the three global guards run one part each, in this order (ApiKeyGuard `identify`, RolesGuard
+ * `authorize`, KeyThrottlerGuard `meter`: the design asks for the three guards, and Nest runs them in
+ * registration order); POST /v1/keys/verify runs `whole`, where the steps read the request the calling
+ * service describes (`attempt.verification`) instead of this API's request. A new face (MCP, A2A) calls
+ * `whole` too, so no rule is written twice.
+ *
+ * A step that decides without I/O answers directly, a pending one with a promise: `await` takes either.
  */
 @Injectable()
 export class KeyCheck {
-  private readonly steps: readonly AccessStep[];
-  /** Per step: the steps before it that have an `undo`, latest first. */
-  private readonly undo: readonly (readonly AccessStep[])[];
-  /** Every step: what POST /v1/keys/verify runs. */
-  readonly whole: KeyCheckRun;
-
   constructor(
-    credential: CredentialStep,
-    restrictions: RestrictionsStep,
-    permission: PermissionStep,
-    policies: AccessPolicies,
-    rateLimit: RateLimitStep,
-    credits: CreditsStep,
-    concurrency: ConcurrencyStep,
-  ) {
-    const byName: Record<AccessStepName, AccessStep> = {
-      credential,
-      restrictions,
-      permission,
-      policies,
-      rate_limit: rateLimit,
-      credits,
-      concurrency,
-    };
-    this.steps = ACCESS_STEPS.map((name) => byName[name]);
-    this.undo = this.steps.map((_, i) =>
-      this.steps
-        .slice(0, i)
-        .filter((step) => typeof step.undo === 'function')
-        .reverse(),
-    );
-    this.whole = this.runOf(ACCESS_STEPS);
+    private readonly credential: CredentialStep,
+    private readonly restrictions: RestrictionsStep,
+    private readonly permission: PermissionStep,
+    private readonly policies: AccessPolicies,
+    private readonly rateLimit: RateLimitStep,
+    private readonly credits: CreditsStep,
+    private readonly concurrency: ConcurrencyStep,
+  ) {}
+
+  /** Every step, in order: what POST /v1/keys/verify (and any other face that is not HTTP's guards) runs. */
+  async whole(attempt: AccessAttempt): Promise<StepOutcome> {
+    return (await this.identify(attempt)) ?? (await this.authorize(attempt)) ?? this.meter(attempt);
   }
 
-  /**
-   * The run of `names`, which must be consecutive steps of ACCESS_STEPS in its order: a guard asking
-   * for another share fails the start rather than reorder the check.
-   */
-  runOf(names: readonly AccessStepName[]): KeyCheckRun {
-    const from = ACCESS_STEPS.indexOf(names[0]);
-    if (from < 0 || names.some((name, i) => name !== ACCESS_STEPS[from + i])) {
-      throw new Error(
-        `The steps [${names.join(', ')}] are not in the key check's order ` +
-          `[${ACCESS_STEPS.join(', ')}] (ACCESS_STEPS in key-check.ts, GLOBAL_GUARDS in access-check.ts).`,
-      );
-    }
-    const to = from + names.length;
-    return { from, to, completes: to === ACCESS_STEPS.length };
+  /** Who is calling, and from where (ApiKeyGuard). */
+  async identify(attempt: AccessAttempt): Promise<StepOutcome> {
+    // 1. credential: exactly one access token, API key or task token -> request.principal; 401 when
+    //    none, malformed, unknown, expired, revoked or disabled (verify: the body's key, looked up among
+    //    the caller's organization's keys only).
+    const unidentified = await this.credential.check(attempt);
+    if (unidentified) return unidentified;
+
+    // 2. restrictions: the key's allowed_ips and allowed_referrers, 403 (verify: the body's ip, referrer).
+    return this.restrictions.check(attempt);
   }
 
-  /** The steps of `run` for `attempt`, top to bottom, answered as `face` answers. */
-  run<T>(attempt: AccessAttempt, run: KeyCheckRun, face: KeyCheckFace<T>): T | Promise<T> {
-    const steps = this.steps;
-    for (let i = run.from; i < run.to; i++) {
-      let outcome: StepOutcome | Promise<StepOutcome>;
-      try {
-        outcome = steps[i].check(attempt);
-      } catch (error) {
-        return this.fail(attempt, i, error, face);
-      }
-      if (isPending(outcome)) return this.resume(attempt, run, i, outcome, face);
-      if (outcome) return this.refuse(attempt, i, outcome, face);
-    }
-    return face.passed(attempt);
+  /** What the caller may do here (RolesGuard). */
+  async authorize(attempt: AccessAttempt): Promise<StepOutcome> {
+    // 3. permission: the route's @RequirePermissions against the principal's, 403 (verify: the body's
+    //    permission query against the key's).
+    const forbidden = this.permission.check(attempt);
+    if (forbidden) return forbidden;
+
+    // 4. policies: the extensions' @AccessPolicy({ order }) steps, by order then class name
+    //    (access-policy.ts); each answers with a refusal code of its own.
+    return this.policies.check(attempt);
   }
 
-  /** The rest of the run once step `index` is pending. */
-  private async resume<T>(
-    attempt: AccessAttempt,
-    run: KeyCheckRun,
-    index: number,
-    pending: Promise<StepOutcome>,
-    face: KeyCheckFace<T>,
-  ): Promise<T> {
-    const steps = this.steps;
-    let i = index;
-    let outcome: StepOutcome;
+  /** What the use costs, and whether the key may spend it now (KeyThrottlerGuard). */
+  async meter(attempt: AccessAttempt): Promise<StepOutcome> {
+    // 5. rate limit: @nestjs/throttler's windows of the key, then its identity's (rate-limits.module.ts),
+    //    429 with Retry-After. Only API keys count; access and task tokens pass.
+    const limited = await this.rateLimit.check(attempt);
+    if (limited) return limited;
+
+    // 6. credits: one credit of the key's balance and of its identity's, when they have one (verify: its
+    //    `cost`), all or none; 429 credits_exhausted.
+    const unpaid = await this.credits.check(attempt);
+    if (unpaid) return unpaid;
+
+    // 7. concurrency: the key's requests in flight, 429 (verify: the verify call holds the verified key's
+    //    slot while it lasts). A refusal here, or a failure, gives step 6's credits back: a refused request
+    //    spends nothing.
+    let busy: StepOutcome;
     try {
-      outcome = await pending;
-      while (!outcome) {
-        if (++i === run.to) return face.passed(attempt);
-        const next = steps[i].check(attempt);
-        outcome = isPending(next) ? await next : next;
-      }
+      busy = this.concurrency.check(attempt);
     } catch (error) {
-      return this.fail(attempt, i, error, face);
+      await this.credits.giveBack(attempt).catch(() => undefined); // the step's failure is the one to tell
+      throw error;
     }
-    return this.refuse(attempt, i, outcome, face);
+    if (busy) await this.credits.giveBack(attempt);
+    return busy;
   }
-
-  /** Step `index` refused: earlier steps give back what they took, then the face answers the refusal. */
-  private refuse<T>(
-    attempt: AccessAttempt,
-    index: number,
-    denial: AccessDenial,
-    face: KeyCheckFace<T>,
-  ): T | Promise<T> {
-    const undo = this.undo[index];
-    if (!undo.length) return face.refused(attempt, denial);
-    return undoThen(
-      undo,
-      attempt,
-      () => face.refused(attempt, denial),
-      (error) => face.failed(attempt, error),
-    );
-  }
-
-  /**
-   * Step `index` threw instead of deciding: earlier steps give back what they took, and the face's error
-   * is thrown (a failing undo must not replace the step's failure with its own).
-   */
-  private fail<T>(
-    attempt: AccessAttempt,
-    index: number,
-    error: unknown,
-    face: KeyCheckFace<T>,
-  ): never | Promise<never> {
-    const undo = this.undo[index];
-    if (!undo.length) throw face.failed(attempt, error);
-    return undoThen(
-      undo,
-      attempt,
-      () => {
-        throw face.failed(attempt, error);
-      },
-      () => face.failed(attempt, error),
-    );
-  }
-}
-
-async function undoThen<T>(
-  undo: readonly AccessStep[],
-  attempt: AccessAttempt,
-  then: () => T,
-  undoFailed: (error: unknown) => unknown,
-): Promise<T> {
-  try {
-    for (const step of undo) await step.undo!(attempt);
-  } catch (error) {
-    throw undoFailed(error);
-  }
-  return then();
 }

@@ -1,15 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { KeyCheck } from '../key-check';
+import type { AccessAttempt } from '../access-attempt';
 import { DenialRecorder } from '../denial-recorder';
+import { KeyCheck } from '../key-check';
 import { KeyCheckGuard } from './key-check.guard';
 
-/** Global guard 1 of 3 (see access-check.ts): credential, then restrictions. Public routes pass. */
+/** Global guard 1 of 3 (GLOBAL_GUARDS, access.module.ts): KeyCheck.identify. Public routes pass. */
 @Injectable()
 export class ApiKeyGuard extends KeyCheckGuard {
-  static readonly steps = ['credential', 'restrictions'] as const;
+  constructor(
+    reflector: Reflector,
+    denials: DenialRecorder,
+    private readonly check: KeyCheck,
+  ) {
+    super(reflector, denials, false);
+  }
 
-  constructor(reflector: Reflector, denials: DenialRecorder, check: KeyCheck) {
-    super(reflector, denials, check, ApiKeyGuard.steps);
+  protected part(attempt: AccessAttempt) {
+    return this.check.identify(attempt);
   }
 }

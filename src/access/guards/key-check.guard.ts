@@ -1,49 +1,44 @@
 import { CanActivate, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AccessAttempt, accessAttempt } from '../access-attempt';
-import type { AccessDenial } from '../access-denial';
+import { AccessAttempt, accessAttempt, StepOutcome } from '../access-attempt';
 import { DenialRecorder } from '../denial-recorder';
-import { AccessStepName, KeyCheck, KeyCheckFace, KeyCheckRun } from '../key-check';
 import { RouteMetadataCache } from '../route-metadata';
 import { IS_PUBLIC } from '../route-access.decorators';
 
 /**
- * A global guard: a thin face over the key check (KeyCheck.run) that runs its share of the steps on
- * every protected route and answers as HTTP does: a refusal is thrown as its problem (DenialRecorder
- * records it), and the guard whose share ends the check records the request allowed.
+ * A global guard: a thin face over one part of the key check (KeyCheck, key-check.ts) on every protected
+ * route, answered as HTTP answers: a refusal is thrown as its problem (DenialRecorder records it and
+ * counts it in the key's usage), a step that failed is recorded and rethrown, and the guard whose part
+ * ends the check (`completes`) records the request allowed.
  */
 export abstract class KeyCheckGuard implements CanActivate {
   private readonly isPublic: RouteMetadataCache<boolean>;
-  private readonly share: KeyCheckRun;
-  private readonly face: KeyCheckFace<true>;
 
   protected constructor(
     reflector: Reflector,
-    denials: DenialRecorder,
-    private readonly check: KeyCheck,
-    names: readonly AccessStepName[],
+    private readonly denials: DenialRecorder,
+    private readonly completes: boolean,
   ) {
     this.isPublic = new RouteMetadataCache(reflector, IS_PUBLIC);
-    this.share = check.runOf(names);
-    this.face = httpFace(denials, this.share.completes);
   }
+
+  /** This guard's part of the key check. */
+  protected abstract part(attempt: AccessAttempt): Promise<StepOutcome>;
 
   canActivate(context: ExecutionContext): true | Promise<true> {
     if (this.isPublic.get(context)) return true;
-    return this.check.run(accessAttempt(context), this.share, this.face);
+    return this.checked(accessAttempt(context));
   }
-}
 
-/** The key check answered over HTTP: through, or the refusal's problem thrown. */
-function httpFace(denials: DenialRecorder, completes: boolean): KeyCheckFace<true> {
-  return {
-    passed(attempt: AccessAttempt): true {
-      if (completes) denials.allow(attempt);
-      return true;
-    },
-    refused(attempt: AccessAttempt, denial: AccessDenial): never {
-      throw denials.refuse(attempt, denial);
-    },
-    failed: (attempt, error) => denials.failed(attempt, error),
-  };
+  private async checked(attempt: AccessAttempt): Promise<true> {
+    let denial: StepOutcome;
+    try {
+      denial = await this.part(attempt);
+    } catch (error) {
+      throw this.denials.failed(attempt, error);
+    }
+    if (denial) throw this.denials.refuse(attempt, denial);
+    if (this.completes) this.denials.allow(attempt);
+    return true;
+  }
 }

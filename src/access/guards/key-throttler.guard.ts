@@ -1,19 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { KeyCheck } from '../key-check';
+import type { AccessAttempt } from '../access-attempt';
 import { DenialRecorder } from '../denial-recorder';
+import { KeyCheck } from '../key-check';
 import { KeyCheckGuard } from './key-check.guard';
 
 /**
- * Global guard 3 of 3 (see access-check.ts): rate limit, credits (given back if concurrency refuses),
- * then concurrency. The first two count only requests made with an API key; access tokens pass them
- * (sign-in has its own limiter). A request that passes this guard has passed the whole check.
+ * Global guard 3 of 3 (GLOBAL_GUARDS, access.module.ts): KeyCheck.meter, the rate limit, credits and
+ * concurrency. A request that passes this guard has passed the whole check. Public routes pass.
  */
 @Injectable()
 export class KeyThrottlerGuard extends KeyCheckGuard {
-  static readonly steps = ['rate_limit', 'credits', 'concurrency'] as const;
+  constructor(
+    reflector: Reflector,
+    denials: DenialRecorder,
+    private readonly check: KeyCheck,
+  ) {
+    super(reflector, denials, true);
+  }
 
-  constructor(reflector: Reflector, denials: DenialRecorder, check: KeyCheck) {
-    super(reflector, denials, check, KeyThrottlerGuard.steps);
+  protected part(attempt: AccessAttempt) {
+    return this.check.meter(attempt);
   }
 }

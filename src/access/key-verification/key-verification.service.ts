@@ -12,9 +12,8 @@ import {
 } from '../../api-keys/verification/permission-query';
 import { UsageCounter } from '../../usage/usage-counter';
 import { USAGE_MEASURES } from '../../usage/usage-measures';
-import type { AccessDenial } from '../access-denial';
 import { DenialRecorder } from '../denial-recorder';
-import { KeyCheck, KeyCheckFace } from '../key-check';
+import { KeyCheck } from '../key-check';
 import type { Principal } from '../principal';
 import { balancesOf } from '../steps/credits.step';
 import { verificationAttempt } from './verification-attempt';
@@ -23,18 +22,8 @@ import { namedAnswer, validAnswerText } from './verify-answer';
 const DEFAULT_COST = 1;
 
 /**
- * The key check answered as verify answers: nothing thrown for a refusal (the service records it and
- * answers `valid: false` with its code); a step that fails is thrown as it is (the caller's 5xx).
- */
-const VERIFY_FACE: KeyCheckFace<AccessDenial | undefined> = {
-  passed: () => undefined,
-  refused: (_attempt, denial) => denial,
-  failed: (_attempt, error) => error,
-};
-
-/**
  * POST /v1/keys/verify: a key value another service of the caller's organization was presented, put
- * through the key check itself (KeyCheck.run, every step of ACCESS_STEPS and every access policy), with
+ * through the key check itself (KeyCheck.whole: every step and every access policy), with
  * the same code for each refusal (CONTRACT, "Verifying keys for other services"). What the steps check is
  * the request the service describes (verificationAttempt): the credential (shape, lookup, status), the
  * restrictions against the address and referrer it reports, its permission query for the route's
@@ -67,7 +56,9 @@ export class KeyVerificationService {
     const permissions = body.permissions === undefined ? null : parseQuery(body.permissions);
     const cost = body.cost ?? DEFAULT_COST;
     const attempt = verificationAttempt(caller, body, permissions, cost, response, connection);
-    const denial = await this.check.run(attempt, this.check.whole, VERIFY_FACE);
+    // A refusal is an answer (`valid: false` and its code), not an error; a step that fails is thrown as it
+    // is (the caller's 5xx).
+    const denial = await this.check.whole(attempt);
     const principal = attempt.request.principal ?? attempt.verification!.named;
     if (!principal)
       return JSON.stringify(unnamedAnswer((denial?.code ?? 'invalid_credentials') as VerifyKeyCode));

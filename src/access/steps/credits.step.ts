@@ -70,7 +70,7 @@ function costOf(verification: KeyVerification | undefined): number {
  * (`rideOf`), all balances or none, so this step only settles what it spent; otherwise both are spent at
  * once (one turn of the event loop, one round trip), and a balance that granted while the other refused
  * gets its credit back. Keys with neither (the default) pass without a lookup or a turn of the event
- * loop. A later step's refusal gives the credits back (`undo`). A verification spends its `cost` of
+ * loop. A later step's refusal gives the credits back (`giveBack`, KeyCheck.meter). A verification spends its `cost` of
  * each balance instead of one, all or none.
  */
 @Injectable()
@@ -128,7 +128,7 @@ export class CreditsStep implements AccessStep {
     const outcomes = await Promise.all(balances.map(({ holder }) => this.credits.spend(holder)));
     const refused = outcomes.findIndex((outcome) => !outcome.spent);
     if (refused >= 0) {
-      await this.giveBack(outcomes);
+      await this.refundSpent(outcomes);
       return creditsExhausted(
         balances[refused].scope,
         outcomes[refused] as { retryAfterSeconds: number | null },
@@ -158,8 +158,11 @@ export class CreditsStep implements AccessStep {
     return undefined;
   }
 
-  /** A later step refused the request (or failed): it spends nothing, so its credits go back. */
-  async undo({ request, verification }: AccessAttempt): Promise<void> {
+  /**
+   * A later step refused the request (or failed): it spends nothing, so its credits go back. Does nothing
+   * for a request this step did not charge.
+   */
+  async giveBack({ request, verification }: AccessAttempt): Promise<void> {
     const accounts = request.creditSpent;
     if (!accounts) return;
     delete request.creditSpent;
@@ -172,7 +175,7 @@ export class CreditsStep implements AccessStep {
     );
   }
 
-  private async giveBack(outcomes: SpendOutcome[]): Promise<void> {
+  private async refundSpent(outcomes: SpendOutcome[]): Promise<void> {
     await Promise.all(
       outcomes.map((outcome) => (outcome.spent ? this.credits.refund(outcome.account) : undefined)),
     );
