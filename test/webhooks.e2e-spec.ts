@@ -984,7 +984,7 @@ describe('webhooks', () => {
       // The document's component schemas, addressable from each event's body schema.
       const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
       ajv.addSchema({ $id: 'openapi', components: document.components });
-      // The core's events; an extension in the deployment's list adds its own (GATEHOUSE_TEST_EXTENSIONS).
+      // The core's events; an extension in the deployment's list adds its own.
       const documented = [...WEBHOOK_EVENTS].sort();
       expect(Object.keys(document.webhooks)).toEqual(expect.arrayContaining(documented));
       expect(document.components.schemas.WebhookEventType.enum).toEqual(expect.arrayContaining(documented));

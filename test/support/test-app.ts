@@ -8,7 +8,6 @@ import { APP_OPTIONS, configureApp } from '../../src/app.setup';
 import type { AppConfig } from '../../src/config/app-config';
 import { configsOf, type GatehouseExtension } from '../../src/extension';
 import { EXTENSIONS } from '../../src/extensions';
-import { EXAMPLE_EXTENSIONS } from '../../examples/extensions';
 import {
   compileWithClock,
   prepareInstance,
@@ -32,16 +31,14 @@ export interface ExtensionOptions {
 }
 
 /**
- * The deployment's list as this run sees it: src/extensions.ts, plus the example extensions when
- * GATEHOUSE_TEST_EXTENSIONS=examples, as if a deployment had added their lines to it. CI runs the suite
- * so: an extension in the production list must break no core test, which is why core tests assert the
- * core's own vocabulary (its agents, permissions, policies) and not that nothing else exists.
+ * The deployment's list (src/extensions.ts), less any extension the test brings its own copy of (by
+ * name): an example's own spec loads the example while CI runs the suite with the examples in the list
+ * (scripts/deploy-example-extensions.sh), and two copies of one extension would declare everything twice.
+ * Core tests assert the core's own vocabulary (its agents, permissions, policies), never that nothing
+ * else exists, so an extension in the list breaks none of them.
  */
-function productionList(): readonly GatehouseExtension[] {
-  const choice = process.env.GATEHOUSE_TEST_EXTENSIONS;
-  if (!choice) return EXTENSIONS;
-  if (choice !== 'examples') throw new Error(`GATEHOUSE_TEST_EXTENSIONS must be "examples", not "${choice}"`);
-  return [...EXTENSIONS, ...EXAMPLE_EXTENSIONS];
+function productionList(own: readonly GatehouseExtension[] = []): readonly GatehouseExtension[] {
+  return EXTENSIONS.filter((listed) => !own.some((extension) => extension.name === listed.name));
 }
 
 /**
@@ -50,14 +47,14 @@ function productionList(): readonly GatehouseExtension[] {
  */
 function withDeploymentVariables<T extends TestAppOptions & ExtensionOptions>(options: T): T {
   const given: Record<string, string> = {};
-  for (const { variables } of configsOf(options.core ? [] : productionList()))
+  for (const { variables } of configsOf(options.core ? [] : productionList(options.extensions)))
     for (const name of variables) if (process.env[name] !== undefined) given[name] = process.env[name];
   return Object.keys(given).length ? { ...options, env: { ...given, ...options.env } } : options;
 }
 
 /** The deployment's extensions and the test's own. */
 const extensionsOf = (options: ExtensionOptions) => [
-  ...(options.core ? [] : productionList()),
+  ...(options.core ? [] : productionList(options.extensions)),
   ...(options.extensions ?? []),
 ];
 
