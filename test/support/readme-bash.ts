@@ -6,11 +6,76 @@ import { compiledEntryPoint } from './compiled-app';
 import { createTestDatabase, dropTestDatabase } from './test-instance';
 
 /**
- * Running the README's ```bash blocks as written: a prelude for a script under `set -euo pipefail` whose
- * `curl` fails the script on an unexpected HTTP status, and the convention that marks the refusals the
- * README shows on purpose (a command whose last line ends with `# <status>` must answer exactly that),
- * and the real entry point such a script runs against (withReadmeServer).
+ * Running the README's and the guides' (docs/*.md) ```bash blocks as written: a prelude for a script under
+ * `set -euo pipefail` whose `curl` fails the script on an unexpected HTTP status, the convention that marks
+ * the refusals a page shows on purpose (a command whose last line ends with `# <status>` must answer exactly
+ * that), the one line that names the server (`export GATEHOUSE_URL=http://localhost:3000`), and the real
+ * entry point such a script runs against (withReadmeServer).
  */
+
+/** The line every page's first block starts with; a script runs with the real server's URL in its place. */
+export const GATEHOUSE_URL_LINE = 'export GATEHOUSE_URL=http://localhost:3000';
+
+/** Every ```bash block of a markdown page, in order (other fences, such as ```sh, are illustrations). */
+export function bashBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+}
+
+/**
+ * The environment of the first `VAR=value … npm start` command of a page (`npm ci && ` before it allowed):
+ * how the page starts its server. Undefined when the page starts none.
+ */
+export function startEnvironment(markdown: string): Record<string, string> | undefined {
+  const match = /^(?:npm ci && )?((?:[A-Z][A-Z0-9_]*=\S+\s+)+)npm start\s*$/m.exec(markdown);
+  if (!match) return undefined;
+  return Object.fromEntries(
+    match[1]
+      .trim()
+      .split(/\s+/)
+      .map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+  );
+}
+
+/** The ports a page's blocks give the servers they start themselves (`PORT=8787 node …`). */
+export function examplePorts(blocks: readonly string[]): string[] {
+  return [...new Set(blocks.flatMap((block) => [...block.matchAll(/\bPORT=(\d{4,5})\b/g)].map((m) => m[1])))];
+}
+
+/**
+ * One script of a page's blocks, in order, as one shell would run them: the prelude, then each block with its
+ * documented statuses enforced and its variables checked after it. GATEHOUSE_URL_LINE names `base` instead,
+ * and each port of `ports` (a page's example port: a free one) replaces it everywhere. Whatever a block starts
+ * in the background is stopped when the script exits. Throws when a block names `localhost:3000` itself.
+ */
+export function guideScript(
+  blocks: readonly string[],
+  base: string,
+  ports: Record<string, string> = {},
+): string {
+  const parts = [README_BASH_PRELUDE, `trap 'kill $(jobs -p) 2>/dev/null || true' EXIT`];
+  blocks.forEach((block, index) => {
+    const fixed = block
+      .split('\n')
+      .find((line) => line.includes('localhost:3000') && line !== GATEHOUSE_URL_LINE);
+    if (fixed) throw new Error(`block ${index + 1} names localhost:3000 instead of $GATEHOUSE_URL: ${fixed}`);
+    let text = withExpectedStatuses(block).replaceAll(GATEHOUSE_URL_LINE, `export GATEHOUSE_URL=${base}`);
+    for (const [from, to] of Object.entries(ports)) text = text.replace(new RegExp(`\\b${from}\\b`, 'g'), to);
+    // Variables the block sets in its shell, not those it gives one command (`PORT=8787 node …`).
+    const assigned = [
+      ...new Set(
+        [...block.matchAll(/^\s*(?:export\s+)?([A-Za-z_]\w*)=(.*)$/gm)]
+          .filter((m) => !/^\S*\s+(?:[A-Za-z_]\w*=\S*\s+)*(?:node|npm)\b/.test(m[2]))
+          .map((m) => m[1]),
+      ),
+    ];
+    parts.push(
+      `README_BLOCK=${index + 1}`,
+      text,
+      assigned.length ? `readme_check_vars ${assigned.join(' ')}` : ':',
+    );
+  });
+  return parts.join('\n') + '\n';
+}
 
 /** The ```bash blocks of the README from `heading` (the whole line, e.g. `## When a key leaks`) to the next heading of its level or above. */
 export function bashBlocksOfSection(readme: string, heading: string): string[] {
