@@ -1,14 +1,16 @@
 # syntax=docker/dockerfile:1
-# Build stage: full dependencies, compile TypeScript to dist/ and the dashboard to dist/dashboard.
+# Build stage: CI's own steps (.ci/run: npm ci, npm run build), then the dev dependencies pruned.
+# test/deployment-files.e2e-spec.ts holds it to them and to every input the build reads.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
-# The dashboard imports the API's generated client types from examples/.
+# The dashboard imports the API's generated types (examples/, clients/).
 COPY dashboard ./dashboard
 COPY examples ./examples
+COPY clients ./clients
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: production dependencies and compiled code only, run as the unprivileged `node` user.
