@@ -90,7 +90,8 @@ describe('compose.yaml', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(services.worker.command!.join(' ')).toBe(pkg.scripts['start:worker']);
+    // `exec`: npm's shell becomes node, so a SIGTERM to npm reaches the worker (docs/production.md).
+    expect(`exec ${services.worker.command!.join(' ')}`).toBe(pkg.scripts['start:worker']);
     expect(services.worker.healthcheck).toEqual({ disable: true });
   });
 
