@@ -31,6 +31,12 @@ export class FilesRepository {
     return this.files.findBy({ id: In(ids), organizationId });
   }
 
+  /** The ids of the files a task's runs uploaded (its output files). */
+  async idsOfTaskOutputs(organizationId: string, taskId: string): Promise<string[]> {
+    const rows = await this.files.find({ select: { id: true }, where: { organizationId, taskId } });
+    return rows.map((row) => row.id);
+  }
+
   async delete(id: string): Promise<void> {
     await this.files.delete({ id });
   }

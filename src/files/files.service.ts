@@ -22,6 +22,11 @@ export class FilesService {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
   ) {}
 
+  /** The ids of the output files a task's runs uploaded (what its task token may read besides attachments). */
+  outputIdsOf(organizationId: string, taskId: string): Promise<string[]> {
+    return this.files.idsOfTaskOutputs(organizationId, taskId);
+  }
+
   /**
    * Records an upload the storage engine has already written; removes the bytes if the row fails. With
    * a task token it is an output file of the token's task: the row's trigger writes the task's `file`

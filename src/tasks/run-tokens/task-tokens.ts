@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { encodeBase62 } from '../../common/ids';
+import { FilesService } from '../../files/files.service';
 
 /** Every task token starts with this: the credential step tells it from keys and access tokens by it. */
 export const TASK_TOKEN_PREFIX = 'gtt_';
@@ -23,7 +24,7 @@ export interface TaskTokenRun {
   createdBy: string | null;
   /** True while the token's attempt is the task's running one and its lease holds. */
   live: boolean;
-  /** The task's attachments and output files: the files the token may read. */
+  /** The task's attachments and output files: the files the token may read (only read for a live run). */
   fileIds: string[];
 }
 
@@ -37,7 +38,10 @@ const hashOf = (token: string): string => createHash('sha256').update(token).dig
  */
 @Injectable()
 export class TaskTokens {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly files: FilesService,
+  ) {}
 
   static looksLikeTaskToken(value: string): boolean {
     return value.startsWith(TASK_TOKEN_PREFIX);
@@ -73,24 +77,26 @@ export class TaskTokens {
         organization_id: string;
         created_by: string | null;
         live: boolean;
-        file_ids: string[];
+        attachments: string[];
       }[]
     >(
       `SELECT t.id AS task_id, t.organization_id, t.created_by,
               (t.status = 'running' AND t.attempts = tt.attempt AND t.lease_owner = tt.lease_owner
                 AND t.lease_expires_at > now()) AS live,
-              t.attachments || ARRAY(SELECT f.id FROM files f WHERE f.task_id = t.id) AS file_ids
+              t.attachments
          FROM task_tokens tt JOIN tasks t ON t.id = tt.task_id
         WHERE tt.token_hash = $1`,
       [hashOf(token)],
     );
     if (!row) return null;
+    // The output files are the files module's rows: asked of it, and only for a token that can use them.
+    const outputs = row.live ? await this.files.outputIdsOf(row.organization_id, row.task_id) : [];
     return {
       taskId: row.task_id,
       organizationId: row.organization_id,
       createdBy: row.created_by,
       live: row.live,
-      fileIds: row.file_ids,
+      fileIds: [...row.attachments, ...outputs],
     };
   }
 }
