@@ -13,7 +13,7 @@ function errorModules(dir: string): string[] {
   });
 }
 
-describe("the README's error table", () => {
+describe('the error table of docs/errors.md', () => {
   const modules = errorModules(__dirname);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   for (const path of modules) require(path);

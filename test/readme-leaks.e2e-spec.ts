@@ -3,36 +3,35 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './support/ports';
 import {
-  bashBlocksOfSection,
+  bashBlocks,
   README_BASH_PRELUDE,
   withExpectedStatuses,
   withReadmeServer,
 } from './support/readme-bash';
 
 /**
- * The README's "When a key leaks" runs as printed: its ```bash blocks (a self-signed secret-scanning report,
+ * docs/leaked-keys.md ("When a key leaks") runs as printed: its ```bash blocks (a self-signed secret-scanning report,
  * then the public revocation), in order, as one bash script in a directory of its own, against the real
  * entry point, with no network.
  *
  * The block starts its public-keys server and `npm start &` itself. The public-keys server runs as printed,
  * on a free port instead of 8790; the `npm start &` command (and only it) is replaced by a wait for that
  * server, and the test starts the compiled entry point before the script with the environment that command
- * gives it, as test/readme-walkthrough.e2e-spec.ts does. `localhost:3000` becomes the server's port. A
+ * gives it, as test/docs-guides.e2e-spec.ts does. `localhost:3000` becomes the server's port. A
  * command whose answer the section prints on the next line as `# <status> …` must answer exactly that status
- * (the README walkthrough's convention, with the comment on the line after the command); any other curl
+ * (the guides' convention, with the comment on the line after the command); any other curl
  * must answer 2xx.
  */
 
 const PROJECT_ROOT = resolve(__dirname, '..');
-const README = join(PROJECT_ROOT, 'README.md');
-const SECTION = '## When a key leaks';
+const GUIDE = join(PROJECT_ROOT, 'docs', 'leaked-keys.md');
 const KEYS_PORT = '8790';
 const REVOKED_DETAIL =
   'The API key has been revoked because it was reported leaked (found in public); create a new key.';
 
-/** The section's blocks, their `# <status>` answer lines moved onto the end of the command they answer. */
-function leakBlocks(readme: string): string[] {
-  return bashBlocksOfSection(readme, SECTION).map((block) => {
+/** The page's blocks, their `# <status>` answer lines moved onto the end of the command they answer. */
+function leakBlocks(guide: string): string[] {
+  return bashBlocks(guide).map((block) => {
     const lines = block.split('\n');
     for (let i = 1; i < lines.length; i++) {
       const status = /^#\s*([1-5]\d\d)\b/.exec(lines[i])?.[1];
@@ -49,7 +48,7 @@ function startCommand(block: string): { text: string; env: Record<string, string
   const match = /^[^\n#]*\\\n(?:[^\n]*\\\n)*[^\n]*\bnpm start &[ \t]*$|^[^\n#]*\bnpm start &[ \t]*$/m.exec(
     block,
   );
-  if (!match) throw new Error(`no "npm start &" command in the "${SECTION}" block`);
+  if (!match) throw new Error('no "npm start &" command in the first block of docs/leaked-keys.md');
   const words = match[0].replace(/\\\n/g, ' ').trim().split(/\s+/);
   const env = Object.fromEntries(
     words.slice(0, words.indexOf('npm')).map((word) => {
@@ -98,10 +97,10 @@ function stopKeysServer(workDir: string): void {
   }
 }
 
-describe('the README on leaked keys', () => {
+describe('docs/leaked-keys.md', () => {
   it('finds both blocks, the server command and the documented refusals', () => {
-    const readme = readFileSync(README, 'utf8');
-    expect(bashBlocksOfSection(readme, SECTION)).toHaveLength(2);
+    const readme = readFileSync(GUIDE, 'utf8');
+    expect(bashBlocks(readme)).toHaveLength(2);
     const { script, env } = leakScript(readme, 1234, 5678);
     expect(env).toEqual({
       SECRET_SCANNING_KEYS_URL: 'http://127.0.0.1:5678/',
@@ -118,7 +117,7 @@ describe('the README on leaked keys', () => {
   });
 
   it('runs as printed against the real process, offline', async () => {
-    const readme = readFileSync(README, 'utf8');
+    const readme = readFileSync(GUIDE, 'utf8');
     const port = await freeLoopbackPort();
     const keysPort = await freeLoopbackPort();
     const { script, env } = leakScript(readme, port, keysPort);
@@ -127,7 +126,7 @@ describe('the README on leaked keys', () => {
         writeFileSync(join(workDir, 'leaks.sh'), script);
         // bash killed on a timeout leaves the public-keys server holding its output open: stop it too.
         const guard = setTimeout(() => stopKeysServer(workDir), 90_000);
-        const run = await runScript('leaks.sh', "the README's leak blocks").finally(() =>
+        const run = await runScript('leaks.sh', 'the leak blocks of docs/leaked-keys.md').finally(() =>
           clearTimeout(guard),
         );
 

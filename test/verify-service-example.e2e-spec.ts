@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ApiKeyFormat } from '../src/api-keys/api-key-format';
 import { CapturedChild, exited, spawnCaptured } from './support/child-process';
 import { listen } from './support/event-stream';
@@ -10,28 +9,29 @@ import { freeLoopbackPort } from './support/ports';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
- * The README's "A service that checks its callers" runs as printed: the service it prints is
+ * docs/verifying-keys.md's "A service that checks its callers" runs as printed: the service it prints is
  * examples/verify-service/orders-service.mjs byte for byte, and that file, started with `node` as a child
  * process beside a listening app, lets in the callers whose key satisfies its permission query and has the
  * credits, charging each call its cost, and answers the refusals with its own statuses. The section's
- * commands run as written too (test/readme-walkthrough.e2e-spec.ts skips this section: it needs the service
- * running beside the server).
+ * commands (the service started in the background and called as a customer would) run in
+ * test/docs-guides.e2e-spec.ts.
  */
 
 const PROJECT_ROOT = resolve(__dirname, '..');
 const SERVICE_FILE = 'examples/verify-service/orders-service.mjs';
 
-/** The "#### A service that checks its callers" section of the README (up to the next heading). */
+/** The "## A service that checks its callers" section of docs/verifying-keys.md (up to the next heading). */
 function serviceSection(): string {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = readme.search(/^#### A service that checks its callers$/m);
-  if (start < 0) throw new Error('README has no "#### A service that checks its callers" section');
+  const readme = readFileSync(join(PROJECT_ROOT, 'docs', 'verifying-keys.md'), 'utf8');
+  const start = readme.search(/^## A service that checks its callers$/m);
+  if (start < 0)
+    throw new Error('docs/verifying-keys.md has no "## A service that checks its callers" section');
   // The next heading outside a fenced block (the shell blocks' comments start with `# ` too).
   const lines = readme.slice(start).split('\n');
   let fenced = false;
   const end = lines.findIndex((line, i) => {
     if (line.startsWith('```')) fenced = !fenced;
-    return i > 0 && !fenced && /^#{1,4} /.test(line);
+    return i > 0 && !fenced && /^#{1,2} /.test(line);
   });
   return lines.slice(0, end < 0 ? undefined : end).join('\n');
 }
@@ -60,7 +60,7 @@ async function call(url: string, init: { method?: string; key?: string } = {}) {
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
-describe('README: a service that checks its callers', () => {
+describe('docs/verifying-keys.md: a service that checks its callers', () => {
   let t: TestApp;
   let baseUrl: string;
   let org: SignedUpOrganization;
@@ -216,64 +216,6 @@ describe('README: a service that checks its callers', () => {
     } finally {
       if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
       await exited(service, 10_000);
-    }
-  });
-
-  it("the section's commands run as written", async () => {
-    const blocks = [...serviceSection().matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-    expect(blocks).toHaveLength(2);
-    const port = await freeLoopbackPort();
-    const apiPort = new URL(baseUrl).port;
-    const plan = await createKey(t.http, org.auth, {
-      name: 'Acme, starter plan',
-      role: 'developer',
-      credits: { remaining: 49995 },
-      identity_id: identityId,
-    });
-    // localhost:3000 and 8788 become the test's addresses; the keys are the section's variables.
-    const rewrite = (block: string) =>
-      block.replaceAll('localhost:3000', `127.0.0.1:${apiPort}`).replaceAll('8788', String(port));
-    const env = {
-      PATH: `${dirname(process.execPath)}:${process.env.PATH}`,
-      HOME: process.env.HOME,
-      GATEWAY_KEY: gateway.key,
-      PLAN_KEY: plan.key,
-    };
-    // The first block runs in one shell (the service, in the foreground), the second in another.
-    const server = spawn('bash', ['-c', `set -euo pipefail\n${rewrite(blocks[0])}`], {
-      cwd: PROJECT_ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    });
-    let serverStderr = '';
-    server.stderr.on('data', (chunk: Buffer) => (serverStderr += chunk.toString()));
-    try {
-      await waitUntilServing(server, `http://127.0.0.1:${port}/orders`).catch((error: Error) => {
-        throw new Error(`${error.message}:\n${serverStderr}`);
-      });
-      const client = await exited(
-        spawnCaptured('bash', ['-c', `set -euo pipefail\n${rewrite(blocks[1])}`], { cwd: PROJECT_ROOT, env }),
-        30_000,
-      );
-      if (client.code !== 0)
-        throw new Error(`the commands failed (exit ${client.code}):\n${client.stdout}\n${client.stderr}`);
-      // The service's answers end without a newline, so curl prints them one after the other.
-      const lines = client.stdout
-        .replace(/\}(?=[{\d])/g, '}\n')
-        .trim()
-        .split('\n');
-      expect(lines.map((line) => (line.startsWith('{') ? JSON.parse(line) : line))).toEqual([
-        { order: { id: 'ord_1042', status: 'placed' }, customer: 'cus_1042', credits_remaining: 49993 },
-        { order: { id: 'ord_1041', status: 'shipped' }, customer: 'cus_1042', credits_remaining: 49992 },
-        '401',
-      ]);
-    } finally {
-      try {
-        process.kill(-server.pid!, 'SIGTERM');
-      } catch {
-        // the group has ended
-      }
     }
   });
 });

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CapturedChild, exited, spawnCaptured } from './support/child-process';
 import { signUpOrganization, SignedUpOrganization } from './support/factories';
 import { createKey, CreatedKey, pollUntil } from './support/keys';
@@ -10,31 +9,20 @@ import { freeLoopbackPort } from './support/ports';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
- * The README's "Writing an agent" runs as printed: the agent it prints is examples/agent/summarize-agent.mjs
- * byte for byte, and that file, started with `node` as a child process, serves as an http agent of a
- * listening app: it reads its attachment with the task token, posts progress, output and usage events,
- * uploads its summary as an output file and answers with the result. The section's commands run as
- * written too (test/readme-walkthrough.e2e-spec.ts skips this section: it needs the agent beside a server that
- * allows loopback targets).
+ * docs/writing-an-agent.md runs as printed: the agent it prints is examples/agent/summarize-agent.mjs byte
+ * for byte, and that file, started with `node` as a child process, serves as an http agent of a listening
+ * app: it reads its attachment with the task token, posts progress, output and usage events, uploads its
+ * summary as an output file and answers with the result. The page's commands (the agent started beside a
+ * server that allows loopback targets, registered and given a task) run in test/docs-guides.e2e-spec.ts.
  */
 
 const PROJECT_ROOT = resolve(__dirname, '..');
 const AGENT_FILE = 'examples/agent/summarize-agent.mjs';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** The "### Writing an agent" section of the README (up to the next heading of its level or above). */
+/** The guide that prints the agent. */
 function agentSection(): string {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = readme.search(/^### Writing an agent$/m);
-  if (start < 0) throw new Error('README has no "### Writing an agent" section');
-  // The next heading outside a fenced block (the shell block's comments start with `# ` too).
-  const lines = readme.slice(start).split('\n');
-  let fenced = false;
-  const end = lines.findIndex((line, i) => {
-    if (line.startsWith('```')) fenced = !fenced;
-    return i > 0 && !fenced && /^#{1,3} /.test(line);
-  });
-  return lines.slice(0, end < 0 ? undefined : end).join('\n');
+  return readFileSync(join(PROJECT_ROOT, 'docs', 'writing-an-agent.md'), 'utf8');
 }
 
 interface StreamedEvent {
@@ -76,7 +64,7 @@ async function waitUntilServing(child: CapturedChild, url: string): Promise<void
   throw new Error(`the agent did not serve within 30 s:\n${child.output().stderr}`);
 }
 
-describe('README: writing an agent', () => {
+describe('docs/writing-an-agent.md', () => {
   let t: TestApp;
   let baseUrl: string;
   let org: SignedUpOrganization;
@@ -180,57 +168,5 @@ describe('README: writing an agent', () => {
       if (agent.exitCode === null && agent.signalCode === null) agent.kill('SIGTERM');
       await exited(agent, 10_000);
     }
-  });
-
-  it("the section's commands run as written", async () => {
-    const blocks = [...agentSection().matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-    expect(blocks).toHaveLength(1);
-    const agentPort = await freeLoopbackPort();
-    const apiPort = new URL(baseUrl).port;
-    // localhost:3000 and 8787 become the test's addresses. The agent started in the background is killed
-    // when the script exits, and the script's whole process group whatever happens.
-    const script = [
-      'set -euo pipefail',
-      "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT",
-      blocks[0].replaceAll('localhost:3000', `127.0.0.1:${apiPort}`).replaceAll('8787', String(agentPort)),
-      'echo; echo "README_VAR TASK_ID=$TASK_ID"',
-    ].join('\n');
-    const bash = spawn('bash', ['-c', script], {
-      cwd: PROJECT_ROOT,
-      env: { PATH: `${dirname(process.execPath)}:${process.env.PATH}`, HOME: process.env.HOME, KEY: key.key },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let stdout = '';
-    let stderr = '';
-    bash.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    bash.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    try {
-      // 'exit', not 'close': a background process left behind would hold the pipes open.
-      const code = await new Promise<number | null>((done) => bash.once('exit', done));
-      if (code !== 0) throw new Error(`the commands failed (exit ${code}):\n${stdout}\n${stderr}`);
-    } finally {
-      try {
-        process.kill(-bash.pid!, 'SIGKILL');
-      } catch {
-        // the group has ended
-      }
-    }
-    const taskId = /^README_VAR TASK_ID=(task_\w+)$/m.exec(stdout)?.[1];
-    if (!taskId) throw new Error(`the commands made no task:\n${stdout}\n${stderr}`);
-    // The stream the README follows ended with the task's last status, and the task shows the result.
-    expect(stdout).toMatch(/event: output\ndata: \{"delta":"README\.md: "\}/);
-    expect(stdout).toMatch(/event: status\ndata: \{"status":"succeeded"\}\n\n/);
-    const { value } = await pollUntil(
-      () => t.http.get(`/v1/tasks/${taskId}`).set(key.auth),
-      (res) => res.body.status === 'succeeded',
-    );
-    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-    const words = readme.split(/\s+/).filter(Boolean).length;
-    expect(value.body.result).toEqual({
-      summary: expect.stringMatching(new RegExp(`^README\\.md: \\d+ lines, ${words} words$`)),
-      result_file_id: value.body.output_files[0].id,
-    });
-    expect(value.body.usage).toMatchObject({ input_tokens: words, output_tokens: 5 });
   });
 });

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { accessDenialCodes } from '../../src/access/access-denial';
 
-const CORE_README = join(__dirname, '..', '..', 'README.md');
+/** The core's error table lives in the routes and errors guide. */
+const CORE_README = join(__dirname, '..', '..', 'docs', 'errors.md');
 
 /**
- * The rows of a README's "Errors" table (the first table after its `## Errors` or `### Errors` heading):
- * each row's `code` and its (first) status. The core's README by default; an extension documents its
- * own codes in a README.md in its folder, next to the code that declares them.
+ * The rows of a page's "Errors" table (the first table after its `## Errors` or `### Errors` heading):
+ * each row's `code` and its (first) status. The core's page (docs/errors.md) by default; an extension
+ * documents its own codes in a README.md in its folder, next to the code that declares them.
  */
 export function readmeErrorTable(readmePath = CORE_README): Map<string, number> {
   const readme = readFileSync(readmePath, 'utf8');
@@ -25,8 +26,8 @@ export function readmeErrorTable(readmePath = CORE_README): Map<string, number> 
 
 /**
  * The refusal codes of the key check declared so far (built-in, and extensions' defineAccessDenial)
- * that a README's table lacks or lists with another status: `code: declared status` each. For an
- * extension: its README and its own codes (`only`), so the core's README never lists an extension's.
+ * that a page's table lacks or lists with another status: `code: declared status` each. For an
+ * extension: its README and its own codes (`only`), so the core's table never lists an extension's.
  */
 export function undocumentedDenialCodes({
   readme,
