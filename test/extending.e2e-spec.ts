@@ -7,6 +7,7 @@ import { AgentRunners } from '../src/agents/agent-runner';
 import { TaskQueueRepository } from '../src/tasks/task-queue.repository';
 import { EXAMPLE_EXTENSIONS } from '../examples/extensions';
 import { DatasetsService } from '../examples/extensions/datasets/datasets.service';
+import { ProjectsService } from '../examples/extensions/projects/projects.service';
 import { MaintenanceWindowPolicy } from '../examples/extensions/maintenance-window/maintenance-window.policy';
 import { reverseAgentExtension } from '../examples/extensions/reverse-agent/reverse-agent.extension';
 import { expectProblem, signUpOrganization } from './support/factories';
@@ -22,7 +23,7 @@ import {
 /**
  * Extensions (src/extension.ts): one list that the API and the worker both load, each process the
  * parts it runs. The examples' own tests (examples/extensions/<name>/) show what each kind of extension
- * does; this suite shows the list: all three together in both processes, what happens to tasks of a type
+ * does; this suite shows the list: all four together in both processes, what happens to tasks of a type
  * a process lacks, and that a route of an extension which declares nothing fails closed.
  */
 
@@ -41,7 +42,7 @@ class ForgottenController {
 class ForgetfulModule {}
 
 describe('extensions: one list, loaded by the API and the worker', () => {
-  describe('the three examples together', () => {
+  describe('the four examples together', () => {
     let api: TestApp;
     let worker: ServiceContext;
     beforeAll(async () => {
@@ -61,17 +62,19 @@ describe('extensions: one list, loaded by the API and the worker', () => {
       ]);
       const document = (await api.http.get('/openapi.json').expect(200)).body;
       expect(Object.keys(document.paths)).toEqual(
-        expect.arrayContaining(['/v1/datasets', '/v1/datasets/{id}']),
+        expect.arrayContaining(['/v1/datasets', '/v1/datasets/{id}', '/v1/projects', '/v1/projects/{id}']),
       );
     });
 
     it('the worker loads the shared parts only: the runner, the service and its table, no route or policy', async () => {
       expect(worker.get(AgentRunners, { strict: false }).types()).toEqual(['echo', 'http', 'reverse']);
       expect(worker.get(DatasetsService, { strict: false })).toBeInstanceOf(DatasetsService);
-      // The worker ran the extension's migration on its database too.
-      expect(await worker.get(DataSource).query('SELECT count(*)::int AS n FROM datasets')).toEqual([
-        { n: 0 },
-      ]);
+      expect(worker.get(ProjectsService, { strict: false })).toBeInstanceOf(ProjectsService);
+      // The worker ran the extensions' migrations on its database too.
+      for (const table of ['datasets', 'projects'])
+        expect(await worker.get(DataSource).query(`SELECT count(*)::int AS n FROM ${table}`)).toEqual([
+          { n: 0 },
+        ]);
       const controllers = [...worker.get(ModulesContainer).values()].flatMap((module) => [
         ...module.controllers.keys(),
       ]);
