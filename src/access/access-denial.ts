@@ -90,8 +90,8 @@ const extensionResponses = new Map<string, DenialResponse>();
 
 /**
  * Declares the answer to a refusal code of an extension's access policy (see access-policy.ts), so
- * the one table covers it too. Add the code to README's "Errors" table as well: accessDenialCodes()
- * is checked against it.
+ * the one table covers it too. Document the code in the extension's own README.md (docs/extending.md):
+ * its test checks it with undocumentedDenialCodes.
  */
 export function defineAccessDenial(code: string, response: DenialResponse): void {
   if (code in DENIAL_RESPONSES) throw new Error(`"${code}" is a built-in refusal of the key check`);
@@ -100,8 +100,8 @@ export function defineAccessDenial(code: string, response: DenialResponse): void
 
 /**
  * Every refusal code of the key check with its answer: the built-in ones and those extensions declared
- * so far (README's "Errors" table must list each; src/readme-error-table.spec.ts and
- * the example policy's test, examples/extensions/maintenance-window/, check it).
+ * so far. docs/errors.md lists the built-in ones (src/readme-error-table.spec.ts checks it), an
+ * extension's README.md its own (its test checks that, as examples/extensions/maintenance-window/ does).
  */
 export function accessDenialCodes(): ReadonlyMap<DenialCode, DenialResponse> {
   return new Map<DenialCode, DenialResponse>([...Object.entries(DENIAL_RESPONSES), ...extensionResponses]);

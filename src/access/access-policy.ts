@@ -12,7 +12,7 @@ export interface AccessPolicyOptions {
  * Marks an injectable `AccessStep` of any module as a policy of the key check: it runs for every
  * protected request in the `policies` step, after the permission step and before the rate limit, so
  * what it refuses spends no budget. Declare its refusal codes with `defineAccessDenial` and document
- * them in README's "Errors" table. See README, "Extending".
+ * them in the extension's own README.md (docs/extending.md).
  *
  *   @AccessPolicy({ order: 10 })
  *   @Injectable()

@@ -134,7 +134,7 @@ export interface AgentRunner {
   readonly type: string;
   /** True when tasks must name a configured agent (`agent_id`) of this type. */
   readonly needsAgent: boolean;
-  /** The agents of this type every organization has (README, "Extending"); none when absent. */
+  /** The agents of this type every organization has (docs/extending.md); none when absent. */
   readonly builtInAgents?: readonly BuiltInAgent[];
   /**
    * False when the runner never calls out on the caller's behalf: the caller's key is then not kept

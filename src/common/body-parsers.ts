@@ -134,7 +134,7 @@ const OBJECT_OR_ARRAY = /^[\x20\x09\x0a\x0d]*[[{]/;
  * Whether a body is read here rather than by body-parser: a JSON body of a plain kind, the kind a
  * service sends thousands of times a second to POST /v1/keys/verify, where body-parser's machinery
  * (type-is, content-type, raw-body, iconv-lite, debug) cost about a quarter of what the route adds to a
- * key check (README, "POST /v1/keys/verify"). Anything else (another type or charset spelling, a
+ * key check (docs/verifying-keys.md). Anything else (another type or charset spelling, a
  * compressed or chunked body, no length, a length over the limit) goes to body-parser, whose answers
  * these match: body-parsers.spec.ts sends the same bodies both ways.
  */

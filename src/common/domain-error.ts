@@ -11,7 +11,7 @@
  *   }) {}
  *   throw new TaskError(TaskErrorCode.UnknownAgentType, 'No agent of type "x" exists.');
  *
- * Every declared code lands in ERROR_CATALOGUE, which a test compares with the README's error table.
+ * Every declared code lands in ERROR_CATALOGUE, which a test compares with the error table of docs/errors.md.
  */
 
 /** The kinds of failure; the problem filter holds the one table from kind to HTTP status. */

@@ -14,8 +14,8 @@ const JSON_UTF8 = 'application/json; charset=utf-8';
  * Express gives each request and response its app's prototype with `Object.setPrototypeOf(req,
  * app.request)` (expressjs/express#5998). In V8 an object whose prototype changes after construction
  * leaves the shared hidden class of its kind, so every request had a hidden class of its own and every
- * property access on it (in Node's http, Express, Nest and our code) missed its inline cache (README,
- * "Performance", for what it cost).
+ * property access on it (in Node's http, Express, Nest and our code) missed its inline cache (docs/architecture.md,
+ * "Speed-ups, and what each buys", for what it cost).
  *
  * Node lets a server choose the classes it constructs (`http.createServer({ IncomingMessage,
  * ServerResponse })`), Nest lets an adapter create its server (`initHttpServer`), and Express takes the

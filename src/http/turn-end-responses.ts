@@ -11,7 +11,7 @@ import http from 'node:http';
  * server's system time was interrupt enabling under such writes). Responses that waited on Redis or the
  * database already left in bursts, as their answers arrived together, and were cheaper: a key check
  * that spent a credit in PostgreSQL cost less CPU than one that spent nothing. Written together, the
- * synchronous ones cost as little (README, "Performance", for the measured gain).
+ * synchronous ones cost as little (docs/architecture.md, "Speed-ups, and what each buys", for the measured gain).
  *
  * What changes for the code: `res.end()` returns at once and the response ends (headers formatted,
  * `writableEnded`, the bytes handed to the socket) before the turn is over, in the order the ends were

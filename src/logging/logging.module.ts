@@ -13,7 +13,7 @@ let standardOutput: LineBlocks | undefined;
  * Standard output for JSON lines, written in blocks of 4 KiB, and at least every 100 ms (LineBlocks, in
  * front of pino's synchronous destination). Written a line at a time (pino's default destination), a
  * request line cost 6.7 µs of CPU; gathered by sonic-boom's `minLength`, 3.0; in LineBlocks, less again
- * (`npm run bench:observation`; README, "Performance"). The writes are synchronous: a reader that stops
+ * (`npm run bench:observation`; docs/benchmarks.md). The writes are synchronous: a reader that stops
  * draining standard output holds the process up, rather than its memory growing without bound. What is
  * still gathered is written when the process exits, however it exits (`exit` runs for process.exit and
  * after an uncaught exception); a process killed outright (SIGKILL, the OOM killer) loses up to 100 ms of

@@ -35,8 +35,8 @@ import { CreditsStep } from './credits.step';
  * What the base `canActivate` adds and this step leaves out is the per-route loop: twelve metadata
  * reads and eight awaits per request (two windows) to find `@Throttle()`/`@SkipThrottle()` overrides.
  * A key's budget is the key's, not the route's, and no route declares either; on this path it cost 4.6
- * points of the verify benchmark (README, "Performance"). A rule for one route is an access policy
- * (README, "Extending"); another window for every key is one more named throttler.
+ * points of the verify benchmark (docs/benchmarks.md). A rule for one route is an access policy
+ * (docs/extending.md); another window for every key is one more named throttler.
  *
  * With the storages of rate-limits.module.ts (WindowBatchCounter), the step counts all windows in one
  * call and answers what handleRequest would for each, with header names made once: the same counts,
