@@ -85,8 +85,10 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
 
       await signInThroughForm(page, admin.email);
       await pageShown(page, 'API Keys');
-      await page.getByText('A administrator', { exact: true }).waitFor();
-      await page.getByText(admin.email, { exact: true }).waitFor();
+      // In the top bar (the key list names the keys' owners too).
+      const banner = page.getByRole('banner');
+      await banner.getByText('A administrator', { exact: true }).waitFor();
+      await banner.getByText(admin.email, { exact: true }).waitFor();
       expect(await page.getByLabel('Password', { exact: true }).count()).toBe(0);
     });
 

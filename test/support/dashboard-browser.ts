@@ -199,6 +199,68 @@ export async function expectNoHorizontalScroll(page: Page): Promise<void> {
   expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
 }
 
+/**
+ * Nothing sticks out sideways: the page is no wider than its window, and no table's region is wider than
+ * itself either (on a phone its columns fold instead of scrolling).
+ */
+export async function expectNothingOverflows(page: Page): Promise<void> {
+  await expectNoHorizontalScroll(page);
+  const wide = await inPage<string[]>(
+    page,
+    `Array.from(document.querySelectorAll('.table-wrap'))
+      .filter((region) => region.scrollWidth > region.clientWidth)
+      .map((region) => region.getAttribute('aria-label') + ': ' + region.scrollWidth + ' px in ' + region.clientWidth)`,
+  );
+  expect(wide).toEqual([]);
+}
+
+/**
+ * A table row on a narrow screen, as the dashboard folds it: its row header (what identifies the row)
+ * and the columns in `visible` shown in place, under their column headers; each column in `folded`
+ * shown as a line under them, labelled with its header (the ::before of the cell), inside the window,
+ * while its column header is hidden. Returns the folded lines' text by label.
+ */
+export async function expectFolded(
+  row: Locator,
+  { visible = [], folded }: { visible?: string[]; folded: string[] },
+): Promise<Record<string, string>> {
+  const table = row.locator('xpath=ancestor::table[1]');
+  const header = row.getByRole('rowheader');
+  expect(await header.isVisible()).toBe(true);
+  const headerBox = (await header.boundingBox())!;
+  const window = await inPage<number>(row.page(), 'window.innerWidth');
+  expect(headerBox.x + headerBox.width).toBeLessThanOrEqual(window);
+  for (const name of visible) {
+    expect(await table.getByRole('columnheader', { name, exact: true }).isVisible()).toBe(true);
+  }
+  // The cells left in place hold their content: none spills over its neighbour.
+  const spilling = await row.evaluate((element) =>
+    Array.from((element as any).cells as any[])
+      .filter((cell) => !cell.classList.contains('fold') && cell.scrollWidth > cell.clientWidth)
+      .map((cell) => `${cell.dataset.label}: ${cell.scrollWidth} px in ${cell.clientWidth}`),
+  );
+  expect(spilling).toEqual([]);
+  const lines: Record<string, string> = {};
+  for (const label of folded) {
+    const cell = row.locator(`td.fold[data-label="${label}"]`);
+    expect({ label, visible: await cell.isVisible() }).toEqual({ label, visible: true });
+    const box = (await cell.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(window);
+    // Under the row's visible cells, not beside them.
+    expect(box.y).toBeGreaterThanOrEqual(headerBox.y + headerBox.height - 1);
+    const shownLabel = await cell.evaluate(
+      (element) => (globalThis as any).getComputedStyle(element, '::before').content as string,
+    );
+    expect(shownLabel).toBe(JSON.stringify(label));
+    expect(
+      await table.locator('thead').getByRole('columnheader', { name: label, exact: true }).isVisible(),
+    ).toBe(false);
+    lines[label] = (await cell.innerText()).trim();
+  }
+  return lines;
+}
+
 /** A running app serving the dashboard build, and a Chromium to drive it. */
 export interface BrowserDashboard {
   t: TestApp;

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { useCan } from '../permissions';
+import { useCan, useUser } from '../permissions';
 import { api, call, everyPage, type Page, type Role } from './client';
 import { ApiError, type ProblemDetails } from './session';
 
@@ -60,7 +60,15 @@ export interface Paged<T> {
   hasMore: boolean;
   loadMore: () => void;
   reload: () => void;
+  /**
+   * Asks for the first page again without showing a load (a poll): the rows shown are replaced by their
+   * new versions, rows new since are added on top, and pages loaded with "Load more" stay.
+   */
+  refresh: () => void;
 }
+
+/** A list item's id, for matching a row with its new version (every list of the API has `id`). */
+const idOf = (item: unknown): unknown => (item as { id?: unknown }).id;
 
 /** A cursor-paginated list: the first page per change of `deps`, more on request ("Load more"). */
 export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, deps: unknown[]): Paged<T> {
@@ -80,6 +88,28 @@ export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, dep
   // The caller names what the loader depends on, as with useEffect.
   const reload = useCallback(() => fetchPage(undefined, false), deps);
   useEffect(reload, [reload]);
+  // Which load a refresh belongs to: one that answers after the list was reloaded (a filter changed) is dropped.
+  const loads = useRef(0);
+  useEffect(() => {
+    loads.current++;
+  }, [reload]);
+
+  const refresh = () => {
+    const mine = loads.current;
+    loadPage(undefined).then(
+      (page) => {
+        if (mine !== loads.current) return;
+        setItems((previous) => {
+          const fresh = new Map(page.data.map((item) => [idOf(item), item]));
+          const shown = new Set(previous.map(idOf));
+          const added = page.data.filter((item) => !shown.has(idOf(item)));
+          return [...added, ...previous.map((item) => fresh.get(idOf(item)) ?? item)];
+        });
+      },
+      // A poll that fails changes nothing: the next one may work, and a real load shows its problem.
+      () => undefined,
+    );
+  };
 
   return {
     items,
@@ -88,6 +118,7 @@ export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, dep
     hasMore: cursor !== null,
     loadMore: () => cursor !== null && fetchPage(cursor, true),
     reload,
+    refresh,
   };
 }
 
@@ -143,4 +174,44 @@ export function useAllRoles(): Loaded<Role[] | null> {
 export function useRoleNames(): string[] {
   const roles = useAllRoles();
   return roles.data ? roles.data.map((role) => role.role_name) : BUILT_IN_ROLES;
+}
+
+/**
+ * Calls `poll` every `intervalMs` while the page is visible (and once when it becomes visible again): a
+ * hidden tab asks nothing.
+ */
+export function usePoll(poll: () => void, intervalMs: number, active = true): void {
+  const latest = useRef(poll);
+  latest.current = poll;
+  useEffect(() => {
+    if (!active) return;
+    const tick = () => {
+      if (document.visibilityState === 'visible') latest.current();
+    };
+    const timer = setInterval(tick, intervalMs);
+    document.addEventListener('visibilitychange', tick);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', tick);
+    };
+  }, [intervalMs, active]);
+}
+
+/**
+ * A user's name by id, for owners and actors: every user when the signed-in user may list them, else only
+ * the signed-in user. `nameOf` answers the id itself for a user not known here.
+ */
+export function useUserNames(): { nameOf: (id: string) => string; known: (id: string) => boolean } {
+  const can = useCan();
+  const me = useUser();
+  const users = useLoad(
+    async () =>
+      can('users:read')
+        ? everyPage((cursor) => call(api.GET('/v1/users', { params: { query: { cursor, limit: 100 } } })))
+        : [],
+    [],
+  );
+  const names = new Map((users.data ?? []).map((user) => [user.id, user.name]));
+  names.set(me.id, me.name);
+  return { nameOf: (id) => names.get(id) ?? id, known: (id) => names.has(id) };
 }

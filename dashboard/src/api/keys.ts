@@ -15,6 +15,21 @@ export function useKeyDefaults() {
   return defaults.data;
 }
 
+/**
+ * Each key's requests in the last 24 hours (GET /v1/usage, by default the 24 hours that end with the
+ * current one): one request for the whole organization, whichever page of keys is shown. A key missing
+ * from the answer made no request. `version` asks again (the list was reloaded). Undefined until loaded.
+ */
+export function useRequestsLastDay(version: unknown): Map<string, number> | undefined {
+  const usage = useLoad(async () => {
+    const answer = await call(api.GET('/v1/usage'));
+    // The default grouping is by key; the union type also allows the identities' shape.
+    const rows = answer.data as { key_id?: string; requests: number }[];
+    return new Map(rows.filter((row) => row.key_id).map((row) => [row.key_id!, row.requests]));
+  }, [version]);
+  return usage.data;
+}
+
 export interface LeakReport {
   source: string;
   /** Where the key was found; null when the report named no place (a public report). */

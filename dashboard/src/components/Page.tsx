@@ -155,7 +155,7 @@ export function When({
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** One detail's value as a person reads it: a time as a time, a list as a list, text as text. */
-function DetailValue({ value }: { value: unknown }) {
+export function DetailValue({ value }: { value: unknown }) {
   if (typeof value === 'string') return ISO_TIME.test(value) ? <When at={value} /> : <>{value}</>;
   if (value === null || value === undefined) return <>—</>;
   if (Array.isArray(value) && value.every((item) => typeof item !== 'object' || item === null)) {

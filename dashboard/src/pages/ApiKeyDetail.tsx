@@ -1,5 +1,5 @@
 import { api, call, type ApiKey } from '../api/client';
-import { useLoad, usePaged } from '../api/hooks';
+import { useLoad, usePaged, useUserNames } from '../api/hooks';
 import { useKeyDefaults, useLeakReports } from '../api/keys';
 import { KeyActions } from '../components/KeyActions';
 import { AuditTable } from '../components/AuditTable';
@@ -84,6 +84,7 @@ function Leaked({ apiKey: key }: { apiKey: ApiKey }) {
 
 function KeyFacts({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?: KeyDefaults }) {
   const credits = key.credits;
+  const users = useUserNames();
   return (
     <DetailList headingId="key-details" heading="Details">
       <Fact term="ID">
@@ -98,7 +99,17 @@ function KeyFacts({ apiKey: key, defaults }: { apiKey: ApiKey; defaults?: KeyDef
       <Fact term="Role">{key.role}</Fact>
       <Fact term="Permissions">{key.permissions.join(', ') || 'None'}</Fact>
       <Fact term="Type">{key.type}</Fact>
-      <Fact term="Owner">{key.owner_id ? <code>{key.owner_id}</code> : '—'}</Fact>
+      <Fact term="Owner">
+        {key.owner_id ? (
+          users.known(key.owner_id) ? (
+            <span title={key.owner_id}>{users.nameOf(key.owner_id)}</span>
+          ) : (
+            <code>{key.owner_id}</code>
+          )
+        ) : (
+          '—'
+        )}
+      </Fact>
       <Fact term="Team">{key.team_id ? <code>{key.team_id}</code> : '—'}</Fact>
       <Fact term="Identity">
         {key.identity ? (

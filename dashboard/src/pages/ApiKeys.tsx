@@ -1,11 +1,20 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type ApiKey, type Schemas } from '../api/client';
-import { safeLink, useCursorPages, useKeyDefaults, useLeakReports, type LeakReport } from '../api/keys';
+import { useUserNames } from '../api/hooks';
+import {
+  safeLink,
+  useCursorPages,
+  useKeyDefaults,
+  useLeakReports,
+  useRequestsLastDay,
+  type LeakReport,
+} from '../api/keys';
 import { SelectField, TextField, options } from '../components/Field';
 import { KeyActions } from '../components/KeyActions';
 import { count, KEY_TYPES, KeyFormDialog, type KeyDefaults } from '../components/KeyForm';
 import { Page, ProblemNote, When } from '../components/Page';
 import { SecretOnce } from '../components/SecretOnce';
+import { UseThisKey } from '../components/UseThisKey';
 import { Table } from '../components/Table';
 import { CreateButton } from '../components/Toolbar';
 import { useCan } from '../permissions';
@@ -58,6 +67,9 @@ export function ApiKeys() {
     [status, type, searched],
   );
   const leaks = useLeakReports(keys.items);
+  // Asked again with each list shown, so a reload shows the requests made since.
+  const requests = useRequestsLastDay(keys.items);
+  const users = useUserNames();
   const filtered = Boolean(status || type || searched);
   // A new organization: the page's one call to action is its first key.
   const noKeysAtAll = !keys.loading && !keys.problem && !keys.items.length && !filtered && keys.number === 1;
@@ -77,6 +89,7 @@ export function ApiKeys() {
           <p>
             Key <strong>{created.name}</strong> was created with the role <code>{created.role}</code>.
           </p>
+          <UseThisKey value={created.key} />
         </SecretOnce>
       )}
       {noKeysAtAll ? (
@@ -143,20 +156,59 @@ export function ApiKeys() {
                     </>
                   ),
                 },
-                { header: 'Role', cell: (key) => key.role },
-                { header: 'Type', cell: (key) => key.type },
+                // On a phone the name, status and actions stay in view; the rest folds under the name.
+                { header: 'Role', fold: true, cell: (key) => key.role },
+                {
+                  header: 'Type',
+                  fold: true,
+                  cell: (key) => (
+                    <span class="stack">
+                      {key.type}
+                      {key.owner_id && (
+                        <span class="secondary-line" title={`Owner ${key.owner_id}`}>
+                          {users.nameOf(key.owner_id)}
+                        </span>
+                      )}
+                    </span>
+                  ),
+                },
                 { header: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{key.status}</span> },
-                { header: 'Start', cell: (key) => <code>{key.start}…</code> },
+                {
+                  header: 'Requests (24 h)',
+                  fold: true,
+                  cell: (key) => (requests ? count(requests.get(key.id) ?? 0) : '…'),
+                },
+                {
+                  header: 'Credits',
+                  fold: true,
+                  cell: (key) => (key.credits ? count(key.credits.remaining) : 'Unlimited'),
+                },
+                {
+                  header: 'Identity',
+                  fold: true,
+                  cell: (key) =>
+                    key.identity ? (
+                      <Link href={`/identities/${encodeURIComponent(key.identity.id)}`}>
+                        {key.identity.external_id}
+                      </Link>
+                    ) : (
+                      '—'
+                    ),
+                },
+                { header: 'Start', fold: true, cell: (key) => <code>{key.start}…</code> },
                 {
                   header: 'Rate limit',
+                  fold: true,
                   cell: (key) => <RateLimit apiKey={key} defaults={defaults} compact />,
                 },
                 {
                   header: 'Last used',
+                  fold: true,
                   cell: (key) => <When at={key.last_used_at} fallback="Never" compact />,
                 },
                 {
                   header: 'Expiration',
+                  fold: true,
                   cell: (key) => <When at={key.expiration} fallback="Never" compact />,
                 },
                 {

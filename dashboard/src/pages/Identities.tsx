@@ -95,11 +95,11 @@ export function Identities() {
             rowHeader: true,
             cell: (identity) => <Link href={`/identities/${identity.id}`}>{identity.external_id}</Link>,
           },
-          { header: 'Meta', cell: (identity) => describeMeta(identity.meta) },
-          { header: 'Rate limit', cell: (identity) => describeRateLimit(identity.rate_limit) },
+          { header: 'Meta', fold: true, cell: (identity) => describeMeta(identity.meta) },
+          { header: 'Rate limit', fold: true, cell: (identity) => describeRateLimit(identity.rate_limit) },
           { header: 'Credits', cell: (identity) => describeCredits(identity.credits) },
-          { header: 'Keys', cell: (identity) => identity.key_count },
-          { header: 'Created', cell: (identity) => <When at={identity.created_at} /> },
+          { header: 'Keys', fold: true, cell: (identity) => identity.key_count },
+          { header: 'Created', fold: true, cell: (identity) => <When at={identity.created_at} /> },
         ]}
       />
       {creating && (

@@ -210,8 +210,8 @@ function IdentityKeys({ id }: { id: string }) {
             cell: (key) => <Link href={`/api-keys/${key.id}`}>{key.name}</Link>,
           },
           { header: 'Status', cell: (key) => <span class={`badge ${key.status}`}>{key.status}</span> },
-          { header: 'Start', cell: (key) => <code>{key.start}…</code> },
-          { header: 'Last used', cell: (key) => <When at={key.last_used_at} fallback="Never" /> },
+          { header: 'Start', fold: true, cell: (key) => <code>{key.start}…</code> },
+          { header: 'Last used', fold: true, cell: (key) => <When at={key.last_used_at} fallback="Never" /> },
         ]}
       />
     </section>

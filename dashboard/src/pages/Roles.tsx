@@ -38,8 +38,12 @@ export function Roles() {
         paged={roles}
         columns={[
           { header: 'Role', rowHeader: true, cell: (role) => <code>{role.role_name}</code> },
-          { header: 'Kind', cell: (role) => (role.built_in ? 'Built-in' : 'Custom') },
-          { header: 'Permissions', cell: (role) => <span class="details">{summary(role.permissions)}</span> },
+          { header: 'Kind', fold: true, cell: (role) => (role.built_in ? 'Built-in' : 'Custom') },
+          {
+            header: 'Permissions',
+            fold: true,
+            cell: (role) => <span class="details">{summary(role.permissions)}</span>,
+          },
           {
             header: 'Actions',
             cell: (role) =>

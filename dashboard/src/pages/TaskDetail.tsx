@@ -7,7 +7,7 @@ import { DetailList, Fact, TimeFact } from '../components/Facts';
 import { Loading, Page, ProblemNote } from '../components/Page';
 import { useCan } from '../permissions';
 import { Link } from '../router';
-import { StatusBadge } from './Tasks';
+import { StatusBadge, useAgentNames } from './Tasks';
 
 type Status = Task['status'];
 type Connection = 'connecting' | 'live' | 'reconnecting' | 'ended';
@@ -90,6 +90,7 @@ export function TaskDetail({ id }: { id: string }) {
 
   const data = task.data;
   const status = followed.status ?? data?.status;
+  const agentName = useAgentNames();
   const title = `Task ${id}`;
 
   return (
@@ -112,7 +113,10 @@ export function TaskDetail({ id }: { id: string }) {
               <span class="break">{data.instruction}</span>
             </Fact>
             <Fact term="Agent">
-              {data.agent_type}
+              {agentName(data)}
+              {data.agent_id && agentName(data) !== data.agent_type && (
+                <span class="muted"> ({data.agent_type})</span>
+              )}
               {data.agent_id && (
                 <>
                   {' '}
@@ -130,7 +134,10 @@ export function TaskDetail({ id }: { id: string }) {
               </Fact>
             )}
           </DetailList>
-          <Progress progress={followed.progress ?? data.progress} />
+          <Progress
+            progress={followed.progress ?? data.progress}
+            ended={status !== undefined && TERMINAL_STATUSES.includes(status)}
+          />
           <Output pieces={followed.output} ended={connection === 'ended'} />
           <Usage task={data} tokens={followed.tokens} ended={connection === 'ended'} />
           <Files files={followed.files.length ? followed.files : data.output_files} />
@@ -170,11 +177,19 @@ function CancelTask({ task, status, onCancelled }: { task: Task; status?: Status
   );
 }
 
-function Progress({ progress }: { progress: Followed['progress'] }) {
+/**
+ * The last progress a running task reported, as a bar. A task that ended shows no bar (its last report
+ * may say 90%, which it no longer is): only the last message, if any, beside "ended".
+ */
+function Progress({ progress, ended }: { progress: Followed['progress']; ended: boolean }) {
   return (
     <section aria-labelledby="task-progress">
       <h2 id="task-progress">Progress</h2>
-      {!progress ? (
+      {ended ? (
+        <p class="progress-ended">
+          No longer running{progress?.message ? `. Its last report: ${progress.message}` : '.'}
+        </p>
+      ) : !progress ? (
         <p class="empty">No progress reported yet.</p>
       ) : (
         <div class="progress">

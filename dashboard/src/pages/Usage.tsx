@@ -173,9 +173,9 @@ function TopList<T extends Totals>({
         columns={[
           { header: name.header, rowHeader: true, cell: name.cell },
           { header: 'Requests', cell: (row) => row.requests },
-          { header: 'Allowed', cell: (row) => row.allowed },
-          { header: 'Denied', cell: (row) => row.denied },
-          { header: 'Credits spent', cell: (row) => row.credits_spent },
+          { header: 'Allowed', fold: true, cell: (row) => row.allowed },
+          { header: 'Denied', fold: true, cell: (row) => row.denied },
+          { header: 'Credits spent', fold: true, cell: (row) => row.credits_spent },
         ]}
       />
       {rest > 0 && (

@@ -28,9 +28,10 @@ export function Users() {
         paged={users}
         columns={[
           { header: 'Name', rowHeader: true, cell: (user) => user.name },
-          { header: 'Email', cell: (user) => user.email },
+          { header: 'Email', fold: true, cell: (user) => user.email },
           {
             header: 'Role',
+            fold: true,
             cell: (user) =>
               can('users:update') ? (
                 <RoleChanger user={user} roleNames={roleNames} onChanged={users.reload} />

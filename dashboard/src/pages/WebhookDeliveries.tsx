@@ -62,11 +62,11 @@ export function WebhookDeliveries({ id }: { id: string }) {
             header: 'Status',
             cell: (delivery) => <span class={`badge ${delivery.status}`}>{delivery.status}</span>,
           },
-          { header: 'Attempts', cell: (delivery) => delivery.attempts },
-          { header: 'Response', cell: (delivery) => delivery.response_status ?? '—' },
-          { header: 'Last error', cell: (delivery) => delivery.last_error ?? '—' },
-          { header: 'Next attempt', cell: (delivery) => <When at={delivery.next_attempt_at} /> },
-          { header: 'Created', cell: (delivery) => <When at={delivery.created_at} /> },
+          { header: 'Attempts', fold: true, cell: (delivery) => delivery.attempts },
+          { header: 'Response', fold: true, cell: (delivery) => delivery.response_status ?? '—' },
+          { header: 'Last error', fold: true, cell: (delivery) => delivery.last_error ?? '—' },
+          { header: 'Next attempt', fold: true, cell: (delivery) => <When at={delivery.next_attempt_at} /> },
+          { header: 'Created', fold: true, cell: (delivery) => <When at={delivery.created_at} /> },
           {
             header: 'Actions',
             cell: (delivery) =>

@@ -53,8 +53,12 @@ export function Webhooks() {
         empty="No webhook endpoints yet."
         columns={[
           { header: 'URL', rowHeader: true, cell: (hook) => <span class="break">{hook.url}</span> },
-          { header: 'Description', cell: (hook) => hook.description || '—' },
-          { header: 'Events', cell: (hook) => <span class="details">{hook.events.join(', ')}</span> },
+          { header: 'Description', fold: true, cell: (hook) => hook.description || '—' },
+          {
+            header: 'Events',
+            fold: true,
+            cell: (hook) => <span class="details">{hook.events.join(', ')}</span>,
+          },
           {
             header: 'Status',
             cell: (hook) =>
@@ -66,7 +70,7 @@ export function Webhooks() {
                 </span>
               ),
           },
-          { header: 'Created', cell: (hook) => <When at={hook.created_at} /> },
+          { header: 'Created', fold: true, cell: (hook) => <When at={hook.created_at} /> },
           {
             header: 'Actions',
             cell: (hook) => (
