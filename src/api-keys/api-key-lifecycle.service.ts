@@ -19,6 +19,7 @@ import { CreateApiKeyDto, UpdateApiKeyDto } from './dto/api-key.dto';
 import { ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key-response.dto';
 import type { KeyChange } from './key-change-recorder';
 import { KeyChangeRecorder } from './key-change-recorder';
+import { recordedSettings, settingChanges } from './key-setting-changes';
 import { KeySettingChecks } from './key-setting-checks';
 import { applyRotationPolicy } from './rotation-policy';
 
@@ -137,6 +138,8 @@ export class ApiKeyLifecycleService {
       (field) => field !== 'enabled' && (dto as Record<string, unknown>)[field] !== undefined,
     );
     const switched = dto.enabled !== undefined && dto.enabled !== key.enabled;
+    // Read before the entity changes in place: the audit entry shows each setting before and after.
+    const before = recordedSettings(key);
 
     if (dto.role !== undefined && dto.role !== key.role) {
       await this.checks.assertGrantableRole(principal, dto.role);
@@ -174,7 +177,9 @@ export class ApiKeyLifecycleService {
       const records: KeyChange[] = [];
       const actor = actorOf(principal);
       if (changed.length || !switched) {
-        records.push({ key: row, action: 'key.updated', actor, origin, details: { fields: changed.sort() } });
+        const changes = settingChanges(before, recordedSettings(row), changed);
+        const details = { fields: changed.sort(), ...(Object.keys(changes).length ? { changes } : {}) };
+        records.push({ key: row, action: 'key.updated', actor, origin, details });
       }
       if (switched) {
         const action = row.enabled ? 'key.enabled' : 'key.disabled';

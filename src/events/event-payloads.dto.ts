@@ -85,6 +85,8 @@ export class KeyCreditsLowData extends KeyEventData {
 export class KeyUpdatedData extends KeyEventData {
   /** The fields the update changed. */
   fields: string[];
+  /** Each changed setting before and after, as the key object shows it (not `credits`); absent when none. */
+  changes?: Record<string, { from: unknown; to: unknown }>;
 }
 
 /** Every identity event: which identity (its id and your external_id), and who acted. */
@@ -99,6 +101,8 @@ export class IdentityCreatedData extends IdentityEventData {}
 export class IdentityUpdatedData extends IdentityEventData {
   /** The fields the update changed. */
   fields: string[];
+  /** Each changed setting before and after, as the key object shows it (not `credits`); absent when none. */
+  changes?: Record<string, { from: unknown; to: unknown }>;
 }
 
 /** `external_id` is the one the identity had when it was deleted. */
