@@ -101,8 +101,6 @@ export class IdentityCreatedData extends IdentityEventData {}
 export class IdentityUpdatedData extends IdentityEventData {
   /** The fields the update changed. */
   fields: string[];
-  /** Each changed setting before and after, as the key object shows it (not `credits`); absent when none. */
-  changes?: Record<string, { from: unknown; to: unknown }>;
 }
 
 /** `external_id` is the one the identity had when it was deleted. */
