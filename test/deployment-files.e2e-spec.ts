@@ -124,6 +124,14 @@ describe('the Dockerfile', () => {
     expect(runs.join(' && ')).toMatch(/npm run build && npm prune --omit=dev/);
   });
 
+  it('runs what `npm start` runs, node as PID 1 (exec form: SIGTERM reaches the server)', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]) as string[];
+    expect(`exec ${command.join(' ')}`).toBe(pkg.scripts.start);
+  });
+
   it("copies every input the build reads (the stale-build check's list, and what the dashboard imports)", () => {
     const staleCheck = readFileSync(join(ROOT, 'scripts', 'build-if-stale.js'), 'utf8');
     const inputs = /const INPUTS = \[([^\]]*)\]/
