@@ -20,6 +20,8 @@ import { freeLoopbackPort } from './support/ports';
 import { bashBlocks, bashBlocksOfSection } from './support/readme-bash';
 import { SCRATCH_ROOT } from './support/scratch-directory';
 import { createTestDatabase, dropTestDatabase } from './support/test-instance';
+import { checkCompose, COMPOSE_FILE } from '../scripts/compose-check';
+import { validateEnvironment } from '../src/config/environment';
 
 /**
  * docs/production.md's deployment without Docker runs as printed: its ```bash blocks (every one on the page,
@@ -85,6 +87,34 @@ async function json(response: Response): Promise<Record<string, unknown>> {
     throw new Error(`HTTP ${response.status}, not JSON: ${body}`);
   }
 }
+
+describe('docs/production.md with Docker', () => {
+  const fenced = (language: string): string[] =>
+    [...GUIDE.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1]);
+
+  it("the docker run example's env file sets every secret production requires", () => {
+    let refusal = '';
+    try {
+      validateEnvironment({ NODE_ENV: 'production' });
+    } catch (error) {
+      refusal = (error as Error).message;
+    }
+    const required = [...refusal.matchAll(/(\w+) must be set when NODE_ENV=production/g)].map((m) => m[1]);
+    expect(required.length).toBeGreaterThan(0);
+    const envFile = fenced('ini').find((block) => block.includes('DATABASE_URL='))!;
+    for (const name of [...required, 'DATABASE_URL', 'REDIS_URL', 'TRUST_PROXY']) {
+      expect({ name, set: new RegExp(`^${name}=`, 'm').test(envFile) }).toEqual({ name, set: true });
+    }
+  });
+
+  it('the compose example sets every variable compose.yaml refuses to start without', () => {
+    const compose = readFileSync(COMPOSE_FILE, 'utf8');
+    const example = fenced('sh').find((block) => block.includes('docker compose up'))!;
+    for (const name of checkCompose(compose, {}).missing.keys()) {
+      expect({ name, set: new RegExp(`\\b${name}=`).test(example) }).toEqual({ name, set: true });
+    }
+  });
+});
 
 describeWithPostgres('production guide e2e')('docs/production.md without Docker', () => {
   const blocks = bashBlocksOfSection(GUIDE, SECTION);
