@@ -8,6 +8,7 @@ import { AfterApiRoutes } from './http/after-api-routes';
 import { declaredRoutes, methodNotAllowed } from './http/method-not-allowed';
 import { rememberClientAddressPerConnection } from './http/client-address';
 import { enumerateProperty, finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
+import { readableOperationId } from './common/operation-ids';
 import { SESSION_COOKIE, SESSION_COOKIE_SCHEME } from './sessions/session-cookie';
 import { TASK_TOKEN_SCHEME } from './access/route-access.decorators';
 import { extensionDenialCodes } from './access/access-denial';
@@ -110,7 +111,11 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         .addSecurityRequirements('X-API-Key')
         .addSecurityRequirements('api_key')
         .build(),
-      { extraModels: [ProblemSchema, ...Object.values(webhookEventTypes.payloads())] },
+      {
+        extraModels: [ProblemSchema, ...Object.values(webhookEventTypes.payloads())],
+        // A generated client's method names: `createApiKey`, not Nest's `ApiKeysController_create`.
+        operationIdFactory: readableOperationId,
+      },
     ),
   );
   // Agent types are registered at start by any module: the document lists those of this app.

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { AuditEntryResponse, AuditPage, KeyAuditQueryDto } from '../audit/dto/audit.dto';
 import { Origin } from '../audit/request-origin.decorator';
@@ -98,6 +98,8 @@ export class ApiKeysController {
     404,
     409,
   )
+  // Every field has a default (no grace period): a rotation needs no body at all.
+  @ApiBody({ type: RotateApiKeyDto, required: false })
   @ReturnsSecret()
   rotate(
     @Principal() principal: Principal,

@@ -115,6 +115,64 @@ function closeRequestBodies(document: OpenAPIObject): void {
   }
 }
 
+/** Every schema a request body's schema reaches, each once: through `$ref`s, properties, items, compositions. */
+function requestBodySchemas(document: OpenAPIObject): SchemaNode[] {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaNode>;
+  const reached = new Set<SchemaNode>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || reached.has(node as SchemaNode)) return;
+    const schema = node as SchemaNode;
+    reached.add(schema);
+    if (typeof schema.$ref === 'string') visit(schemas[schema.$ref.replace('#/components/schemas/', '')]);
+    Object.values((schema.properties as Record<string, SchemaNode>) ?? {}).forEach(visit);
+    visit(schema.items);
+    visit(schema.additionalProperties);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) ((schema[keyword] as unknown[]) ?? []).forEach(visit);
+  };
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as {
+      requestBody?: { content?: Record<string, { schema?: unknown }> };
+    }[]) {
+      for (const media of Object.values(operation?.requestBody?.content ?? {})) visit(media.schema);
+    }
+  }
+  return [...reached];
+}
+
+/**
+ * A field the server fills in when a request leaves it out (a new key's `enabled`, a verify's `cost`)
+ * says so in its description, not as a JSON Schema `default`: generators read a `default` as "always
+ * present" (openapi-typescript, by default, makes the field required), which turns an optional field
+ * into one every caller must send. In a PATCH body a default would also tell a client to send it, and
+ * undo what the request did not name (issue 20).
+ */
+function describeRequestDefaults(document: OpenAPIObject): void {
+  for (const schema of requestBodySchemas(document)) {
+    if (!('default' in schema)) continue;
+    const said = `Default: \`${JSON.stringify(schema.default)}\`.`;
+    delete schema.default;
+    schema.description = schema.description ? `${String(schema.description)} ${said}` : said;
+  }
+}
+
+/**
+ * A list in a query is read comma-separated (`?expand=actor,key`, also taken repeated): the document
+ * says `style: form, explode: false`, so that a generated client sends the form the server documents
+ * and a validator reads `actor,key` as two values, not one.
+ */
+function commaSeparatedQueryLists(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as { parameters?: SchemaNode[] }[]) {
+      for (const parameter of operation?.parameters ?? []) {
+        if (parameter.in !== 'query' || (parameter.schema as SchemaNode | undefined)?.type !== 'array')
+          continue;
+        parameter.style = 'form';
+        parameter.explode = false;
+      }
+    }
+  }
+}
+
 /** Marks an operation `@Public()` routes carry until finishOpenApiDocument gives it `security: []`. */
 export const PUBLIC_OPERATION = 'x-gatehouse-public';
 /** The operator's bearer secret (METRICS_TOKEN), a scheme of its own: no organization holds it. */
@@ -161,6 +219,8 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 export function finishOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
   nullableToTypeUnions(document);
   closeRequestBodies(document);
+  describeRequestDefaults(document);
+  commaSeparatedQueryLists(document);
   document.components = { ...document.components, headers: { ...document.components?.headers, ...HEADERS } };
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item) as Operation[]) {
@@ -191,6 +251,10 @@ const SIGNATURE_HEADERS = [
   ],
 ] as const;
 
+/** `key.created` → `keyCreatedWebhook`: camelCase, as the paths' operation ids (see operation-ids.ts). */
+const webhookOperationId = (event: string): string =>
+  `${event.replace(/[._]([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())}Webhook`;
+
 /**
  * The document's `webhooks`: one entry per event, the body Gatehouse POSTs (`{type, timestamp,
  * data}`) with `data` the event's payload schema, and the Standard Webhooks signature headers.
@@ -205,7 +269,7 @@ export function describeWebhooks(
       {
         post: {
           summary: `${event} event`,
-          operationId: `webhook_${event.replace('.', '_')}`,
+          operationId: webhookOperationId(event),
           tags: ['webhooks'],
           security: [],
           parameters: SIGNATURE_HEADERS.map(([name, description]) => ({

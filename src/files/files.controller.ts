@@ -72,10 +72,16 @@ export class FilesController {
   @TaskTokenAccess('task_file')
   @RequirePermissions('files:read')
   @ApiOperation({ summary: 'Download the bytes, with the stored content type' })
-  // Sent as the type it was uploaded with (the record's `content_type`), whatever that is: any media type.
+  // Sent as the type it was uploaded with (the record's `content_type`), whatever that is: any media type
+  // (`*/*`). Documented first as application/octet-stream, so a generator reads the answer as bytes, never
+  // as JSON (with openapi-fetch: `parseAs: 'blob'`, see clients/typescript).
   @ApiOkResponse({
-    description: "The file's bytes, as the `content_type` of its record.",
-    content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+    description:
+      "The file's bytes, with the `content_type` of its record as Content-Type: read them as binary.",
+    content: {
+      'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+      '*/*': { schema: { type: 'string', format: 'binary' } },
+    },
   })
   @ApiProblems(404)
   async content(
