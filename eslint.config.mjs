@@ -14,6 +14,7 @@ export default tseslint.config(
       '.test-build-*/**',
       '.bench-build-*/**',
       'test/.generated/**',
+      'clients/*/dist/**',
       'eslint.config.mjs',
       'jest.config.js',
       '.dependency-cruiser.cjs',
@@ -40,6 +41,14 @@ export default tseslint.config(
       parserOptions: { project: './dashboard/tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: { 'no-console': ['error', {}] },
+  },
+  {
+    // The typed client (clients/typescript) is a package of its own, with its own tsconfig (DOM's fetch
+    // types, no Jest).
+    files: ['clients/typescript/**/*.ts'],
+    languageOptions: {
+      parserOptions: { project: './clients/typescript/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
   },
   {
     // The README's agent (examples/agent) and service (examples/verify-service): plain JavaScript for

@@ -3,7 +3,7 @@
  * the dashboard fails `npm run typecheck`.
  */
 import createClient from 'openapi-fetch';
-import type { components, paths } from '../../../examples/gatehouse-api';
+import type { components, paths } from '../../../clients/typescript/src/schema';
 import { ApiError, authorizedFetch, NETWORK_PROBLEM, toProblem } from './session';
 
 export type Schemas = components['schemas'];

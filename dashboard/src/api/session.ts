@@ -1,4 +1,4 @@
-import type { components } from '../../../examples/gatehouse-api';
+import type { components } from '../../../clients/typescript/src/schema';
 
 /**
  * The dashboard's sign-in session. The server keeps a refresh session in an httpOnly SameSite=Strict cookie

@@ -4,7 +4,7 @@
  * the core's document, so its unions name the core's values only; the server's own OpenAPI document
  * (`/openapi.json`, public) lists this server's, in its `AuditActionFilter` and `WebhookEventType` enums.
  */
-import type { components } from '../../../examples/gatehouse-api';
+import type { components } from '../../../clients/typescript/src/schema';
 import { ApiError, NETWORK_PROBLEM } from './session';
 
 type Schemas = components['schemas'];

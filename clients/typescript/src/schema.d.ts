@@ -12,7 +12,7 @@ export interface paths {
       cookie?: never;
     };
     /** Liveness: the process answers */
-    get: operations['HealthController_live'];
+    get: operations['getLiveness'];
     put?: never;
     post?: never;
     delete?: never;
@@ -32,7 +32,24 @@ export interface paths {
      * Readiness: the database (and Redis, when configured) answer
      * @description With Redis unreachable and RATE_LIMIT_FAILURE_MODE=open every request is still served, so the instance stays ready (200) and reports Redis as `degraded`; in closed mode it is not ready (503).
      */
-    get: operations['HealthController_ready'];
+    get: operations['getReadiness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's index: its version and where the API, dashboard and document are */
+    get: operations['getServiceIndex'];
     put?: never;
     post?: never;
     delete?: never;
@@ -51,7 +68,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Verify a key your caller presented, for your own services */
-    post: operations['KeysVerifyController_verify'];
+    post: operations['verifyApiKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -66,7 +83,7 @@ export interface paths {
       cookie?: never;
     };
     /** Verify the presented API key and describe it */
-    get: operations['VerifyController_verify'];
+    get: operations['verifyCredential'];
     put?: never;
     post?: never;
     delete?: never;
@@ -83,10 +100,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's keys, newest first */
-    get: operations['ApiKeysController_list'];
+    get: operations['listApiKeys'];
     put?: never;
     /** Create a key; its value is in this response only */
-    post: operations['ApiKeysController_create'];
+    post: operations['createApiKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -101,7 +118,7 @@ export interface paths {
       cookie?: never;
     };
     /** The limits a key gets when it sets none of its own (its rate_limit fields are null) */
-    get: operations['ApiKeysController_defaults'];
+    get: operations['getApiKeyDefaults'];
     put?: never;
     post?: never;
     delete?: never;
@@ -118,15 +135,15 @@ export interface paths {
       cookie?: never;
     };
     /** Get a key, with its role and effective permissions */
-    get: operations['ApiKeysController_get'];
+    get: operations['getApiKey'];
     put?: never;
     post?: never;
     /** Delete a key: refused at once, and gone (404) from then on */
-    delete: operations['ApiKeysController_delete'];
+    delete: operations['deleteApiKey'];
     options?: never;
     head?: never;
     /** Change any setting but the type */
-    patch: operations['ApiKeysController_update'];
+    patch: operations['updateApiKey'];
     trace?: never;
   };
   '/v1/api-keys/{id}/rotate': {
@@ -139,7 +156,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Issue a new value; the old one works until the grace period ends */
-    post: operations['ApiKeysController_rotate'];
+    post: operations['rotateApiKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -154,7 +171,7 @@ export interface paths {
       cookie?: never;
     };
     /** The key's audit log, newest first, optionally of some actions; `expand` names actors */
-    get: operations['ApiKeysController_auditLog'];
+    get: operations['listApiKeyAuditLog'];
     put?: never;
     post?: never;
     delete?: never;
@@ -171,10 +188,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's identities, newest first */
-    get: operations['IdentitiesController_list'];
+    get: operations['listIdentities'];
     put?: never;
     /** Create an identity: the customer behind keys, by your own external_id */
-    post: operations['IdentitiesController_create'];
+    post: operations['createIdentity'];
     delete?: never;
     options?: never;
     head?: never;
@@ -189,15 +206,15 @@ export interface paths {
       cookie?: never;
     };
     /** Get an identity */
-    get: operations['IdentitiesController_get'];
+    get: operations['getIdentity'];
     put?: never;
     post?: never;
     /** Delete an identity that no key names any more */
-    delete: operations['IdentitiesController_delete'];
+    delete: operations['deleteIdentity'];
     options?: never;
     head?: never;
     /** Change an identity's external_id, meta, rate limit or credits */
-    patch: operations['IdentitiesController_update'];
+    patch: operations['updateIdentity'];
     trace?: never;
   };
   '/v1/roles': {
@@ -208,10 +225,10 @@ export interface paths {
       cookie?: never;
     };
     /** List built-in and custom roles */
-    get: operations['RolesController_list'];
+    get: operations['listRoles'];
     put?: never;
     /** Create a custom role (no permission the caller lacks) */
-    post: operations['RolesController_create'];
+    post: operations['createRole'];
     delete?: never;
     options?: never;
     head?: never;
@@ -226,15 +243,15 @@ export interface paths {
       cookie?: never;
     };
     /** Get a role by name */
-    get: operations['RolesController_get'];
+    get: operations['getRole'];
     put?: never;
     post?: never;
     /** Delete a custom role that nobody holds (409 otherwise) */
-    delete: operations['RolesController_delete'];
+    delete: operations['deleteRole'];
     options?: never;
     head?: never;
     /** Replace a custom role's permissions; applies to its holders at once */
-    patch: operations['RolesController_update'];
+    patch: operations['updateRole'];
     trace?: never;
   };
   '/v1/permissions': {
@@ -245,7 +262,7 @@ export interface paths {
       cookie?: never;
     };
     /** List every resource and its actions */
-    get: operations['PermissionsController_catalogue'];
+    get: operations['listPermissions'];
     put?: never;
     post?: never;
     delete?: never;
@@ -262,10 +279,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's users, newest first */
-    get: operations['UsersController_list'];
+    get: operations['listUsers'];
     put?: never;
     /** Create a user in the caller's organization */
-    post: operations['UsersController_create'];
+    post: operations['createUser'];
     delete?: never;
     options?: never;
     head?: never;
@@ -280,14 +297,14 @@ export interface paths {
       cookie?: never;
     };
     /** Get a user */
-    get: operations['UsersController_get'];
+    get: operations['getUser'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
     /** Change a user's name, role or password */
-    patch: operations['UsersController_update'];
+    patch: operations['updateUser'];
     trace?: never;
   };
   '/v1/users/{id}/deactivate': {
@@ -300,7 +317,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Deactivate a user: tokens stop working at once and personal keys are revoked */
-    post: operations['UsersController_deactivate'];
+    post: operations['deactivateUser'];
     delete?: never;
     options?: never;
     head?: never;
@@ -317,7 +334,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Reactivate a user (revoked keys stay revoked) */
-    post: operations['UsersController_activate'];
+    post: operations['activateUser'];
     delete?: never;
     options?: never;
     head?: never;
@@ -332,10 +349,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's teams, newest first */
-    get: operations['TeamsController_list'];
+    get: operations['listTeams'];
     put?: never;
     /** Create a team */
-    post: operations['TeamsController_create'];
+    post: operations['createTeam'];
     delete?: never;
     options?: never;
     head?: never;
@@ -350,7 +367,7 @@ export interface paths {
       cookie?: never;
     };
     /** Get a team and its members */
-    get: operations['TeamsController_get'];
+    get: operations['getTeam'];
     put?: never;
     post?: never;
     delete?: never;
@@ -369,7 +386,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Add a user of the organization to the team (idempotent) */
-    post: operations['TeamsController_addMember'];
+    post: operations['addTeamMember'];
     delete?: never;
     options?: never;
     head?: never;
@@ -387,7 +404,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** Remove a member from the team */
-    delete: operations['TeamsController_removeMember'];
+    delete: operations['removeTeamMember'];
     options?: never;
     head?: never;
     patch?: never;
@@ -403,7 +420,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Exchange email and password for a short-lived access token */
-    post: operations['AuthController_token'];
+    post: operations['createAccessToken'];
     delete?: never;
     options?: never;
     head?: never;
@@ -420,7 +437,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Create an organization with its first administrator (when ALLOW_SIGNUP=true) */
-    post: operations['AuthController_signup'];
+    post: operations['signUp'];
     delete?: never;
     options?: never;
     head?: never;
@@ -440,12 +457,12 @@ export interface paths {
      * Sign in to the dashboard: an access token, and the session cookie that renews it
      * @description Sets the `gatehouse_session` cookie (Max-Age: DASHBOARD_SESSION_HOURS).
      */
-    post: operations['DashboardSessionsController_signIn'];
+    post: operations['createSession'];
     /**
      * Sign out: revoke the cookie's session and clear the cookie
      * @description The session's access tokens are refused from the next request on (401 session_expired).
      */
-    delete: operations['DashboardSessionsController_signOut'];
+    delete: operations['deleteSession'];
     options?: never;
     head?: never;
     patch?: never;
@@ -464,7 +481,7 @@ export interface paths {
      * A fresh access token for the session of the cookie
      * @description Rotates the cookie: each refresh sets a new value and retires the one sent. A retired value sent again within 5 seconds (two tabs refreshing at once) still answers a token, without a new cookie; later, it ends the whole session (refresh-token reuse: someone else holds a copy), and every access token of the session is refused (401 session_expired). Without a session cookie: 204, nobody is signed in on this browser. Refused (401, and the cookie cleared) when the session was signed out, idle longer than DASHBOARD_IDLE_MINUTES, past its absolute cap, or its user is deactivated.
      */
-    post: operations['DashboardSessionsController_refresh'];
+    post: operations['refreshSession'];
     delete?: never;
     options?: never;
     head?: never;
@@ -479,7 +496,7 @@ export interface paths {
       cookie?: never;
     };
     /** The organization's audit log, newest first; filter by action, actor and key_id; `expand` names actors and keys */
-    get: operations['AuditController_list'];
+    get: operations['listAuditLog'];
     put?: never;
     post?: never;
     delete?: never;
@@ -496,7 +513,7 @@ export interface paths {
       cookie?: never;
     };
     /** Verifies the organization's audit chain (keyed links, its recorded head, and a checkpoint when given), reports the first problem, and signs a checkpoint of its end */
-    get: operations['AuditController_verify'];
+    get: operations['verifyAuditLog'];
     put?: never;
     post?: never;
     delete?: never;
@@ -516,7 +533,7 @@ export interface paths {
      * A key's requests per hour or day, allowed and refused by reason
      * @description One entry per bucket of the range, oldest first, zeros where the key made no request. Default: the 24 buckets that end with the current one. Counts are readable within 10 seconds.
      */
-    get: operations['UsageController_ofKey'];
+    get: operations['getApiKeyUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -536,7 +553,7 @@ export interface paths {
      * An identity's requests per hour or day: its keys' usage summed
      * @description As a key's usage, summed over the keys that belonged to the identity, each for the time it did: a key attached later counts from then, one detached or moved to another identity keeps what it did before under this one. Counts are readable within 10 seconds.
      */
-    get: operations['UsageController_ofIdentity'];
+    get: operations['getIdentityUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -556,7 +573,7 @@ export interface paths {
      * The organization's requests per hour or day: all its keys' usage summed
      * @description As a key's usage (same query, same buckets), summed over every key of the organization, keys deleted since included: for a chart of the whole organization, such as requests, denials and credits by day. `GET /v1/usage` over the same range lists the keys behind these numbers (deleted keys left out). Counts are readable within 10 seconds.
      */
-    get: operations['UsageController_seriesOfOrganization'];
+    get: operations['getUsageSeries'];
     put?: never;
     post?: never;
     delete?: never;
@@ -576,7 +593,7 @@ export interface paths {
      * The organization's keys (or identities) used in a range of hours, most requests first
      * @description Default: the 24 hours that end with the current one. `group_by=identity` lists identities instead of keys (OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`.
      */
-    get: operations['UsageController_ofOrganization'];
+    get: operations['getUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -593,10 +610,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's files, newest first */
-    get: operations['FilesController_list'];
+    get: operations['listFiles'];
     put?: never;
     /** Upload one file (multipart/form-data, field "file", optional "purpose") */
-    post: operations['FilesController_upload'];
+    post: operations['uploadFile'];
     delete?: never;
     options?: never;
     head?: never;
@@ -611,11 +628,11 @@ export interface paths {
       cookie?: never;
     };
     /** Get a file record */
-    get: operations['FilesController_get'];
+    get: operations['getFile'];
     put?: never;
     post?: never;
     /** Delete a file and its bytes */
-    delete: operations['FilesController_delete'];
+    delete: operations['deleteFile'];
     options?: never;
     head?: never;
     patch?: never;
@@ -629,7 +646,7 @@ export interface paths {
       cookie?: never;
     };
     /** Download the bytes, with the stored content type */
-    get: operations['FilesController_content'];
+    get: operations['downloadFile'];
     put?: never;
     post?: never;
     delete?: never;
@@ -646,10 +663,10 @@ export interface paths {
       cookie?: never;
     };
     /** Agents visible to the caller: the built-in agents of the registered agent types (echo, …), then the organization's own */
-    get: operations['AgentsController_list'];
+    get: operations['listAgents'];
     put?: never;
     /** Define an agent, e.g. {type: "http", config: {url}} */
-    post: operations['AgentsController_create'];
+    post: operations['createAgent'];
     delete?: never;
     options?: never;
     head?: never;
@@ -664,15 +681,15 @@ export interface paths {
       cookie?: never;
     };
     /** Get an agent */
-    get: operations['AgentsController_get'];
+    get: operations['getAgent'];
     put?: never;
     post?: never;
     /** Delete an agent */
-    delete: operations['AgentsController_delete'];
+    delete: operations['deleteAgent'];
     options?: never;
     head?: never;
     /** Change an agent's name, description or config */
-    patch: operations['AgentsController_update'];
+    patch: operations['updateAgent'];
     trace?: never;
   };
   '/v1/tasks': {
@@ -683,10 +700,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's tasks, newest first; filter by status */
-    get: operations['TasksController_list'];
+    get: operations['listTasks'];
     put?: never;
     /** Queue a task for an agent; it runs asynchronously */
-    post: operations['TasksController_create'];
+    post: operations['createTask'];
     delete?: never;
     options?: never;
     head?: never;
@@ -701,7 +718,7 @@ export interface paths {
       cookie?: never;
     };
     /** Get a task with its status, result or error; with ?wait=N, once it ends or after N seconds */
-    get: operations['TasksController_get'];
+    get: operations['getTask'];
     put?: never;
     post?: never;
     delete?: never;
@@ -721,10 +738,10 @@ export interface paths {
      * The task's events, oldest first: a list page, or with Accept: text/event-stream a stream
      * @description As Server-Sent Events (`Accept: text/event-stream`): each event with `id:` its number in the task, `event:` its type and `data:` its data as JSON, from the first or after `Last-Event-ID`; a comment line at least every 15 seconds; the stream ends after the terminal `status` event.
      */
-    get: operations['TasksController_events'];
+    get: operations['listTaskEvents'];
     put?: never;
     /** Report on the run (task token only): progress, a piece of output, or usage (which adds up) */
-    post: operations['TasksController_postEvent'];
+    post: operations['createTaskEvent'];
     delete?: never;
     options?: never;
     head?: never;
@@ -741,7 +758,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Cancel a queued or running task */
-    post: operations['TasksController_cancel'];
+    post: operations['cancelTask'];
     delete?: never;
     options?: never;
     head?: never;
@@ -756,10 +773,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the organization's endpoints */
-    get: operations['WebhooksController_list'];
+    get: operations['listWebhooks'];
     put?: never;
     /** Register an endpoint; the signing secret is in this response only */
-    post: operations['WebhooksController_create'];
+    post: operations['createWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -774,15 +791,15 @@ export interface paths {
       cookie?: never;
     };
     /** Get an endpoint */
-    get: operations['WebhooksController_get'];
+    get: operations['getWebhook'];
     put?: never;
     post?: never;
     /** Delete an endpoint and its deliveries */
-    delete: operations['WebhooksController_delete'];
+    delete: operations['deleteWebhook'];
     options?: never;
     head?: never;
     /** Change url, events, description or enabled */
-    patch: operations['WebhooksController_update'];
+    patch: operations['updateWebhook'];
     trace?: never;
   };
   '/v1/webhooks/{id}/rotate-secret': {
@@ -795,7 +812,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Issue a new signing secret (returned once); deliveries sign with it from now on */
-    post: operations['WebhooksController_rotateSecret'];
+    post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
     head?: never;
@@ -810,7 +827,7 @@ export interface paths {
       cookie?: never;
     };
     /** Deliveries to this endpoint, newest first: status, attempts, response code, next attempt */
-    get: operations['WebhooksController_deliveries'];
+    get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
     delete?: never;
@@ -829,7 +846,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Send a delivery again now */
-    post: operations['WebhooksController_retry'];
+    post: operations['retryWebhookDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -846,7 +863,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Send a ping event to this endpoint */
-    post: operations['WebhooksController_test'];
+    post: operations['testWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -861,14 +878,14 @@ export interface paths {
       cookie?: never;
     };
     /** The organization's key policies: leak response and key lifetimes */
-    get: operations['OrganizationPoliciesController_get'];
+    get: operations['getOrganizationPolicies'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
     /** Change the organization's key policies (fields left out stay as they are) */
-    patch: operations['OrganizationPoliciesController_update'];
+    patch: operations['updateOrganizationPolicies'];
     trace?: never;
   };
   '/v1/secret-scanning/github': {
@@ -884,7 +901,7 @@ export interface paths {
      * GitHub secret scanning: a signed report of this service's key values found in public
      * @description GitHub posts the values matching the registered pattern, signed (ECDSA P-256, SHA-256, DER, base64) over the raw body with a key published at SECRET_SCANNING_KEYS_URL. Each value that names a key gets its organization's leak_response and a `key.leaked` record (once per key and source URL).
      */
-    post: operations['SecretScanningController_github'];
+    post: operations['reportGithubSecretScanning'];
     delete?: never;
     options?: never;
     head?: never;
@@ -904,7 +921,7 @@ export interface paths {
      * Report key values found in public; each that names an active key gets its leak_response
      * @description Anyone may call it. It answers 202 whatever the values are, once the report is stored (the same work whether a value names a key or not); the keys are looked up and their leak_response applied after the answer, so it tells nothing about any of them. Limited per client address (CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE).
      */
-    post: operations['SecretScanningController_revoke'];
+    post: operations['revokeCredentials'];
     delete?: never;
     options?: never;
     head?: never;
@@ -922,7 +939,7 @@ export interface paths {
      * Prometheus metrics: requests by route and status, key checks by outcome
      * @description Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN set the route is off (404).
      */
-    get: operations['MetricsController_scrape'];
+    get: operations['getMetrics'];
     put?: never;
     post?: never;
     delete?: never;
@@ -943,7 +960,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** identity.created event */
-    post: operations['webhook_identity_created'];
+    post: operations['identityCreatedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -960,7 +977,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** identity.credits_low event */
-    post: operations['webhook_identity_credits_low'];
+    post: operations['identityCreditsLowWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -977,7 +994,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** identity.deleted event */
-    post: operations['webhook_identity_deleted'];
+    post: operations['identityDeletedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -994,7 +1011,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** identity.updated event */
-    post: operations['webhook_identity_updated'];
+    post: operations['identityUpdatedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1011,7 +1028,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.created event */
-    post: operations['webhook_key_created'];
+    post: operations['keyCreatedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1028,7 +1045,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.credits_low event */
-    post: operations['webhook_key_credits_low'];
+    post: operations['keyCreditsLowWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1045,7 +1062,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.deleted event */
-    post: operations['webhook_key_deleted'];
+    post: operations['keyDeletedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1062,7 +1079,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.disabled event */
-    post: operations['webhook_key_disabled'];
+    post: operations['keyDisabledWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1079,7 +1096,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.enabled event */
-    post: operations['webhook_key_enabled'];
+    post: operations['keyEnabledWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1096,7 +1113,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.expired event */
-    post: operations['webhook_key_expired'];
+    post: operations['keyExpiredWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1113,7 +1130,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.expiring event */
-    post: operations['webhook_key_expiring'];
+    post: operations['keyExpiringWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1130,7 +1147,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.leaked event */
-    post: operations['webhook_key_leaked'];
+    post: operations['keyLeakedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1147,7 +1164,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.revoked event */
-    post: operations['webhook_key_revoked'];
+    post: operations['keyRevokedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1164,7 +1181,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** key.rotated event */
-    post: operations['webhook_key_rotated'];
+    post: operations['keyRotatedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1181,7 +1198,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** task.cancelled event */
-    post: operations['webhook_task_cancelled'];
+    post: operations['taskCancelledWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1198,7 +1215,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** task.failed event */
-    post: operations['webhook_task_failed'];
+    post: operations['taskFailedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1215,7 +1232,7 @@ export interface webhooks {
     get?: never;
     put?: never;
     /** task.succeeded event */
-    post: operations['webhook_task_succeeded'];
+    post: operations['taskSucceededWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1249,6 +1266,20 @@ export interface components {
       error: components['schemas']['Dependencies'];
       details: components['schemas']['Dependencies'];
     };
+    ServiceIndex: {
+      /** @description Always `Gatehouse`. */
+      name: string;
+      /** @description The server's version (package.json; CHANGELOG.md says what each changed). */
+      version: string;
+      /** @description The REST API's prefix. */
+      api: string;
+      /** @description The operators' dashboard. */
+      dashboard: string;
+      /** @description The OpenAPI 3 document of the API. */
+      openapi: string;
+      /** @description Readiness: 200 when the database (and Redis, when set) answer. */
+      health: string;
+    };
     VerifyKeyDto: {
       /** @description The key value your caller presented. */
       key: string;
@@ -1257,10 +1288,7 @@ export interface components {
        * @example agents:read AND (tasks:create OR tasks:execute)
        */
       permissions?: string;
-      /**
-       * @description Credits a valid verify spends from the key's balance, all or none.
-       * @default 1
-       */
+      /** @description Credits a valid verify spends from the key's balance, all or none. Default: `1`. */
       cost?: number;
       /**
        * @description Your caller's address, checked against the key's allowed_ips.
@@ -1392,10 +1420,7 @@ export interface components {
       rate_limit?: components['schemas']['RateLimitDto'] | null;
       /** @description When true the key is never passed on to agents, webhooks or logs. */
       hide_credentials?: boolean;
-      /**
-       * @description The kill switch: a disabled key is refused (401 key_disabled) until enabled again.
-       * @default true
-       */
+      /** @description The kill switch: a disabled key is refused (401 key_disabled) until enabled again. Default: `true`. */
       enabled?: boolean;
       /**
        * @description Your own data (plan, customer id), at most 4 KiB as JSON text; never a secret. PATCH replaces it whole; null clears it.
@@ -1422,7 +1447,7 @@ export interface components {
        */
       role: string;
       /**
-       * @default personal
+       * @description Default: `"personal"`.
        * @enum {string}
        */
       type?: 'personal' | 'team' | 'service';
@@ -1664,10 +1689,7 @@ export interface components {
       role?: string;
     };
     RotateApiKeyDto: {
-      /**
-       * @description How long the old value keeps working.
-       * @default 0
-       */
+      /** @description How long the old value keeps working. Default: `0`. */
       grace_period_seconds?: number;
     };
     /** @enum {string} */
@@ -2558,7 +2580,7 @@ export interface components {
       url: string;
       events: components['schemas']['WebhookEventType'][];
       description?: string | null;
-      /** @default true */
+      /** @description Default: `true`. */
       enabled?: boolean;
     };
     WebhookWithSecretResponse: {
@@ -2748,6 +2770,10 @@ export interface components {
     IdentityUpdatedData: {
       /** @description The fields the update changed. */
       fields: string[];
+      /** @description Each changed setting before and after, as the key object shows it (not `credits`); absent when none. */
+      changes?: {
+        [key: string]: unknown;
+      };
       identity_id: string;
       external_id: string;
       actor: components['schemas']['EventActor'];
@@ -2987,7 +3013,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-  HealthController_live: {
+  getLiveness: {
     parameters: {
       query?: never;
       header?: never;
@@ -3007,7 +3033,7 @@ export interface operations {
       };
     };
   };
-  HealthController_ready: {
+  getReadiness: {
     parameters: {
       query?: never;
       header?: never;
@@ -3038,7 +3064,27 @@ export interface operations {
       };
     };
   };
-  KeysVerifyController_verify: {
+  getServiceIndex: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServiceIndex'];
+        };
+      };
+    };
+  };
+  verifyApiKey: {
     parameters: {
       query?: never;
       header?: never;
@@ -3126,7 +3172,7 @@ export interface operations {
       };
     };
   };
-  VerifyController_verify: {
+  verifyCredential: {
     parameters: {
       query?: never;
       header?: never;
@@ -3200,7 +3246,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_list: {
+  listApiKeys: {
     parameters: {
       query?: {
         limit?: number;
@@ -3298,7 +3344,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_create: {
+  createApiKey: {
     parameters: {
       query?: never;
       header?: never;
@@ -3386,7 +3432,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_defaults: {
+  getApiKeyDefaults: {
     parameters: {
       query?: never;
       header?: never;
@@ -3460,7 +3506,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_get: {
+  getApiKey: {
     parameters: {
       query?: never;
       header?: never;
@@ -3546,7 +3592,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_delete: {
+  deleteApiKey: {
     parameters: {
       query?: never;
       header?: never;
@@ -3630,7 +3676,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_update: {
+  updateApiKey: {
     parameters: {
       query?: never;
       header?: never;
@@ -3740,7 +3786,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_rotate: {
+  rotateApiKey: {
     parameters: {
       query?: never;
       header?: never;
@@ -3749,7 +3795,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': components['schemas']['RotateApiKeyDto'];
       };
@@ -3850,7 +3896,7 @@ export interface operations {
       };
     };
   };
-  ApiKeysController_auditLog: {
+  listApiKeyAuditLog: {
     parameters: {
       query?: {
         limit?: number;
@@ -3957,7 +4003,7 @@ export interface operations {
       };
     };
   };
-  IdentitiesController_list: {
+  listIdentities: {
     parameters: {
       query?: {
         limit?: number;
@@ -4047,7 +4093,7 @@ export interface operations {
       };
     };
   };
-  IdentitiesController_create: {
+  createIdentity: {
     parameters: {
       query?: never;
       header?: never;
@@ -4145,7 +4191,7 @@ export interface operations {
       };
     };
   };
-  IdentitiesController_get: {
+  getIdentity: {
     parameters: {
       query?: never;
       header?: never;
@@ -4231,7 +4277,7 @@ export interface operations {
       };
     };
   };
-  IdentitiesController_delete: {
+  deleteIdentity: {
     parameters: {
       query?: never;
       header?: never;
@@ -4325,7 +4371,7 @@ export interface operations {
       };
     };
   };
-  IdentitiesController_update: {
+  updateIdentity: {
     parameters: {
       query?: never;
       header?: never;
@@ -4435,7 +4481,7 @@ export interface operations {
       };
     };
   };
-  RolesController_list: {
+  listRoles: {
     parameters: {
       query?: {
         limit?: number;
@@ -4523,7 +4569,7 @@ export interface operations {
       };
     };
   };
-  RolesController_create: {
+  createRole: {
     parameters: {
       query?: never;
       header?: never;
@@ -4621,7 +4667,7 @@ export interface operations {
       };
     };
   };
-  RolesController_get: {
+  getRole: {
     parameters: {
       query?: never;
       header?: never;
@@ -4707,7 +4753,7 @@ export interface operations {
       };
     };
   };
-  RolesController_delete: {
+  deleteRole: {
     parameters: {
       query?: never;
       header?: never;
@@ -4801,7 +4847,7 @@ export interface operations {
       };
     };
   };
-  RolesController_update: {
+  updateRole: {
     parameters: {
       query?: never;
       header?: never;
@@ -4911,7 +4957,7 @@ export interface operations {
       };
     };
   };
-  PermissionsController_catalogue: {
+  listPermissions: {
     parameters: {
       query?: never;
       header?: never;
@@ -4985,7 +5031,7 @@ export interface operations {
       };
     };
   };
-  UsersController_list: {
+  listUsers: {
     parameters: {
       query?: {
         limit?: number;
@@ -5074,7 +5120,7 @@ export interface operations {
       };
     };
   };
-  UsersController_create: {
+  createUser: {
     parameters: {
       query?: never;
       header?: never;
@@ -5172,7 +5218,7 @@ export interface operations {
       };
     };
   };
-  UsersController_get: {
+  getUser: {
     parameters: {
       query?: never;
       header?: never;
@@ -5258,7 +5304,7 @@ export interface operations {
       };
     };
   };
-  UsersController_update: {
+  updateUser: {
     parameters: {
       query?: never;
       header?: never;
@@ -5358,7 +5404,7 @@ export interface operations {
       };
     };
   };
-  UsersController_deactivate: {
+  deactivateUser: {
     parameters: {
       query?: never;
       header?: never;
@@ -5454,7 +5500,7 @@ export interface operations {
       };
     };
   };
-  UsersController_activate: {
+  activateUser: {
     parameters: {
       query?: never;
       header?: never;
@@ -5540,7 +5586,7 @@ export interface operations {
       };
     };
   };
-  TeamsController_list: {
+  listTeams: {
     parameters: {
       query?: {
         limit?: number;
@@ -5628,7 +5674,7 @@ export interface operations {
       };
     };
   };
-  TeamsController_create: {
+  createTeam: {
     parameters: {
       query?: never;
       header?: never;
@@ -5726,7 +5772,7 @@ export interface operations {
       };
     };
   };
-  TeamsController_get: {
+  getTeam: {
     parameters: {
       query?: never;
       header?: never;
@@ -5812,7 +5858,7 @@ export interface operations {
       };
     };
   };
-  TeamsController_addMember: {
+  addTeamMember: {
     parameters: {
       query?: never;
       header?: never;
@@ -5912,7 +5958,7 @@ export interface operations {
       };
     };
   };
-  TeamsController_removeMember: {
+  removeTeamMember: {
     parameters: {
       query?: never;
       header?: never;
@@ -5997,7 +6043,7 @@ export interface operations {
       };
     };
   };
-  AuthController_token: {
+  createAccessToken: {
     parameters: {
       query?: never;
       header?: never;
@@ -6052,7 +6098,7 @@ export interface operations {
       };
     };
   };
-  AuthController_signup: {
+  signUp: {
     parameters: {
       query?: never;
       header?: never;
@@ -6106,7 +6152,7 @@ export interface operations {
       };
     };
   };
-  DashboardSessionsController_signIn: {
+  createSession: {
     parameters: {
       query?: never;
       header?: never;
@@ -6173,7 +6219,7 @@ export interface operations {
       };
     };
   };
-  DashboardSessionsController_signOut: {
+  deleteSession: {
     parameters: {
       query?: never;
       header: {
@@ -6207,7 +6253,7 @@ export interface operations {
       };
     };
   };
-  DashboardSessionsController_refresh: {
+  refreshSession: {
     parameters: {
       query?: never;
       header: {
@@ -6260,7 +6306,7 @@ export interface operations {
       };
     };
   };
-  AuditController_list: {
+  listAuditLog: {
     parameters: {
       query?: {
         limit?: number;
@@ -6356,7 +6402,7 @@ export interface operations {
       };
     };
   };
-  AuditController_verify: {
+  verifyAuditLog: {
     parameters: {
       query?: {
         /** @description A `checkpoint.token` an earlier answer gave: the chain must still hold that entry, at that place, with that link (entries deleted past it show as `entries_missing`). */
@@ -6443,7 +6489,7 @@ export interface operations {
       };
     };
   };
-  UsageController_ofKey: {
+  getApiKeyUsage: {
     parameters: {
       query?: {
         /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
@@ -6546,7 +6592,7 @@ export interface operations {
       };
     };
   };
-  UsageController_ofIdentity: {
+  getIdentityUsage: {
     parameters: {
       query?: {
         /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
@@ -6649,7 +6695,7 @@ export interface operations {
       };
     };
   };
-  UsageController_seriesOfOrganization: {
+  getUsageSeries: {
     parameters: {
       query?: {
         /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
@@ -6740,7 +6786,7 @@ export interface operations {
       };
     };
   };
-  UsageController_ofOrganization: {
+  getUsage: {
     parameters: {
       query?: {
         /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
@@ -6834,7 +6880,7 @@ export interface operations {
       };
     };
   };
-  FilesController_list: {
+  listFiles: {
     parameters: {
       query?: {
         limit?: number;
@@ -6922,7 +6968,7 @@ export interface operations {
       };
     };
   };
-  FilesController_upload: {
+  uploadFile: {
     parameters: {
       query?: never;
       header?: never;
@@ -7020,7 +7066,7 @@ export interface operations {
       };
     };
   };
-  FilesController_get: {
+  getFile: {
     parameters: {
       query?: never;
       header?: never;
@@ -7106,7 +7152,7 @@ export interface operations {
       };
     };
   };
-  FilesController_delete: {
+  deleteFile: {
     parameters: {
       query?: never;
       header?: never;
@@ -7190,7 +7236,7 @@ export interface operations {
       };
     };
   };
-  FilesController_content: {
+  downloadFile: {
     parameters: {
       query?: never;
       header?: never;
@@ -7201,7 +7247,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The file's bytes, as the `content_type` of its record. */
+      /** @description The file's bytes, with the `content_type` of its record as Content-Type: read them as binary. */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -7214,6 +7260,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          'application/octet-stream': string;
           '*/*': string;
         };
       };
@@ -7277,7 +7324,7 @@ export interface operations {
       };
     };
   };
-  AgentsController_list: {
+  listAgents: {
     parameters: {
       query?: {
         limit?: number;
@@ -7365,7 +7412,7 @@ export interface operations {
       };
     };
   };
-  AgentsController_create: {
+  createAgent: {
     parameters: {
       query?: never;
       header?: never;
@@ -7453,7 +7500,7 @@ export interface operations {
       };
     };
   };
-  AgentsController_get: {
+  getAgent: {
     parameters: {
       query?: never;
       header?: never;
@@ -7539,7 +7586,7 @@ export interface operations {
       };
     };
   };
-  AgentsController_delete: {
+  deleteAgent: {
     parameters: {
       query?: never;
       header?: never;
@@ -7623,7 +7670,7 @@ export interface operations {
       };
     };
   };
-  AgentsController_update: {
+  updateAgent: {
     parameters: {
       query?: never;
       header?: never;
@@ -7723,7 +7770,7 @@ export interface operations {
       };
     };
   };
-  TasksController_list: {
+  listTasks: {
     parameters: {
       query?: {
         limit?: number;
@@ -7812,7 +7859,7 @@ export interface operations {
       };
     };
   };
-  TasksController_create: {
+  createTask: {
     parameters: {
       query?: never;
       header?: {
@@ -7923,7 +7970,7 @@ export interface operations {
       };
     };
   };
-  TasksController_get: {
+  getTask: {
     parameters: {
       query?: {
         /** @description Seconds to wait for the task to end: the answer comes as soon as it is no longer queued or running, or after that long with its state then. */
@@ -8022,7 +8069,7 @@ export interface operations {
       };
     };
   };
-  TasksController_events: {
+  listTaskEvents: {
     parameters: {
       query?: {
         limit?: number;
@@ -8126,7 +8173,7 @@ export interface operations {
       };
     };
   };
-  TasksController_postEvent: {
+  createTaskEvent: {
     parameters: {
       query?: never;
       header?: never;
@@ -8226,7 +8273,7 @@ export interface operations {
       };
     };
   };
-  TasksController_cancel: {
+  cancelTask: {
     parameters: {
       query?: never;
       header?: never;
@@ -8322,7 +8369,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_list: {
+  listWebhooks: {
     parameters: {
       query?: {
         limit?: number;
@@ -8410,7 +8457,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_create: {
+  createWebhook: {
     parameters: {
       query?: never;
       header?: never;
@@ -8498,7 +8545,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_get: {
+  getWebhook: {
     parameters: {
       query?: never;
       header?: never;
@@ -8584,7 +8631,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_delete: {
+  deleteWebhook: {
     parameters: {
       query?: never;
       header?: never;
@@ -8668,7 +8715,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_update: {
+  updateWebhook: {
     parameters: {
       query?: never;
       header?: never;
@@ -8768,7 +8815,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_rotateSecret: {
+  rotateWebhookSecret: {
     parameters: {
       query?: never;
       header?: never;
@@ -8854,7 +8901,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_deliveries: {
+  listWebhookDeliveries: {
     parameters: {
       query?: {
         limit?: number;
@@ -8954,7 +9001,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_retry: {
+  retryWebhookDelivery: {
     parameters: {
       query?: never;
       header?: never;
@@ -9051,7 +9098,7 @@ export interface operations {
       };
     };
   };
-  WebhooksController_test: {
+  testWebhook: {
     parameters: {
       query?: never;
       header?: never;
@@ -9137,7 +9184,7 @@ export interface operations {
       };
     };
   };
-  OrganizationPoliciesController_get: {
+  getOrganizationPolicies: {
     parameters: {
       query?: never;
       header?: never;
@@ -9211,7 +9258,7 @@ export interface operations {
       };
     };
   };
-  OrganizationPoliciesController_update: {
+  updateOrganizationPolicies: {
     parameters: {
       query?: never;
       header?: never;
@@ -9299,7 +9346,7 @@ export interface operations {
       };
     };
   };
-  SecretScanningController_github: {
+  reportGithubSecretScanning: {
     parameters: {
       query?: never;
       header: {
@@ -9360,7 +9407,7 @@ export interface operations {
       };
     };
   };
-  SecretScanningController_revoke: {
+  revokeCredentials: {
     parameters: {
       query?: never;
       header?: never;
@@ -9405,7 +9452,7 @@ export interface operations {
       };
     };
   };
-  MetricsController_scrape: {
+  getMetrics: {
     parameters: {
       query?: never;
       header?: never;
@@ -9445,7 +9492,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_created: {
+  identityCreatedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9490,7 +9537,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_credits_low: {
+  identityCreditsLowWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9535,7 +9582,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_deleted: {
+  identityDeletedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9580,7 +9627,7 @@ export interface operations {
       };
     };
   };
-  webhook_identity_updated: {
+  identityUpdatedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9625,7 +9672,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_created: {
+  keyCreatedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9670,7 +9717,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_credits_low: {
+  keyCreditsLowWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9715,7 +9762,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_deleted: {
+  keyDeletedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9760,7 +9807,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_disabled: {
+  keyDisabledWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9805,7 +9852,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_enabled: {
+  keyEnabledWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9850,7 +9897,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_expired: {
+  keyExpiredWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9895,7 +9942,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_expiring: {
+  keyExpiringWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9940,7 +9987,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_leaked: {
+  keyLeakedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -9985,7 +10032,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_revoked: {
+  keyRevokedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -10030,7 +10077,7 @@ export interface operations {
       };
     };
   };
-  webhook_key_rotated: {
+  keyRotatedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -10075,7 +10122,7 @@ export interface operations {
       };
     };
   };
-  webhook_task_cancelled: {
+  taskCancelledWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -10120,7 +10167,7 @@ export interface operations {
       };
     };
   };
-  webhook_task_failed: {
+  taskFailedWebhook: {
     parameters: {
       query?: never;
       header: {
@@ -10165,7 +10212,7 @@ export interface operations {
       };
     };
   };
-  webhook_task_succeeded: {
+  taskSucceededWebhook: {
     parameters: {
       query?: never;
       header: {
