@@ -189,6 +189,8 @@ describeInBrowser('test/dashboard-phone.e2e-spec.ts')(
         const type = await other.locator('td[data-label="Type"]').innerText();
         expect(type).toContain(OWNER_NAME);
         expect(type).not.toContain('usr_');
+        // A laptop's width shows every column, the new ones included, without scrolling the table.
+        await expectNothingOverflows(phone);
         await expectAccessible(phone, 'API Keys with usage, credits and identity');
         await screenshot(phone, 'api-keys-columns');
       });

@@ -293,7 +293,8 @@ export function RateLimit({
         class={compact && marked ? 'rate-limit muted' : 'rate-limit'}
         title={compact && marked ? "The service's default limits" : undefined}
       >
-        <span>{minute}</span> · <span>{hour}</span>
+        {/* The separator ends the first number's line when the two break apart. */}
+        <span>{minute} ·</span> <span>{hour}</span>
         {marked && <span class={note}> (defaults)</span>}
       </span>
     );
@@ -302,9 +303,8 @@ export function RateLimit({
     <span class="rate-limit">
       <span>
         {minute}
-        {perMinute === null && marked && <span class={note}> (default)</span>}
+        {perMinute === null && marked && <span class={note}> (default)</span>} ·
       </span>{' '}
-      ·{' '}
       <span>
         {hour}
         {perHour === null && marked && <span class={note}> (default)</span>}
