@@ -37,6 +37,9 @@ describe('the typed client example', () => {
     // The stream, parsed, from the first event to the terminal status, which ends it.
     expect(result.statuses.at(-1)).toBe('succeeded');
     expect(result.statuses).toContain('running');
+    // Resumed after its last event (Last-Event-ID), an ended task's stream sends nothing more.
+    expect(result.lastSeen).toBeGreaterThanOrEqual(result.statuses.length);
+    expect(result.afterResume).toBe(0);
     expect(result.task).toMatchObject({ status: 'succeeded', attachments: [result.fileId] });
     expect(result.task.result).toMatchObject({ output: 'Summarise the notes' });
     expect(result.rotatedKeyWorks).toBe(true);

@@ -23,6 +23,8 @@ export interface ExampleResult {
   fileId: string;
   fileText: string;
   statuses: string[];
+  lastSeen: number;
+  afterResume: number;
   task: Schemas['TaskResponse'];
   rotatedKeyWorks: boolean;
   auditActions: string[];
@@ -80,9 +82,14 @@ export async function example(
   );
   // Each event is typed by its `type`: status, progress, output (an answer streamed in pieces), usage, file.
   const statuses: string[] = [];
+  let lastSeen = 0;
   for await (const event of streamTaskEvents(withKey, queued.id)) {
     if (event.type === 'status') statuses.push(event.data.status);
+    lastSeen = event.seq;
   }
+  // A dropped stream resumes after the last event it delivered: here nothing, as the task has ended.
+  let afterResume = 0;
+  for await (const _event of streamTaskEvents(withKey, queued.id, { lastEventId: lastSeen })) afterResume++;
   const task = must(await withKey.GET('/v1/tasks/{id}', { params: { path: { id: queued.id } } }));
 
   // Rotate with a grace period: the new value works at once (the body is optional: no grace period).
@@ -114,6 +121,8 @@ export async function example(
     fileId: file.id,
     fileText,
     statuses,
+    lastSeen,
+    afterResume,
     task,
     rotatedKeyWorks,
     auditActions: audit.data.map((entry) => entry.action),
