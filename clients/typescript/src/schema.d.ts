@@ -2770,10 +2770,6 @@ export interface components {
     IdentityUpdatedData: {
       /** @description The fields the update changed. */
       fields: string[];
-      /** @description Each changed setting before and after, as the key object shows it (not `credits`); absent when none. */
-      changes?: {
-        [key: string]: unknown;
-      };
       identity_id: string;
       external_id: string;
       actor: components['schemas']['EventActor'];
