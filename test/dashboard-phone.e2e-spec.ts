@@ -275,7 +275,7 @@ describeInBrowser('test/dashboard-phone.e2e-spec.ts')(
         expect(await inPage(phone, 'navigator.clipboard.readText()')).toBe(curlText);
         await expectNothingOverflows(phone);
         await expectAccessible(phone, 'key created, with its snippets');
-        await screenshot(phone, 'phone/api-key-created', [field, curl, typescript]);
+        await screenshot(phone, 'phone/api-key-created', [field, use.locator('.snippet-secret')]);
 
         // Gone with the value once the view is left.
         await phone.getByRole('button', { name: 'Done', exact: true }).click();

@@ -198,7 +198,8 @@ describeInBrowser('test/dashboard.e2e-spec.ts')('dashboard in a browser (Chromiu
       await page.getByRole('button', { name: 'Copy', exact: true }).click();
       await page.getByText('Copied to the clipboard.').waitFor();
       expect(await inPage(page, 'navigator.clipboard.readText()')).toBe(keyValue);
-      await screenshot(page, 'api-key-created', [field]);
+      // The "use this key" snippets hold the value too.
+      await screenshot(page, 'api-key-created', [field, page.locator('.snippet-secret')]);
 
       // The API agrees: the value works, and the key is what the form asked for.
       expect((await verify(keyValue)).status).toBe(200);

@@ -24,7 +24,21 @@ export function typeScriptSnippet(baseUrl: string, key: string): string {
   ].join('\n');
 }
 
-function Snippet({ title, text }: { title: string; text: string }) {
+/** `text` with each occurrence of `secret` in a span of its own (so a screenshot can mask just the key). */
+function marked(text: string, secret: string) {
+  return text.split(secret).flatMap((part, i) =>
+    i === 0
+      ? [part]
+      : [
+          <span key={i} class="snippet-secret">
+            {secret}
+          </span>,
+          part,
+        ],
+  );
+}
+
+function Snippet({ title, text, secret }: { title: string; text: string; secret: string }) {
   const id = useId();
   const [status, setStatus] = useState('');
   const copy = async () => {
@@ -39,7 +53,7 @@ function Snippet({ title, text }: { title: string; text: string }) {
     <figure class="snippet" aria-labelledby={id}>
       <figcaption id={id}>{title}</figcaption>
       <pre class="output snippet-text">
-        <code>{text}</code>
+        <code>{marked(text, secret)}</code>
       </pre>
       <div class="snippet-actions">
         <button type="button" class="secondary small" onClick={() => void copy()}>
@@ -63,8 +77,8 @@ export function UseThisKey({ value }: { value: string }) {
         Any API request takes the key in <code>Authorization: Bearer</code> (or <code>X-API-Key</code>). For
         example, the agents it may run:
       </p>
-      <Snippet title="curl" text={curlSnippet(baseUrl, value)} />
-      <Snippet title="TypeScript" text={typeScriptSnippet(baseUrl, value)} />
+      <Snippet title="curl" text={curlSnippet(baseUrl, value)} secret={value} />
+      <Snippet title="TypeScript" text={typeScriptSnippet(baseUrl, value)} secret={value} />
     </section>
   );
 }
