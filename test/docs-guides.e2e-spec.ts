@@ -27,10 +27,10 @@ const DOCS = join(PROJECT_ROOT, 'docs');
 const RUN_ELSEWHERE: Record<string, string> = {
   // Its block starts Gatehouse itself beside a stand-in for GitHub's key server.
   'leaked-keys.md': 'test/readme-leaks.e2e-spec.ts',
-  // Deployment and configuration: their own helpers' tests (compose validation, the production start).
-  'production.md': 'the production guide spec',
-  'configuration.md': 'the configuration guide spec',
-  'production-notes-from-readme.md': 'not a guide: notes waiting for production.md and configuration.md',
+  // Its blocks start two instances and a worker on a scratch database of their own.
+  'production.md': 'test/production-guide.e2e-spec.ts',
+  // Generated from the configuration schema; its spec checks that it is current.
+  'configuration.md': 'test/configuration-doc.e2e-spec.ts',
 };
 
 /** What each page's output must show: the answers its comments promise, where a status alone proves nothing. */

@@ -29,11 +29,7 @@ const INSTALL_AND_TEST = 'npm ci && npm test';
  * typed client's README): a link to one is accepted while the page does not exist yet. Remove an entry once
  * its page lands.
  */
-const PAGES_ON_THE_WAY = new Set([
-  'docs/production.md',
-  'docs/configuration.md',
-  'clients/typescript/README.md',
-]);
+const PAGES_ON_THE_WAY = new Set(['clients/typescript/README.md']);
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
