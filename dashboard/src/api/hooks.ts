@@ -61,8 +61,9 @@ export interface Paged<T> {
   loadMore: () => void;
   reload: () => void;
   /**
-   * Asks for the first page again without showing a load (a poll): the rows shown are replaced by their
-   * new versions, rows new since are added on top, and pages loaded with "Load more" stay.
+   * Asks for the first page again without showing a load (a poll). With one page shown it becomes the
+   * new first page; with more ("Load more"), the rows shown are replaced by their new versions, rows new
+   * since are added on top, and the pages loaded stay.
    */
   refresh: () => void;
 }
@@ -76,10 +77,13 @@ export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, dep
   const [cursor, setCursor] = useState<string | null>(null);
   const { problem, loading, start } = useLatestRequest();
 
+  // How many pages are shown: a refresh of a single page replaces it, of more merges into them.
+  const pages = useRef(0);
   const fetchPage = (from: string | undefined, append: boolean) =>
     start(
       () => loadPage(from),
       (page) => {
+        pages.current = append ? pages.current + 1 : 1;
         setItems((previous) => (append ? [...previous, ...page.data] : page.data));
         setCursor(page.next_cursor);
       },
@@ -99,6 +103,12 @@ export function usePaged<T>(loadPage: (cursor?: string) => Promise<Page<T>>, dep
     loadPage(undefined).then(
       (page) => {
         if (mine !== loads.current) return;
+        if (pages.current <= 1) {
+          // One page shown: the new one as it is (a row that no longer matches the filter leaves it).
+          setItems(page.data);
+          setCursor(page.next_cursor);
+          return;
+        }
         setItems((previous) => {
           const fresh = new Map(page.data.map((item) => [idOf(item), item]));
           const shown = new Set(previous.map(idOf));
