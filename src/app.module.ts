@@ -15,6 +15,7 @@ import { configsOf, type GatehouseExtension, httpModulesOf, sharedModulesOf } fr
 import { EXTENSIONS } from './extensions';
 import { FilesHttpModule } from './files/files-http.module';
 import { HealthModule } from './health/health.module';
+import { ServiceIndexModule } from './health/service-index.module';
 import { IdentitiesHttpModule } from './identities/identities-http.module';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
@@ -66,6 +67,8 @@ export class AppModule {
         OrganizationPoliciesHttpModule,
         SecretScanningModule,
         MetricsHttpModule,
+        // GET /: read by people, not on any request's path.
+        ServiceIndexModule,
         ...sharedModulesOf(extensions),
         ...httpModulesOf(extensions),
         DashboardModule,

@@ -1,7 +1,6 @@
 import { type INestApplication, Logger } from '@nestjs/common';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { BootstrapAdmin } from './accounts/bootstrap-admin';
+import { PACKAGE_VERSION } from './common/package-version';
 import { OrganizationsService } from './accounts/organizations.service';
 import type { AppConfig } from './config/app-config';
 import { ConfigOf } from './config/config-namespace';
@@ -58,12 +57,6 @@ export function startBanner(facts: StartFacts): { lines: string[]; warning?: str
   };
 }
 
-function packageVersion(): string {
-  // src/ and dist/ both sit beside package.json.
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
-
 /** A host the server listens on, as a URL a person can open on this machine. */
 function localUrl(host: string, port: number): string {
   const everywhere = ['0.0.0.0', '::', ''];
@@ -77,7 +70,7 @@ export async function logStartBanner(app: INestApplication, config: AppConfig, p
   const url = localUrl(config.HOST, port);
   const dashboard = app.get<ConfigOf<typeof dashboardConfig>>(dashboardConfig.KEY);
   const { lines, warning } = startBanner({
-    version: packageVersion(),
+    version: PACKAGE_VERSION,
     url,
     database: config.DATABASE_URL
       ? { kind: 'postgres', url: config.DATABASE_URL }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { expectProblem, SignedUpOrganization, signUpOrganization } from './support/factories';
@@ -43,6 +45,24 @@ describe('operations endpoints', () => {
     admin = await signUpOrganization(t.http, 'Ops');
   });
   afterAll(() => t?.close());
+
+  it('GET / names the server and its version and points at the API, dashboard, document and readiness', async () => {
+    const res = await t.http.get('/').expect(200);
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(res.body).toEqual({
+      name: 'Gatehouse',
+      version,
+      api: '/v1',
+      dashboard: '/dashboard/',
+      openapi: '/openapi.json',
+      health: '/health/ready',
+    });
+    // Each is served where it says (the dashboard needs its build, which other specs check).
+    for (const path of [res.body.openapi, res.body.health]) await t.http.get(path).expect(200);
+    await t.http.get(`${res.body.api}/agents`).set(admin.auth).expect(200);
+  });
 
   describe('health', () => {
     it('GET /health/live answers 200 without a credential', async () => {
@@ -132,6 +152,8 @@ describe('operations endpoints', () => {
       };
       // Written out from the contract, independently of the decorators that produce the document.
       const PUBLIC = [
+        // The server's index: what it is and where its parts are.
+        'get /',
         'get /health/live',
         'get /health/ready',
         'post /v1/auth/token',

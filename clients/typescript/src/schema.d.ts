@@ -41,23 +41,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The server's index: its version and where the API, dashboard and document are */
-    get: operations['getServiceIndex'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/v1/keys/verify': {
     parameters: {
       query?: never;
@@ -948,6 +931,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The server's index: its version and where the API, dashboard and document are */
+    get: operations['getServiceIndex'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'identity.created': {
@@ -1265,20 +1265,6 @@ export interface components {
       info: components['schemas']['Dependencies'];
       error: components['schemas']['Dependencies'];
       details: components['schemas']['Dependencies'];
-    };
-    ServiceIndex: {
-      /** @description Always `Gatehouse`. */
-      name: string;
-      /** @description The server's version (package.json; CHANGELOG.md says what each changed). */
-      version: string;
-      /** @description The REST API's prefix. */
-      api: string;
-      /** @description The operators' dashboard. */
-      dashboard: string;
-      /** @description The OpenAPI 3 document of the API. */
-      openapi: string;
-      /** @description Readiness: 200 when the database (and Redis, when set) answer. */
-      health: string;
     };
     VerifyKeyDto: {
       /** @description The key value your caller presented. */
@@ -2711,6 +2697,20 @@ export interface components {
       /** @description How many values were received; says nothing about any of them. */
       received: number;
     };
+    ServiceIndex: {
+      /** @description Always `Gatehouse`. */
+      name: string;
+      /** @description The server's version (package.json; CHANGELOG.md says what each changed). */
+      version: string;
+      /** @description The REST API's prefix. */
+      api: string;
+      /** @description The operators' dashboard. */
+      dashboard: string;
+      /** @description The OpenAPI 3 document of the API. */
+      openapi: string;
+      /** @description Readiness: 200 when the database (and Redis, when set) answer. */
+      health: string;
+    };
     FieldErrorSchema: {
       /** @example name */
       field: string;
@@ -3056,26 +3056,6 @@ export interface operations {
         };
         content: {
           'application/problem+json': components['schemas']['ProblemSchema'];
-        };
-      };
-    };
-  };
-  getServiceIndex: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          'X-Request-Id': components['headers']['X-Request-Id'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ServiceIndex'];
         };
       };
     };
@@ -9484,6 +9464,26 @@ export interface operations {
         };
         content: {
           'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  getServiceIndex: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ServiceIndex'];
         };
       };
     };
