@@ -3,6 +3,14 @@ import type { ExtensionMigration } from '../extension';
 import { buildDataSourceOptions } from './data-source-options';
 
 /**
+ * The session-level advisory lock migrations run under (any fixed number; it shows in pg_locks as
+ * objid 1_195_724_105). Instances started together on one database (a deployment's first start, a
+ * rolling upgrade) would otherwise each find the same migrations pending and run them at once: with
+ * the lock the first runs them, the others wait and then find nothing left to run.
+ */
+export const MIGRATIONS_LOCK = 1_195_724_105;
+
+/**
  * Runs the migrations on a connection of their own, without the statement timeout requests get, since
  * one may rewrite a large table for longer than any request may take. The app runs it before its pool
  * opens, with its extensions' migrations; the test run uses it to migrate its template database once
@@ -12,8 +20,17 @@ export async function runMigrations(
   url: string,
   extensionMigrations: readonly ExtensionMigration[] = [],
 ): Promise<void> {
-  // buildDataSourceOptions sets migrationsRun: initializing is migrating.
-  const migrator = new DataSource(buildDataSourceOptions({ url, poolSize: 1, extensionMigrations }));
+  // One connection: the lock is its session's, and the migrations run on the same connection.
+  const migrator = new DataSource({
+    ...buildDataSourceOptions({ url, poolSize: 1, extensionMigrations }),
+    migrationsRun: false,
+  });
   await migrator.initialize();
-  await migrator.destroy();
+  try {
+    await migrator.query('SELECT pg_advisory_lock($1)', [MIGRATIONS_LOCK]);
+    await migrator.runMigrations({ transaction: 'each' });
+  } finally {
+    // Closing the session releases the lock.
+    await migrator.destroy();
+  }
 }
