@@ -24,13 +24,6 @@ const INSTALL_AND_RUN =
   'npm ci && BOOTSTRAP_ADMIN_EMAIL=admin@example.com BOOTSTRAP_ADMIN_PASSWORD=change-me-now npm start';
 const INSTALL_AND_TEST = 'npm ci && npm test';
 
-/**
- * Pages the README's map links to that other work adds (the deployment guide, the configuration reference, the
- * typed client's README): a link to one is accepted while the page does not exist yet. Remove an entry once
- * its page lands.
- */
-const PAGES_ON_THE_WAY = new Set(['clients/typescript/README.md']);
-
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
   return heading
@@ -53,9 +46,8 @@ function brokenLinks(page: string): string[] {
     if (/^[a-z]+:/i.test(target)) continue; // https:, mailto:
     const [path, fragment] = target.split('#');
     const file = path ? resolve(dirname(page), path) : page;
-    const fromRoot = file.slice(PROJECT_ROOT.length + 1);
     if (!existsSync(file)) {
-      if (!PAGES_ON_THE_WAY.has(fromRoot)) broken.push(`${target} (no such file)`);
+      broken.push(`${target} (no such file)`);
       continue;
     }
     if (fragment && file.endsWith('.md') && !anchorsOf(readFileSync(file, 'utf8')).has(fragment)) {
