@@ -1,8 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { AccessAttempt } from '../access-attempt';
-import { DenialRecorder } from '../denial-recorder';
-import { KeyCheck } from '../key-check';
 import { KeyCheckGuard } from './key-check.guard';
 
 /**
@@ -11,13 +8,7 @@ import { KeyCheckGuard } from './key-check.guard';
  */
 @Injectable()
 export class KeyThrottlerGuard extends KeyCheckGuard {
-  constructor(
-    reflector: Reflector,
-    denials: DenialRecorder,
-    private readonly check: KeyCheck,
-  ) {
-    super(reflector, denials, true);
-  }
+  protected readonly completes = true;
 
   protected part(attempt: AccessAttempt) {
     return this.check.meter(attempt);
