@@ -4,9 +4,15 @@ import { readmeErrorTable, undocumentedDenialCodes } from '../test/support/readm
 import { AccessDenialCode, accessDenialCodes, defineAccessDenial } from './access/access-denial';
 import { ERROR_CATALOGUE } from './common/domain-error';
 
-/** Every `*.errors.ts` under src: each module's codes register themselves in ERROR_CATALOGUE on import. */
+/**
+ * Every `*.errors.ts` of the core under src: each module's codes register themselves in ERROR_CATALOGUE on
+ * import. An extension's folder (it holds its `*.extension.ts`) is left out, wherever a deployment keeps it:
+ * its codes are in its own README.md, which its own test checks (docs/extending.md).
+ */
 function errorModules(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
+  const names = readdirSync(dir);
+  if (names.some((name) => name.endsWith('.extension.ts'))) return [];
+  return names.flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return errorModules(path);
     return name.endsWith('.errors.ts') ? [path] : [];

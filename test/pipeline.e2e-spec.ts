@@ -46,6 +46,8 @@ const PUBLIC_ROUTES = new Set([
   'DELETE /v1/auth/session',
   'GET /health/live',
   'GET /health/ready',
+  // The server's index: its version and where its parts are (operations suite).
+  'GET /',
   // Leak reports: a GitHub report is checked by its signature, and anyone may report a key (leaked-keys suite).
   'POST /v1/secret-scanning/github',
   'POST /v1/credentials/revoke',
@@ -208,7 +210,7 @@ describe('request pipeline', () => {
       ['GET without a credential', () => t.http.get('/v1/definitely-not-a-route')],
       ['GET below a real prefix', () => t.http.get('/v1/users/usr_x/nothing/here')],
       ['POST without a credential', () => t.http.post('/v1/nothing').send({ a: 1 })],
-      ['DELETE on the root', () => t.http.delete('/')],
+      ['DELETE below the root', () => t.http.delete('/nothing-here')],
     ])('answer 404 not_found: %s', async (_label, send) => {
       expectProblem(await send(), 404, 'not_found');
     });
