@@ -1,6 +1,6 @@
 import { type INestApplication, Logger } from '@nestjs/common';
 import { BootstrapAdmin } from './accounts/bootstrap-admin';
-import { PACKAGE_VERSION } from './common/package-version';
+import { packageVersion } from './common/package-version';
 import { OrganizationsService } from './accounts/organizations.service';
 import type { AppConfig } from './config/app-config';
 import { ConfigOf } from './config/config-namespace';
@@ -70,7 +70,7 @@ export async function logStartBanner(app: INestApplication, config: AppConfig, p
   const url = localUrl(config.HOST, port);
   const dashboard = app.get<ConfigOf<typeof dashboardConfig>>(dashboardConfig.KEY);
   const { lines, warning } = startBanner({
-    version: PACKAGE_VERSION,
+    version: packageVersion(),
     url,
     database: config.DATABASE_URL
       ? { kind: 'postgres', url: config.DATABASE_URL }

@@ -6,7 +6,7 @@ import { CapturedChild, exited } from './support/child-process';
 import { logEntriesOf, ProcessResult, runMain, scratchDataDirs, spawnMain } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
 import { createTestDatabase, dropTestDatabase } from './support/test-app';
-import { PACKAGE_VERSION } from '../src/common/package-version';
+import { packageVersion } from '../src/common/package-version';
 
 /**
  * Starting the service: the real entry point refuses invalid configuration, and a first start explains
@@ -125,7 +125,7 @@ describe('the real process', () => {
       try {
         const stdout = await untilPrinted(child, 'nobody can sign in');
         const url = `http://127.0.0.1:${port}`;
-        expect(stdout).toContain(`Gatehouse ${PACKAGE_VERSION} listening on ${url}`);
+        expect(stdout).toContain(`Gatehouse ${packageVersion()} listening on ${url}`);
         expect(stdout).toContain(`${url}/docs`);
         expect(stdout).toContain(`database: embedded PGlite in ${dataDir}`);
         expect(stdout).toContain('redis: none');

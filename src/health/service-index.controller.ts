@@ -1,18 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '../access/route-access.decorators';
-import { PACKAGE_VERSION } from '../common/package-version';
+import { packageVersion } from '../common/package-version';
 import { DASHBOARD_ROOT } from '../dashboard-files/dashboard-serving';
 import { ServiceIndex } from './dto/service-index.dto';
-
-const INDEX: ServiceIndex = {
-  name: 'Gatehouse',
-  version: PACKAGE_VERSION,
-  api: '/v1',
-  dashboard: `${DASHBOARD_ROOT}/`,
-  openapi: '/openapi.json',
-  health: '/health/ready',
-};
 
 /**
  * `GET /`: what a person (or a script) finds at the server's address, instead of a bare 404: what this
@@ -27,6 +18,13 @@ export class ServiceIndexController {
   @ApiOperation({ summary: "The server's index: its version and where the API, dashboard and document are" })
   @ApiOkResponse({ type: ServiceIndex })
   get(): ServiceIndex {
-    return INDEX;
+    return {
+      name: 'Gatehouse',
+      version: packageVersion(),
+      api: '/v1',
+      dashboard: `${DASHBOARD_ROOT}/`,
+      openapi: '/openapi.json',
+      health: '/health/ready',
+    };
   }
 }
