@@ -72,6 +72,27 @@ function nullableToTypeUnions(node: unknown): void {
 
 type SchemaNode = Record<string, unknown>;
 
+/** Every operation of the document's paths (a path item's values are its operations). */
+function operationsOf<T extends object>(document: OpenAPIObject): T[] {
+  return Object.values(document.paths).flatMap((item) =>
+    (Object.values(item) as unknown[]).filter((value): value is T => !!value && typeof value === 'object'),
+  );
+}
+
+/** The schema of each media type of each request body, as written (often a `$ref`). */
+function requestBodyRoots(document: OpenAPIObject): unknown[] {
+  return operationsOf<{ requestBody?: { content?: Record<string, { schema?: unknown }> } }>(document).flatMap(
+    (operation) => Object.values(operation.requestBody?.content ?? {}).map((media) => media.schema),
+  );
+}
+
+/** The component schema a node's `$ref` names, or undefined when it has none. */
+function componentOf(document: OpenAPIObject, node: unknown): SchemaNode | undefined {
+  const ref = (node as SchemaNode | undefined)?.$ref;
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaNode>;
+  return typeof ref === 'string' ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
+}
+
 /**
  * The global ValidationPipe refuses unknown fields (`forbidNonWhitelisted`) in every body it validates,
  * and in every object nested in it (`NestedObject`, validated through): a fuzzer reading a schema
@@ -82,12 +103,7 @@ type SchemaNode = Record<string, unknown>;
  * whose shape its service checks, and schemas that say `additionalProperties` already keep it.
  */
 function closeRequestBodies(document: OpenAPIObject): void {
-  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaNode>;
   const closed = new Set<SchemaNode>();
-  const componentOf = (node: unknown): SchemaNode | undefined => {
-    const ref = (node as SchemaNode | undefined)?.$ref;
-    return typeof ref === 'string' ? schemas[ref.replace('#/components/schemas/', '')] : undefined;
-  };
   const close = (schema: SchemaNode | undefined): void => {
     if (!schema || closed.has(schema)) return;
     closed.add(schema);
@@ -101,41 +117,26 @@ function closeRequestBodies(document: OpenAPIObject): void {
       const held = nullable?.length === 1 ? nullable[0] : property;
       const wrapped = held.allOf as SchemaNode[] | undefined;
       const inner = wrapped?.length === 1 ? wrapped[0] : held;
-      close(componentOf(inner) ?? componentOf(inner.items));
+      close(componentOf(document, inner) ?? componentOf(document, inner.items));
     }
   };
-  for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item) as {
-      requestBody?: { content?: Record<string, unknown> };
-    }[]) {
-      for (const media of Object.values(operation?.requestBody?.content ?? {})) {
-        close(componentOf((media as { schema?: unknown }).schema));
-      }
-    }
-  }
+  for (const root of requestBodyRoots(document)) close(componentOf(document, root));
 }
 
 /** Every schema a request body's schema reaches, each once: through `$ref`s, properties, items, compositions. */
 function requestBodySchemas(document: OpenAPIObject): SchemaNode[] {
-  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaNode>;
   const reached = new Set<SchemaNode>();
   const visit = (node: unknown): void => {
     if (!node || typeof node !== 'object' || reached.has(node as SchemaNode)) return;
     const schema = node as SchemaNode;
     reached.add(schema);
-    if (typeof schema.$ref === 'string') visit(schemas[schema.$ref.replace('#/components/schemas/', '')]);
+    visit(componentOf(document, schema));
     Object.values((schema.properties as Record<string, SchemaNode>) ?? {}).forEach(visit);
     visit(schema.items);
     visit(schema.additionalProperties);
     for (const keyword of ['allOf', 'anyOf', 'oneOf']) ((schema[keyword] as unknown[]) ?? []).forEach(visit);
   };
-  for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item) as {
-      requestBody?: { content?: Record<string, { schema?: unknown }> };
-    }[]) {
-      for (const media of Object.values(operation?.requestBody?.content ?? {})) visit(media.schema);
-    }
-  }
+  requestBodyRoots(document).forEach(visit);
   return [...reached];
 }
 
@@ -161,14 +162,12 @@ function describeRequestDefaults(document: OpenAPIObject): void {
  * and a validator reads `actor,key` as two values, not one.
  */
 function commaSeparatedQueryLists(document: OpenAPIObject): void {
-  for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item) as { parameters?: SchemaNode[] }[]) {
-      for (const parameter of operation?.parameters ?? []) {
-        if (parameter.in !== 'query' || (parameter.schema as SchemaNode | undefined)?.type !== 'array')
-          continue;
-        parameter.style = 'form';
-        parameter.explode = false;
-      }
+  for (const operation of operationsOf<{ parameters?: SchemaNode[] }>(document)) {
+    for (const parameter of operation.parameters ?? []) {
+      if (parameter.in !== 'query' || (parameter.schema as SchemaNode | undefined)?.type !== 'array')
+        continue;
+      parameter.style = 'form';
+      parameter.explode = false;
     }
   }
 }
@@ -222,21 +221,19 @@ export function finishOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
   describeRequestDefaults(document);
   commaSeparatedQueryLists(document);
   document.components = { ...document.components, headers: { ...document.components?.headers, ...HEADERS } };
-  for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item) as Operation[]) {
-      if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
-      const isPublic = operation[PUBLIC_OPERATION] === true;
-      delete operation[PUBLIC_OPERATION];
-      if (isPublic) operation.security ??= [];
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
-        const code = Number(status);
-        if (!isPublic && ((code >= 200 && code < 300) || code === 429)) {
-          for (const name of Object.keys(RATE_LIMIT_HEADERS)) headers[name] = headerRef(name);
-        }
-        if (code === 429 || code === 503) headers['Retry-After'] = headerRef('Retry-After');
-        response.headers = { ...response.headers, ...headers };
+  for (const operation of operationsOf<Operation>(document)) {
+    if (!('responses' in operation)) continue;
+    const isPublic = operation[PUBLIC_OPERATION] === true;
+    delete operation[PUBLIC_OPERATION];
+    if (isPublic) operation.security ??= [];
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
+      const code = Number(status);
+      if (!isPublic && ((code >= 200 && code < 300) || code === 429)) {
+        for (const name of Object.keys(RATE_LIMIT_HEADERS)) headers[name] = headerRef(name);
       }
+      if (code === 429 || code === 503) headers['Retry-After'] = headerRef('Retry-After');
+      response.headers = { ...response.headers, ...headers };
     }
   }
   return document;
