@@ -2,12 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freeLoopbackPort } from './support/ports';
-import {
-  bashBlocks,
-  README_BASH_PRELUDE,
-  withExpectedStatuses,
-  withReadmeServer,
-} from './support/readme-bash';
+import { bashBlocks, guideScript, withReadmeServer } from './support/readme-bash';
 
 /**
  * docs/leaked-keys.md ("When a key leaks") runs as printed: its ```bash blocks (a self-signed secret-scanning report,
@@ -72,18 +67,9 @@ function leakScript(
   // Waits for the public-keys server the line before started (its pid kept for the test to stop it).
   const wait = `echo $! > keys-server.pid; until command curl -sf http://127.0.0.1:${keysPort}/ -o /dev/null; do sleep 0.1; done`;
   blocks[0] = blocks[0].replace(start.text, wait);
-  const parts = [README_BASH_PRELUDE, `trap 'kill $(jobs -p) 2>/dev/null || true' EXIT`];
-  blocks.forEach((block, index) => {
-    const assigned = [...new Set([...block.matchAll(/^\s*([A-Za-z_]\w*)=/gm)].map((m) => m[1]))];
-    parts.push(
-      `README_BLOCK=${index + 1}`,
-      withExpectedStatuses(block).replaceAll('localhost:3000', `localhost:${port}`),
-      assigned.length ? `readme_check_vars ${assigned.join(' ')}` : ':',
-      'echo',
-    );
-  });
-  parts.push('echo "README_VAR KEY=${KEY-}"');
-  return { script: parts.join('\n') + '\n', env: start.env };
+  // The guides' own script (statuses enforced, variables checked), with the key the test reads at its end.
+  const script = guideScript(blocks, `http://localhost:${port}`) + 'echo; echo "README_VAR KEY=${KEY-}"\n';
+  return { script, env: start.env };
 }
 
 function stopKeysServer(workDir: string): void {

@@ -92,7 +92,7 @@ export function bashBlocksOfSection(readme: string, heading: string): string[] {
       break;
     }
   }
-  return [...rest.slice(0, end).matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+  return bashBlocks(rest.slice(0, end));
 }
 
 /** Marks the curl calls of a command documented with a trailing `# <status>` comment as expecting it. */
