@@ -399,6 +399,59 @@ export class EnvironmentVariables {
   @IsString()
   DASHBOARD_DIR?: string;
 
+  /**
+   * The service's public base URL (scheme, host, optional port and path, no trailing slash): every URL the
+   * service advertises (OAuth issuer and endpoints, the MCP resource and its metadata) is built from it.
+   * Unset: http://localhost:<PORT>.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*[^\s?#/])?$/, {
+    message: 'PUBLIC_URL must be an http(s) URL without query, fragment or trailing slash',
+  })
+  PUBLIC_URL?: string;
+
+  /** Browser origins allowed to call /mcp (comma list); a request with any other Origin is refused (403). */
+  @IsString()
+  MCP_ALLOWED_ORIGINS = '';
+
+  /** Largest file upload_file takes over MCP, in decoded bytes; /mcp takes bodies of its base64 size. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(104857600)
+  MCP_MAX_UPLOAD_BYTES = 10485760;
+
+  /** What an OAuth client gets when it asks for no scope: permission names separated by spaces. */
+  @Matches(/^[a-z_]+:[a-z_]+( [a-z_]+:[a-z_]+)*$/, {
+    message: 'OAUTH_DEFAULT_SCOPES must be permission names separated by spaces',
+  })
+  OAUTH_DEFAULT_SCOPES = 'agents:read tasks:create tasks:read files:read files:create';
+
+  /** Dynamic client registrations per client address per hour; beyond, 429. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  OAUTH_REGISTRATIONS_PER_HOUR = 30;
+
+  /** Requests of one OAuth grant per minute and per hour; unset: DEFAULT_REQUESTS_PER_MINUTE / _HOUR. */
+  @Transform(emptyAsUnset)
+  @Transform(toInt)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000000)
+  OAUTH_REQUESTS_PER_MINUTE?: number;
+
+  @Transform(emptyAsUnset)
+  @Transform(toInt)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(60000000)
+  OAUTH_REQUESTS_PER_HOUR?: number;
+
   /** The operator's bearer secret for GET /metrics; unset, /metrics is off (404). */
   @Transform(emptyAsUnset)
   @IsOptional()
@@ -450,6 +503,9 @@ export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
   'TRUST_PROXY',
   'METRICS_TOKEN',
   'DASHBOARD_DIR',
+  'PUBLIC_URL',
+  'OAUTH_REQUESTS_PER_MINUTE',
+  'OAUTH_REQUESTS_PER_HOUR',
 ];
 
 // A value of the wrong kind first ("must be an integer"), then its range: 'abc' for PORT is not

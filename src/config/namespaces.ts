@@ -154,6 +154,25 @@ export const dashboardConfig = configNamespace('dashboard', (env) => ({
   directory: env.DASHBOARD_DIR ? resolve(env.DASHBOARD_DIR) : join(PROJECT_ROOT, 'dist', 'dashboard'),
 }));
 
+/** PUBLIC_URL, or where this process listens on localhost: the base of every URL the service advertises. */
+export const publicConfig = configNamespace('public', (env) => ({
+  url: env.PUBLIC_URL ?? `http://localhost:${env.PORT}`,
+}));
+
+export const mcpConfig = configNamespace('mcp', (env) => ({
+  allowedOrigins: env.MCP_ALLOWED_ORIGINS.split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean),
+  maxUploadBytes: env.MCP_MAX_UPLOAD_BYTES,
+}));
+
+export const oauthConfig = configNamespace('oauth', (env) => ({
+  defaultScopes: env.OAUTH_DEFAULT_SCOPES.split(' '),
+  registrationsPerHour: env.OAUTH_REGISTRATIONS_PER_HOUR,
+  requestsPerMinute: env.OAUTH_REQUESTS_PER_MINUTE ?? env.DEFAULT_REQUESTS_PER_MINUTE,
+  requestsPerHour: env.OAUTH_REQUESTS_PER_HOUR ?? env.DEFAULT_REQUESTS_PER_HOUR,
+}));
+
 export const CONFIG_NAMESPACES = [
   httpConfig,
   loggingConfig,
@@ -176,4 +195,7 @@ export const CONFIG_NAMESPACES = [
   metricsConfig,
   sessionsConfig,
   dashboardConfig,
+  publicConfig,
+  mcpConfig,
+  oauthConfig,
 ];
