@@ -305,6 +305,44 @@ describe('task costs', () => {
     });
   });
 
+  it('counts a run under the identity its key belongs to when it ends, and a key without one under none', async () => {
+    const identity = await t.http
+      .post('/v1/identities')
+      .set(org.auth)
+      .send({ external_id: `cus_runs_${Date.now().toString(36)}` })
+      .expect(201);
+    const withIdentity = await createKey(t.http, org.auth, {
+      role: 'developer',
+      credits: { remaining: 100 },
+      identity_id: identity.body.id,
+    });
+    const without = await creditedKey(100);
+    const held = [
+      await runs.begin(t.http, withIdentity.auth, pricedAgent, { max_credits: 10 }),
+      await runs.begin(t.http, without.auth, pricedAgent, { max_credits: 10 }),
+    ];
+    for (const run of held) {
+      await report(run, { type: 'usage', data: { input_tokens: 3000, output_tokens: 500 } }).expect(202);
+      run.release();
+    }
+    for (const run of held) await waitUntilEnded(run.taskId);
+    await t.app.get(UsageCounter).flush();
+
+    const sum = (buckets: any[], field: string) => buckets.reduce((n, b) => n + b[field], 0);
+    const ofIdentity = (
+      await t.http.get(`/v1/identities/${identity.body.id}/usage`).set(org.auth).expect(200)
+    ).body.data;
+    // The identity's key's run only: its create request, the agent's report, and what the run used.
+    expect({
+      tasks: sum(ofIdentity, 'tasks'),
+      input_tokens: sum(ofIdentity, 'input_tokens'),
+      credits_spent: sum(ofIdentity, 'credits_spent'),
+      requests: sum(ofIdentity, 'requests'),
+    }).toEqual({ tasks: 1, input_tokens: 3000, credits_spent: 5, requests: 2 });
+    const ofKey = (await t.http.get(`/v1/api-keys/${without.id}/usage`).set(org.auth).expect(200)).body.data;
+    expect(sum(ofKey, 'tasks')).toBe(1);
+  });
+
   it("task.succeeded and task.failed events carry the run's usage", async () => {
     const key = await creditedKey(100);
     const run = await runs.begin(t.http, key.auth, pricedAgent, { max_credits: 10 });

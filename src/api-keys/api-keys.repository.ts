@@ -31,6 +31,27 @@ export interface NewKeyLeak {
   actionTaken: LeakAction;
 }
 
+/**
+ * The identity (null: none) of each key among `keys`, by key id, each read in its own organization,
+ * deleted keys too (their runs still count under the identity they had): one statement for all of
+ * them, in the caller's transaction; a key that is not there is absent. A function of the table rather
+ * than an ApiKeysRepository method, so KeyIdentityIds (key-identity-ids.ts) can serve it in the task
+ * worker, which registers no ApiKey entity (as refundSettledInTables serves ReservationSettlement).
+ */
+export async function identityIdsOfKeys(
+  manager: EntityManager,
+  keys: readonly { organizationId: string; keyId: string }[],
+): Promise<Map<string, string | null>> {
+  if (!keys.length) return new Map();
+  const rows = await manager.query<{ id: string; identity_id: string | null }[]>(
+    `SELECT k.id, k.identity_id
+       FROM unnest($1::text[], $2::text[]) AS wanted(organization_id, id)
+       JOIN api_keys k ON k.id = wanted.id AND k.organization_id = wanted.organization_id`,
+    [keys.map((key) => key.organizationId), keys.map((key) => key.keyId)],
+  );
+  return new Map(rows.map((row) => [row.id, row.identity_id]));
+}
+
 /** How many keys one scheduled scan claims at most; the next scan takes the rest. */
 const EXPIRY_BATCH = 500;
 const ROTATION_BATCH = 100;

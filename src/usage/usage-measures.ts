@@ -18,7 +18,7 @@ export function isMeasure(outcome: string): boolean {
 
 /**
  * What a task that ended adds to its creating key's usage in that hour (under the identity the key has
- * then, which UsageRepository.addTaskRuns reads as it writes).
+ * then, which TaskRunMeter reads from the keys module in the same transaction).
  */
 export interface TaskRunUsage {
   organizationId: string;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { KeyIdentityIdsModule } from '../api-keys/key-identity-ids';
 import { MetricsModule } from '../metrics/metrics.module';
 import { KeyUsageHourly } from './key-usage-hourly.entity';
 import { UsageBatch } from './usage-batch.entity';
@@ -14,7 +15,7 @@ import { UsageRepository } from './usage.repository';
  * are UsageHttpModule's.
  */
 @Module({
-  imports: [MetricsModule, TypeOrmModule.forFeature([KeyUsageHourly, UsageBatch])],
+  imports: [MetricsModule, KeyIdentityIdsModule, TypeOrmModule.forFeature([KeyUsageHourly, UsageBatch])],
   providers: [UsageCounter, UsageRepository, UsageRetentionJob, TaskRunMeter],
   // The repository for UsageHttpModule, this module's own HTTP side; other modules take the counter or
   // the meter.

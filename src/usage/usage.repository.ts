@@ -84,12 +84,14 @@ export class UsageRepository {
   /**
    * Adds what tasks that just ended used to their creating keys' current hour, in the caller's
    * transaction (the one that records the outcomes, so each task counts once), under the identity each
-   * key belongs to now, as a request made now would be. The run knows only its key's id, so the identity
-   * is read from api_keys by the statement that writes the counts: asking the keys module for it would
-   * add a round trip to every transaction that ends runs, and this is the one read of another module's
-   * table here (by primary key, in the same snapshot as the write).
+   * key belongs to now, as a request made now would be: `identityOf` by key id (TaskRunMeter reads it
+   * from the keys module; null or absent, a key without one or no longer there: none).
    */
-  async addTaskRuns(manager: EntityManager, runs: readonly TaskRunUsage[]): Promise<void> {
+  async addTaskRuns(
+    manager: EntityManager,
+    runs: readonly TaskRunUsage[],
+    identityOf: ReadonlyMap<string, string | null>,
+  ): Promise<void> {
     const rows = runs.flatMap((run) =>
       (
         [
@@ -106,10 +108,10 @@ export class UsageRepository {
     await manager.query(
       `INSERT INTO key_usage_hourly (organization_id, key_id, hour, outcome, identity_id, count)
        SELECT r.organization_id, r.key_id, date_trunc('hour', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-              r.measure, COALESCE(k.identity_id, ''), sum(r.count)
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS r(organization_id, key_id, measure, count)
-         LEFT JOIN api_keys k ON k.id = r.key_id
-        GROUP BY r.organization_id, r.key_id, r.measure, k.identity_id
+              r.measure, r.identity_id, sum(r.count)
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+           AS r(organization_id, key_id, measure, count, identity_id)
+        GROUP BY r.organization_id, r.key_id, r.measure, r.identity_id
         ORDER BY r.key_id, r.measure
        ON CONFLICT (key_id, hour, outcome, identity_id)
        DO UPDATE SET count = key_usage_hourly.count + EXCLUDED.count`,
@@ -118,6 +120,7 @@ export class UsageRepository {
         rows.map((row) => row.keyId),
         rows.map((row) => row.measure),
         rows.map((row) => row.count),
+        rows.map((row) => identityOf.get(row.keyId) ?? NO_IDENTITY),
       ],
     );
   }
