@@ -18,6 +18,7 @@ import { HealthModule } from './health/health.module';
 import { ServiceIndexModule } from './health/service-index.module';
 import { IdentitiesHttpModule } from './identities/identities-http.module';
 import { AfterApiRoutes } from './http/after-api-routes';
+import { McpModule } from './mcp/mcp.module';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { OrganizationPoliciesHttpModule } from './organization-policies/organization-policies-http.module';
 import { SecretScanningModule } from './secret-scanning/secret-scanning.module';
@@ -66,6 +67,7 @@ export class AppModule {
         WebhooksHttpModule,
         OrganizationPoliciesHttpModule,
         SecretScanningModule,
+        McpModule,
         MetricsHttpModule,
         // GET /: read by people, not on any request's path.
         ServiceIndexModule,

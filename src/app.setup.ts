@@ -1,5 +1,6 @@
 import { permissionSchemas } from './roles/permission-schemas';
 import type { INestApplication } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
@@ -17,7 +18,7 @@ import { AuditActions, describeAuditActions } from './audit/audit-actions';
 import { describeWebhookEventTypes, WebhookEventTypes } from './webhooks/webhook-event-types';
 import { requestObserver } from './common/request-context';
 import { ConfigOf } from './config/config-namespace';
-import { httpConfig } from './config/namespaces';
+import { httpConfig, mcpConfig } from './config/namespaces';
 import { AppLogger } from './logging/app-logger';
 import { REQUEST_LOGGER, requestLogger } from './logging/request-logger';
 import { MetricsService } from './metrics/metrics.service';
@@ -25,6 +26,13 @@ import type pino from 'pino';
 
 /** Nest's own parsers are off (see bodyParsers) so body errors get precise problem codes. */
 export const APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
+
+const MCP_PATH = '/mcp';
+
+/** A JSON-RPC body that carries `bytes` in base64 (4 characters per 3 bytes), with room for the rest. */
+export function mcpBodyLimit(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4 + JSON_BODY_LIMIT;
+}
 
 /** 1 MiB, what body-parser's '1mb' is. */
 const JSON_BODY_LIMIT = 1_048_576;
@@ -48,7 +56,14 @@ export function configureApp(app: INestApplication): void {
   // Decides request.ip: which X-Forwarded-For hops to believe (none unless TRUST_PROXY says so).
   express.set('trust proxy', app.get<ConfigOf<typeof httpConfig>>(httpConfig.KEY).trustProxy);
   rememberClientAddressPerConnection(express.getHttpAdapter().getInstance());
-  express.use(bodyParsers(JSON_BODY_LIMIT));
+  const apiBodies = bodyParsers(JSON_BODY_LIMIT);
+  // /mcp carries upload_file's bytes in base64 inside JSON-RPC: its bound follows MCP_MAX_UPLOAD_BYTES.
+  const mcpBodies = bodyParsers(
+    mcpBodyLimit(app.get<ConfigOf<typeof mcpConfig>>(mcpConfig.KEY).maxUploadBytes),
+  );
+  express.use((request: Request, response: Response, next: NextFunction) =>
+    (request.path === MCP_PATH ? mcpBodies : apiBodies)(request, response, next),
+  );
 
   // Behind the API's routes, so that API requests do not pass its layers. A factory, built at the first
   // request: by then every module's onModuleInit has run (agent types are registered there).

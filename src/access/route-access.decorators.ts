@@ -90,6 +90,21 @@ export function permissionsForQuery(
   return typeof value === 'string' && Object.hasOwn(declared.byValue, value) ? declared.byValue[value] : [];
 }
 
+export const BODY_PERMISSIONS = 'gatehouse:body-permissions';
+
+/** The permissions a request's parsed body needs beyond the route's own (none: an empty list). */
+export type BodyPermissions = (body: unknown) => readonly Permission[];
+
+/**
+ * Permissions a route requires as well, decided by what its body asks for: a route that stands for
+ * several operations in one (POST /mcp: each `tools/call` needs its tool's permission) declares which
+ * in one function, and the permission step checks them with the route's own before the handler runs, so
+ * a refusal is the same 403 `forbidden`, counted and audited as any. The body is parsed, not validated:
+ * the function reads it defensively, and what it cannot place adds nothing (the handler refuses it).
+ */
+export const RequirePermissionsForBody = (permissionsOf: BodyPermissions): MethodDecorator =>
+  SetMetadata(BODY_PERMISSIONS, permissionsOf);
+
 /** How a route answers when it succeeds: a type for 200, or `Created(type)`, `Accepted(type)`, `NoContent`. */
 export type RouteAnswer = Type<unknown> | { status: 201 | 202; type: Type<unknown> } | typeof NoContent;
 export const Created = (type: Type<unknown>) => ({ status: 201 as const, type });

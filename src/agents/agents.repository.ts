@@ -27,6 +27,15 @@ export class AgentsRepository {
     );
   }
 
+  /** The organization's agents, oldest first (creation time, then id), at most `limit`. */
+  oldestFirst(organizationId: string, limit: number): Promise<Agent[]> {
+    return this.agents.find({
+      where: { organizationId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+      take: limit,
+    });
+  }
+
   /** The agents among these (organization, id) pairs: one statement, each pair scoped by both. */
   findAmong(refs: OrganizationRowRef[]): Promise<Agent[]> {
     return this.agents.findBy(refs.map(({ organizationId, id }) => ({ organizationId, id })));

@@ -44,6 +44,15 @@ export class AgentsService {
     return { data: [...builtIns, ...page.data.map(AgentResponse.of)], next_cursor: page.next_cursor };
   }
 
+  /**
+   * Every agent the organization can run, oldest first: the built-in ones (every organization has them
+   * from the start), then its own by creation time; at most `limit` of its own. MCP makes one tool of each.
+   */
+  async allOldestFirst(principal: Principal, limit: number): Promise<AgentResponse[]> {
+    const own = await this.agents.oldestFirst(principal.organizationId, limit);
+    return [...this.runners.builtInAgents().map(AgentResponse.ofBuiltIn), ...own.map(AgentResponse.of)];
+  }
+
   /** A registered runner's built-in agent (every organization has it), or undefined. */
   builtIn(id: string): AgentResponse | undefined {
     const agent = this.runners.builtInAgent(id);

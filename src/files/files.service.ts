@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Principal } from '../access/principal';
-import { isIdOf } from '../common/ids';
+import { isIdOf, newId } from '../common/ids';
 import { FILE_ID } from './files.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
 import { FileRecord } from './file.entity';
@@ -66,6 +66,27 @@ export class FilesService {
       }
       throw error;
     }
+  }
+
+  /**
+   * A file whose bytes are already in memory (MCP's upload_file), stored and recorded as an upload to
+   * POST /v1/files is: the same storage key, sanitized name and row, the bytes removed if the row fails.
+   */
+  async store(
+    principal: Principal,
+    file: { filename: string; contentType: string; bytes: Buffer },
+  ): Promise<FileRecord> {
+    const fileId = newId(FILE_ID);
+    const storageKey = `${principal.organizationId}/${fileId}`;
+    const { size, sha256 } = await this.storage.write(storageKey, Readable.from([file.bytes]));
+    return this.record(principal, {
+      fileId,
+      storageKey,
+      size,
+      sha256,
+      originalname: file.filename,
+      mimetype: file.contentType,
+    });
   }
 
   list(principal: Principal, query: ListQueryDto): Promise<Page<FileRecord>> {

@@ -10,5 +10,7 @@ import { UsageModule } from '../usage/usage.module';
   imports: [TasksModule, ApiKeysModule, UsageModule],
   controllers: [TasksController],
   providers: [TaskCredits, TaskCreditSettlements],
+  // Other faces that create tasks (MCP's run tools) reserve their credits the same way.
+  exports: [TaskCredits],
 })
 export class TasksHttpModule {}

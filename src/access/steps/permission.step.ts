@@ -6,6 +6,8 @@ import type { AccessAttempt, AccessStep, KeyVerification, StepOutcome } from '..
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { RouteMetadataCache } from '../route-metadata';
 import {
+  BODY_PERMISSIONS,
+  BodyPermissions,
   permissionsForQuery,
   QUERY_PERMISSIONS,
   QueryPermissions,
@@ -17,9 +19,9 @@ import type { Principal } from '../principal';
 import { taskTokenRefusal } from '../task-token-scope';
 
 /**
- * Step 3, permission: the route's `@RequirePermissions`, and what its `@RequirePermissionsForQuery`
- * adds for this request's query, against the principal's effective permissions. A route without a
- * declaration is refused, so forgetting one fails closed. A task token is also held to what the
+ * Step 3, permission: the route's `@RequirePermissions`, and what its `@RequirePermissionsForQuery` and
+ * `@RequirePermissionsForBody` add for this request's query and body, against the principal's effective
+ * permissions. A route without a declaration is refused, so forgetting one fails closed. A task token is also held to what the
  * route's `@TaskTokenAccess` allows it (task-token-scope.ts): without one, nothing. A verification
  * stands for another service's route: its permission query is that route's declaration (none: any key).
  */
@@ -28,11 +30,13 @@ export class PermissionStep implements AccessStep {
   private readonly required: RouteMetadataCache<Permission[]>;
   private readonly taskTokenAccess: RouteMetadataCache<TaskTokenAccessKind>;
   private readonly queryPermissions: RouteMetadataCache<QueryPermissions>;
+  private readonly bodyPermissions: RouteMetadataCache<BodyPermissions>;
 
   constructor(reflector: Reflector) {
     this.required = new RouteMetadataCache(reflector, REQUIRED_PERMISSIONS);
     this.taskTokenAccess = new RouteMetadataCache(reflector, TASK_TOKEN_ACCESS);
     this.queryPermissions = new RouteMetadataCache(reflector, QUERY_PERMISSIONS);
+    this.bodyPermissions = new RouteMetadataCache(reflector, BODY_PERMISSIONS);
   }
 
   check({ context, request, verification }: AccessAttempt): StepOutcome {
@@ -48,9 +52,16 @@ export class PermissionStep implements AccessStep {
       if (refusal) return refusal;
     }
     const byQuery = this.queryPermissions.get(context);
+    const byBody = this.bodyPermissions.get(context);
     const missing = missingPermissions(
       principal.permissions,
-      byQuery ? [...required, ...permissionsForQuery(byQuery, request.query)] : required,
+      byQuery || byBody
+        ? [
+            ...required,
+            ...(byQuery ? permissionsForQuery(byQuery, request.query) : []),
+            ...(byBody ? byBody(request.body) : []),
+          ]
+        : required,
     );
     if (!missing.length) return undefined;
     return new AccessDenial(
