@@ -53,6 +53,9 @@ const PUBLIC_ROUTES = new Set([
   'POST /v1/credentials/revoke',
   // Not a tenant route: the operator's METRICS_TOKEN, and 404 when it is unset (operations suite).
   'GET /metrics',
+  // RFC 9728 metadata, read before a client holds any credential (mcp suite).
+  'GET /.well-known/oauth-protected-resource/mcp',
+  'GET /.well-known/oauth-protected-resource/v1',
 ]);
 const isDocumentationPath = (path: string): boolean =>
   path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);

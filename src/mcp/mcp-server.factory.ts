@@ -145,10 +145,7 @@ export class McpServerFactory {
         } catch (error) {
           return refusal(error);
         }
-        return this.taskAnswer(
-          principal,
-          await this.followUntilEnded(principal, task, wait_seconds ?? 30, extra),
-        );
+        return this.taskAnswer(await this.followUntilEnded(principal, task, wait_seconds ?? 30, extra));
       },
     );
   }
