@@ -19,6 +19,7 @@ import { ServiceIndexModule } from './health/service-index.module';
 import { IdentitiesHttpModule } from './identities/identities-http.module';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { McpModule } from './mcp/mcp.module';
+import { OAuthModule } from './oauth/oauth.module';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { OrganizationPoliciesHttpModule } from './organization-policies/organization-policies-http.module';
 import { SecretScanningModule } from './secret-scanning/secret-scanning.module';
@@ -68,6 +69,7 @@ export class AppModule {
         OrganizationPoliciesHttpModule,
         SecretScanningModule,
         McpModule,
+        OAuthModule,
         MetricsHttpModule,
         // GET /: read by people, not on any request's path.
         ServiceIndexModule,

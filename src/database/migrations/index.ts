@@ -18,6 +18,7 @@ import { LeakedKeysPolicies1795910000000 } from './1795910000000-LeakedKeysPolic
 import { AuditActorIndex1795920000000 } from './1795920000000-AuditActorIndex';
 import { PendingLeakReports1795941000000 } from './1795941000000-PendingLeakReports';
 import { AuditChainKey1795960000000 } from './1795960000000-AuditChainKey';
+import { OAuthServer1796000000000 } from './1796000000000-OAuthServer';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   AuditActorIndex1795920000000,
   PendingLeakReports1795941000000,
   AuditChainKey1795960000000,
+  OAuthServer1796000000000,
 ];

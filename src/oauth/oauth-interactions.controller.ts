@@ -1,0 +1,259 @@
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { timingSafeEqual } from 'node:crypto';
+import { Public } from '../access/route-access.decorators';
+import { UsersService } from '../accounts/users.service';
+import { AuthService } from '../auth/auth.service';
+import { Clock } from '../common/clock';
+import { newId } from '../common/ids';
+import { RolesService } from '../roles/roles.service';
+import { OAUTH_GRANT_ID } from './oauth.declarations';
+import { consentPage, errorPage, signInPage } from './oauth-pages';
+import { hashOf, OAuthRecordsRepository } from './oauth-records.repository';
+import { INTERACTION_PATH, OAuthServer } from './oauth-server';
+import type { OidcInteraction } from './oidc-provider.types';
+
+/** oidc-provider's account id: the user and their organization, so that the consent knows both. */
+export const accountIdOf = (organizationId: string, userId: string): string => `${organizationId}.${userId}`;
+const parseAccountId = (accountId: string): { organizationId: string; userId: string } | undefined => {
+  const dot = accountId.indexOf('.');
+  return dot > 0 ? { organizationId: accountId.slice(0, dot), userId: accountId.slice(dot + 1) } : undefined;
+};
+
+const first = (value: unknown): string | undefined =>
+  typeof value === 'string'
+    ? value
+    : Array.isArray(value) && typeof value[0] === 'string'
+      ? value[0]
+      : undefined;
+
+const NO_STORE = { 'Cache-Control': 'no-store', 'Content-Type': 'text/html; charset=utf-8' };
+
+/**
+ * The authorization endpoint's pages (oidc-provider's interactions): sign-in with the dashboard account
+ * (email and password, through the same check and login-attempt limiter as the dashboard's sign-in),
+ * then consent naming the client, its redirect host, the organization and each permission asked.
+ * Asked permissions the user does not hold are shown as not granted and left out of the grant; Deny
+ * ends the request with `access_denied` (oidc-provider redirects it with `state` and `iss`).
+ * Forms carry a CSRF value bound to the interaction (an HMAC of its uid, whose cookie oidc-provider checks).
+ */
+@ApiExcludeController()
+@Controller('oauth/interaction')
+export class OAuthInteractionsController {
+  constructor(
+    private readonly server: OAuthServer,
+    private readonly auth: AuthService,
+    private readonly users: UsersService,
+    private readonly roles: RolesService,
+    private readonly records: OAuthRecordsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  @Get(':uid')
+  @Public()
+  async show(@Param('uid') uid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const interaction = await this.details(uid, request, response);
+    if (!interaction) return;
+    if (interaction.prompt.name === 'login') {
+      response
+        .status(200)
+        .set(NO_STORE)
+        .send(
+          signInPage({
+            action: `${INTERACTION_PATH}/${interaction.uid}/login`,
+            csrf: this.server.formKey(interaction.uid),
+            clientName: await this.clientName(interaction),
+          }),
+        );
+      return;
+    }
+    await this.showConsent(interaction, response);
+  }
+
+  @Post(':uid/login')
+  @Public()
+  async signIn(@Param('uid') uid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const interaction = await this.details(uid, request, response);
+    if (!interaction || !this.checkForm(interaction, request, response)) return;
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    try {
+      const user = await this.auth.authenticate({ email, password }, request.ip ?? 'unknown');
+      await this.server.provider.interactionFinished(
+        request,
+        response,
+        { login: { accountId: accountIdOf(user.organizationId, user.id) } },
+        { mergeWithLastSubmission: false },
+      );
+    } catch (error) {
+      const status = (error as { getStatus?: () => number }).getStatus?.() ?? 500;
+      if (status >= 500) throw error;
+      response
+        .status(status === 429 ? 429 : 401)
+        .set(NO_STORE)
+        .send(
+          signInPage({
+            action: `${INTERACTION_PATH}/${interaction.uid}/login`,
+            csrf: this.server.formKey(interaction.uid),
+            clientName: await this.clientName(interaction),
+            error:
+              status === 429
+                ? 'Too many sign-in attempts; try again later.'
+                : 'The email or password is not right.',
+          }),
+        );
+    }
+  }
+
+  @Post(':uid/consent')
+  @Public()
+  async consent(
+    @Param('uid') uid: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const interaction = await this.details(uid, request, response);
+    if (!interaction || !this.checkForm(interaction, request, response)) return;
+    const decision = (request.body as Record<string, unknown> | undefined)?.decision;
+    if (decision !== 'allow') {
+      await this.server.provider.interactionFinished(
+        request,
+        response,
+        { error: 'access_denied', error_description: 'The user denied the request.' },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    const view = await this.consentOf(interaction);
+    if (!view) {
+      response.status(400).set(NO_STORE).send(errorPage('Sign in again', 'This sign-in is no longer valid.'));
+      return;
+    }
+    const { Grant } = this.server.provider;
+    const clientId = String(interaction.params.client_id);
+    const grant =
+      (interaction.grantId ? await Grant.find(interaction.grantId) : undefined) ??
+      new Grant({ accountId: interaction.session!.accountId, clientId });
+    if (view.granted.length) grant.addResourceScope(view.resource, view.granted.join(' '));
+    if (view.notHeld.length) grant.rejectResourceScope(view.resource, view.notHeld.join(' '));
+    const grantId = await grant.save();
+    const existing = await this.records.findGrantByProviderId(grantId);
+    await this.records.saveGrant({
+      id: existing?.id ?? newId(OAUTH_GRANT_ID),
+      providerGrantHash: hashOf(grantId),
+      organizationId: view.organizationId,
+      userId: view.userId,
+      clientId,
+      clientName: view.clientName === clientId ? null : view.clientName,
+      scopes: [...new Set([...(existing?.scopes ?? []), ...view.granted])],
+      resource: view.resource,
+      createdAt: existing?.createdAt ?? this.clock.date(),
+      lastUsedAt: existing?.lastUsedAt ?? null,
+    });
+    await this.server.provider.interactionFinished(
+      request,
+      response,
+      { consent: { grantId } },
+      { mergeWithLastSubmission: true },
+    );
+  }
+
+  /** The interaction of this browser (its cookie), or an error page: never a redirect to the client. */
+  private async details(
+    uid: string,
+    request: Request,
+    response: Response,
+  ): Promise<OidcInteraction | undefined> {
+    try {
+      const interaction = await this.server.provider.interactionDetails(request, response);
+      if (interaction.uid === uid) return interaction;
+    } catch {
+      // Expired, unknown, or another browser's: the same page.
+    }
+    response
+      .status(400)
+      .set(NO_STORE)
+      .send(
+        errorPage(
+          'Authorization expired',
+          'This authorization request is unknown or has expired. Start again from the application.',
+        ),
+      );
+    return undefined;
+  }
+
+  private checkForm(interaction: OidcInteraction, request: Request, response: Response): boolean {
+    const sent = (request.body as Record<string, unknown> | undefined)?.csrf;
+    const expected = Buffer.from(this.server.formKey(interaction.uid));
+    if (
+      typeof sent === 'string' &&
+      sent.length === expected.length &&
+      timingSafeEqual(Buffer.from(sent), expected)
+    )
+      return true;
+    response.status(403).set(NO_STORE).send(errorPage('Form expired', 'Reload the page and try again.'));
+    return false;
+  }
+
+  private async clientName(interaction: OidcInteraction): Promise<string> {
+    const clientId = String(interaction.params.client_id);
+    const client = await this.server.provider.Client.find(clientId).catch(() => undefined);
+    return client?.clientName ?? clientId;
+  }
+
+  private async consentOf(interaction: OidcInteraction) {
+    const account = interaction.session?.accountId
+      ? parseAccountId(interaction.session.accountId)
+      : undefined;
+    if (!account) return undefined;
+    const user = await this.users.findMember(account.organizationId, account.userId);
+    if (!user || !user.active) return undefined;
+    const held = (await this.roles.permissionsOf(user.organizationId, user.role)) ?? new Set<string>();
+    const asked = [
+      ...new Set(
+        String(interaction.params.scope ?? '')
+          .split(' ')
+          .filter(Boolean),
+      ),
+    ].filter((scope) => scope !== 'openid' && scope !== 'offline_access');
+    const redirectUri = String(interaction.params.redirect_uri ?? '');
+    let redirectHost = redirectUri;
+    try {
+      redirectHost = new URL(redirectUri).host;
+    } catch {
+      // Checked by oidc-provider already; shown as sent.
+    }
+    return {
+      organizationId: user.organizationId,
+      organizationName: (await this.records.organizationName(user.organizationId)) ?? user.organizationId,
+      userId: user.id,
+      userEmail: user.email,
+      clientId: String(interaction.params.client_id),
+      clientName: await this.clientName(interaction),
+      redirectHost,
+      resource: first(interaction.params.resource) ?? this.server.resources.v1,
+      granted: asked.filter((permission) => held.has(permission as never)),
+      notHeld: asked.filter((permission) => !held.has(permission as never)),
+    };
+  }
+
+  private async showConsent(interaction: OidcInteraction, response: Response): Promise<void> {
+    const view = await this.consentOf(interaction);
+    if (!view) {
+      response.status(400).set(NO_STORE).send(errorPage('Sign in again', 'This sign-in is no longer valid.'));
+      return;
+    }
+    response
+      .status(200)
+      .set(NO_STORE)
+      .send(
+        consentPage({
+          ...view,
+          action: `${INTERACTION_PATH}/${interaction.uid}/consent`,
+          csrf: this.server.formKey(interaction.uid),
+        }),
+      );
+  }
+}

@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import { Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { Clock } from '../common/clock';
+import { OAuthGrant } from './oauth-grant.entity';
+import { OAuthRecord } from './oauth-record.entity';
+
+/** SHA-256 hex: how every oidc-provider id is kept (a token's value is its id). */
+export const hashOf = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/** Models whose rows name their grant (revokeByGrantId). */
+type Payload = Record<string, unknown>;
+
+/**
+ * The oauth_records and oauth_grants tables: every query on them. Ids arrive in clear from
+ * oidc-provider and leave here hashed; a payload is stored without its `jti` and given it back on read.
+ */
+@Injectable()
+export class OAuthRecordsRepository {
+  constructor(
+    @InjectRepository(OAuthRecord) private readonly records: Repository<OAuthRecord>,
+    @InjectRepository(OAuthGrant) private readonly grants: Repository<OAuthGrant>,
+    private readonly clock: Clock,
+  ) {}
+
+  private key(model: string, id: string): string {
+    return `${model}:${hashOf(id)}`;
+  }
+
+  async upsert(model: string, id: string, payload: Payload, expiresIn: number | undefined): Promise<void> {
+    const stored: Payload = { ...payload };
+    delete stored.jti;
+    const grantId = typeof payload.grantId === 'string' ? payload.grantId : null;
+    // A Grant row is keyed by its own id: revokeByGrantId on the Grant model is its destroy.
+    const uid = typeof payload.uid === 'string' ? payload.uid : null;
+    const userCode = typeof payload.userCode === 'string' ? payload.userCode : null;
+    const row: OAuthRecord = {
+      idHash: this.key(model, id),
+      model,
+      payload: stored,
+      grantIdHash: grantId ? hashOf(grantId) : null,
+      uidHash: uid ? hashOf(uid) : null,
+      userCodeHash: userCode ? hashOf(userCode) : null,
+      expiresAt: expiresIn ? new Date(this.clock.now() + expiresIn * 1000) : null,
+      consumedAt: null,
+    };
+    // TypeORM's partial-entity type does not take an open jsonb record; the row is a whole entity.
+    await this.records.upsert(row as QueryDeepPartialEntity<OAuthRecord>, ['idHash']);
+  }
+
+  private live(row: OAuthRecord | null, id: string): Payload | undefined {
+    if (!row) return undefined;
+    if (row.expiresAt && row.expiresAt.getTime() <= this.clock.now()) return undefined;
+    const payload: Payload = { ...row.payload, jti: id };
+    if (row.consumedAt) payload.consumed = Math.floor(row.consumedAt.getTime() / 1000);
+    return payload;
+  }
+
+  async find(model: string, id: string): Promise<Payload | undefined> {
+    return this.live(await this.records.findOneBy({ idHash: this.key(model, id) }), id);
+  }
+
+  /** A session by its uid: the payload carries its own jti back (kept hashed, so it is not known here). */
+  async findByUid(model: string, uid: string): Promise<Payload | undefined> {
+    const row = await this.records.findOneBy({ model, uidHash: hashOf(uid) });
+    if (!row || (row.expiresAt && row.expiresAt.getTime() <= this.clock.now())) return undefined;
+    return { ...row.payload };
+  }
+
+  async findByUserCode(model: string, userCode: string): Promise<Payload | undefined> {
+    const row = await this.records.findOneBy({ model, userCodeHash: hashOf(userCode) });
+    if (!row || (row.expiresAt && row.expiresAt.getTime() <= this.clock.now())) return undefined;
+    return { ...row.payload };
+  }
+
+  async consume(model: string, id: string): Promise<void> {
+    await this.records.update({ idHash: this.key(model, id) }, { consumedAt: this.clock.date() });
+  }
+
+  async destroy(model: string, id: string): Promise<void> {
+    await this.records.delete({ idHash: this.key(model, id) });
+    // A provider grant that ends takes the listed grant with it.
+    if (model === 'Grant') await this.grants.delete({ providerGrantHash: hashOf(id) });
+  }
+
+  async revokeByGrantId(model: string, grantId: string): Promise<void> {
+    await this.records.delete({ model, grantIdHash: hashOf(grantId) });
+  }
+
+  /** The organization's name for the consent page (a read of accounts' table, not a write). */
+  async organizationName(organizationId: string): Promise<string | undefined> {
+    const rows: { name: string }[] = await this.records.manager.query(
+      'SELECT name FROM organizations WHERE id = $1',
+      [organizationId],
+    );
+    return rows[0]?.name;
+  }
+
+  // --- Grants (oauth_grants) ---
+
+  async saveGrant(grant: OAuthGrant): Promise<void> {
+    await this.grants.upsert(grant, ['providerGrantHash']);
+  }
+
+  findGrantByProviderId(providerGrantId: string): Promise<OAuthGrant | null> {
+    return this.grants.findOneBy({ providerGrantHash: hashOf(providerGrantId) });
+  }
+
+  findGrant(organizationId: string, id: string): Promise<OAuthGrant | null> {
+    return this.grants.findOneBy({ organizationId, id });
+  }
+
+  listGrants(organizationId: string, userId?: string): Promise<OAuthGrant[]> {
+    return this.grants.find({
+      where: userId ? { organizationId, userId } : { organizationId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  async touchGrant(id: string, at: Date): Promise<void> {
+    await this.grants.update({ id }, { lastUsedAt: at });
+  }
+
+  /** Ends a grant: its row, oidc-provider's Grant and every code and token issued under it. */
+  async endGrant(grant: OAuthGrant): Promise<void> {
+    await this.records.manager.transaction(async (manager) => {
+      await manager.delete(OAuthRecord, { grantIdHash: grant.providerGrantHash });
+      await manager.delete(OAuthRecord, { idHash: `Grant:${grant.providerGrantHash}` });
+      await manager.delete(OAuthGrant, { id: grant.id });
+    });
+  }
+}

@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from '../accounts/accounts.module';
+import { AuthModule } from '../auth/auth.module';
+import { RolesModule } from '../roles/roles.module';
+import './oauth.declarations';
+import { OAuthGrant } from './oauth-grant.entity';
+import { OAuthGrants } from './oauth-grants';
+import { OAuthInteractionsController } from './oauth-interactions.controller';
+import { OAuthIntrospectionController } from './oauth-introspection.controller';
+import { OAuthMetadataController } from './oauth-metadata.controller';
+import { OAuthRecord } from './oauth-record.entity';
+import { OAuthRecordsRepository } from './oauth-records.repository';
+import { OAuthServer } from './oauth-server';
+import { OAuthTokens } from './oauth-tokens';
+
+/**
+ * The OAuth 2.1 authorization server (the API only): oidc-provider under /oauth (OAuthServer), the
+ * discovery documents, the sign-in and consent pages and introspection. Other modules inject
+ * OAuthTokens (an access token to what it stands for: the access layer's) and OAuthGrants (listing and
+ * revoking an organization's grants).
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]), AuthModule, AccountsModule, RolesModule],
+  controllers: [OAuthMetadataController, OAuthIntrospectionController, OAuthInteractionsController],
+  providers: [OAuthRecordsRepository, OAuthServer, OAuthTokens, OAuthGrants],
+  exports: [OAuthTokens, OAuthGrants],
+})
+export class OAuthModule {}

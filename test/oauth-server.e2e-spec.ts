@@ -1,0 +1,390 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Response } from 'supertest';
+import { DataSource } from 'typeorm';
+import { createKey } from './support/keys';
+import { createUser, PASSWORD, SignedUpOrganization, signUpOrganization } from './support/factories';
+import { startTestApp, TestApp } from './support/test-app';
+
+/**
+ * The OAuth 2.1 authorization server (issue 44): discovery, dynamic client registration and its limit,
+ * the authorization code flow with PKCE driven by plain HTTP requests (sign-in and consent pages
+ * submitted as a browser would, cookies carried by hand), tokens, refresh rotation and replay, code
+ * replay, the refusals the contract names, introspection, and what is stored.
+ */
+
+const REGISTRATIONS_PER_HOUR = 8;
+const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
+
+const base64url = (bytes: Buffer): string => bytes.toString('base64url');
+const pkce = () => {
+  const verifier = base64url(randomBytes(32));
+  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
+};
+
+/** A browser's cookies for the app: what each Set-Cookie said, sent back on the next request. */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+
+  take(res: Response): void {
+    for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
+      const [pair] = line.split(';');
+      const separator = pair.indexOf('=');
+      const name = pair.slice(0, separator).trim();
+      const value = pair.slice(separator + 1).trim();
+      if (!value || /max-age=0/i.test(line) || /expires=Thu, 01 Jan 1970/i.test(line))
+        this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
+
+/** The path and query of a Location (the provider names its own host: the request's). */
+const pathOf = (location: string): string => {
+  const url = new URL(location, 'http://app.test');
+  return `${url.pathname}${url.search}`;
+};
+
+const hiddenValue = (html: string, name: string): string => {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+  if (!match) throw new Error(`no ${name} in the page: ${html.slice(0, 500)}`);
+  return match[1];
+};
+const formAction = (html: string): string => {
+  const match = /<form method="post" action="([^"]+)"/.exec(html);
+  if (!match) throw new Error(`no form in the page: ${html.slice(0, 500)}`);
+  return match[1];
+};
+
+describe('OAuth 2.1 authorization server', () => {
+  let app: TestApp;
+  let org: SignedUpOrganization;
+  let issuer: string;
+  let clientId: string;
+  let registered = 0;
+
+  const register = (body: Record<string, unknown>) =>
+    app.http
+      .post('/oauth/register')
+      .send({
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        ...body,
+      });
+
+  /**
+   * Follows the authorization request as a browser would until it leaves for the client: signs in when
+   * the sign-in page shows, then answers the consent page. Answers the final redirect, and the consent
+   * page's HTML.
+   */
+  async function authorize(
+    params: Record<string, string | undefined>,
+    options: { email?: string; decision?: 'allow' | 'deny'; jar?: CookieJar } = {},
+  ): Promise<{ redirect: URL; consent?: string; first: Response }> {
+    const jar = options.jar ?? new CookieJar();
+    const query = new URLSearchParams(
+      Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    );
+    let res = await app.http.get(`/oauth/authorize?${query}`).set('Cookie', jar.header());
+    const first = res;
+    let consent: string | undefined;
+    for (let step = 0; step < 12; step++) {
+      jar.take(res);
+      if (res.status === 302 || res.status === 303) {
+        const location = res.headers.location as string;
+        if (location.startsWith(REDIRECT_URI)) return { redirect: new URL(location), consent, first };
+        res = await app.http.get(pathOf(location)).set('Cookie', jar.header());
+        continue;
+      }
+      if (res.status !== 200) return { redirect: new URL('about:blank'), consent, first: res };
+      const html = res.text;
+      const csrf = hiddenValue(html, 'csrf');
+      if (html.includes('name="password"')) {
+        res = await app.http
+          .post(formAction(html))
+          .type('form')
+          .set('Cookie', jar.header())
+          .send({ csrf, email: options.email ?? org.email, password: PASSWORD });
+      } else {
+        consent = html;
+        res = await app.http
+          .post(formAction(html))
+          .type('form')
+          .set('Cookie', jar.header())
+          .send({ csrf, decision: options.decision ?? 'allow' });
+      }
+    }
+    throw new Error('the authorization did not end');
+  }
+
+  const codeRequest = (overrides: Record<string, string | undefined> = {}) => {
+    const { verifier, challenge } = pkce();
+    return {
+      verifier,
+      params: {
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        scope: 'agents:read tasks:read',
+        state: `state-${randomBytes(4).toString('hex')}`,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        ...overrides,
+      },
+    };
+  };
+
+  const exchange = (code: string, verifier: string) =>
+    app.http.post('/oauth/token').type('form').send({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
+
+  const refresh = (refreshToken: string) =>
+    app.http
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+
+  /** A whole flow: authorization with consent, then the code exchanged. */
+  async function tokensFor(overrides: Record<string, string | undefined> = {}, email?: string) {
+    const { verifier, params } = codeRequest(overrides);
+    const { redirect, consent } = await authorize(params, { email });
+    const code = redirect.searchParams.get('code');
+    if (!code) throw new Error(`no code: ${redirect}`);
+    const res = await exchange(code, verifier);
+    return { res, code, verifier, consent, redirect };
+  }
+
+  let keyWithVerify: { Authorization: string };
+
+  beforeAll(async () => {
+    app = await startTestApp({ env: { OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS_PER_HOUR) } });
+    org = await signUpOrganization(app.http, 'OAuth Org');
+    issuer = (await app.http.get('/.well-known/oauth-authorization-server').expect(200)).body.issuer;
+    const res = await register({ redirect_uris: [REDIRECT_URI], client_name: 'Test Assistant' });
+    if (res.status !== 201) throw new Error(`registration: ${res.status} ${res.text}`);
+    registered++;
+    clientId = res.body.client_id;
+    keyWithVerify = (await createKey(app.http, org.auth, { name: 'verifier', role: 'api_manager' })).auth;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('serves the authorization server metadata at both discovery paths', async () => {
+    const oauth = await app.http.get('/.well-known/oauth-authorization-server').expect(200);
+    const openid = await app.http.get('/.well-known/openid-configuration').expect(200);
+    expect(openid.body).toEqual(oauth.body);
+    expect(oauth.body).toEqual({
+      issuer,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      registration_endpoint: `${issuer}/oauth/register`,
+      revocation_endpoint: `${issuer}/oauth/revoke`,
+      introspection_endpoint: `${issuer}/oauth/introspect`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: expect.arrayContaining(['none']),
+      scopes_supported: expect.arrayContaining(['agents:read', 'tasks:create', 'files:read']),
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect(issuer).toMatch(/^http:\/\/localhost:\d+$/);
+  });
+
+  it('registers clients openly and refuses a redirect URI that is neither https nor loopback http', async () => {
+    const https = await register({
+      redirect_uris: ['https://assistant.example/cb'],
+      client_name: 'Web',
+    }).expect(201);
+    registered++;
+    expect(https.body).toMatchObject({
+      client_id: expect.any(String),
+      client_name: 'Web',
+      token_endpoint_auth_method: 'none',
+    });
+    await register({ redirect_uris: ['http://[::1]:9000/cb', 'http://localhost:9001/cb'] }).expect(201);
+    registered++;
+    const bad = await register({ redirect_uris: ['http://assistant.example/cb'] }).expect(400);
+    registered++;
+    expect(bad.body.error).toBe('invalid_redirect_uri');
+  });
+
+  it('runs the code flow with PKCE S256: sign-in, consent, tokens with state and iss', async () => {
+    const { verifier, params } = codeRequest({ resource: undefined });
+    const jar = new CookieJar();
+    const { redirect, consent } = await authorize(params, { jar });
+    expect(redirect.searchParams.get('state')).toBe(params.state);
+    expect(redirect.searchParams.get('iss')).toBe(issuer);
+    expect(consent).toContain('Test Assistant');
+    expect(consent).toContain('127.0.0.1:8765');
+    expect(consent).toContain('OAuth Org');
+    expect(consent).toContain('<code>agents:read</code>');
+    expect(consent).toContain('<code>tasks:read</code>');
+    expect(consent).toMatch(/>Allow</);
+    expect(consent).toMatch(/>Deny</);
+
+    const tokens = await exchange(redirect.searchParams.get('code')!, verifier).expect(200);
+    expect(tokens.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: expect.any(Number),
+      refresh_token: expect.any(String),
+      scope: 'agents:read tasks:read',
+    });
+    expect(tokens.body.expires_in).toBeLessThanOrEqual(3600);
+
+    // The default resource is the REST API.
+    const introspected = await app.http
+      .post('/oauth/introspect')
+      .set(keyWithVerify)
+      .type('form')
+      .send({ token: tokens.body.access_token })
+      .expect(200);
+    expect(introspected.body).toEqual({
+      active: true,
+      scope: 'agents:read tasks:read',
+      client_id: clientId,
+      sub: org.userId,
+      aud: `${issuer}/v1`,
+      exp: expect.any(Number),
+    });
+  });
+
+  it('rotates refresh tokens; a replayed one is invalid_grant and ends the grant', async () => {
+    const { res } = await tokensFor({ resource: `${issuer}/mcp` });
+    expect(res.status).toBe(200);
+    const first = res.body;
+    const rotated = await refresh(first.refresh_token).expect(200);
+    expect(rotated.body.refresh_token).not.toBe(first.refresh_token);
+    expect(rotated.body.scope).toBe('agents:read tasks:read');
+
+    const replay = await refresh(first.refresh_token).expect(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    // The whole grant ended: the rotated refresh token and the access tokens are dead too.
+    expect((await refresh(rotated.body.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+    for (const token of [first.access_token, rotated.body.access_token]) {
+      const answer = await app.http.post('/oauth/introspect').set(keyWithVerify).send({ token }).expect(200);
+      expect(answer.body).toEqual({ active: false });
+    }
+  });
+
+  it('takes a code once: a second use is invalid_grant and revokes what the first issued', async () => {
+    const { res, code, verifier } = await tokensFor();
+    expect(res.status).toBe(200);
+    const again = await exchange(code, verifier).expect(400);
+    expect(again.body.error).toBe('invalid_grant');
+    const answer = await app.http
+      .post('/oauth/introspect')
+      .set(keyWithVerify)
+      .send({ token: res.body.access_token })
+      .expect(200);
+    expect(answer.body).toEqual({ active: false });
+    expect((await refresh(res.body.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+  });
+
+  it('refuses PKCE plain or missing with invalid_request, and an unknown resource with invalid_target', async () => {
+    const plain = codeRequest({ code_challenge_method: 'plain' });
+    const { redirect: plainRedirect } = await authorize(plain.params);
+    expect(plainRedirect.searchParams.get('error')).toBe('invalid_request');
+    expect(plainRedirect.searchParams.get('state')).toBe(plain.params.state);
+    expect(plainRedirect.searchParams.get('iss')).toBe(issuer);
+
+    const missing = codeRequest({ code_challenge: undefined, code_challenge_method: undefined });
+    const { redirect: missingRedirect } = await authorize(missing.params);
+    expect(missingRedirect.searchParams.get('error')).toBe('invalid_request');
+
+    const elsewhere = codeRequest({ resource: 'https://elsewhere.example/api' });
+    const { redirect: targetRedirect } = await authorize(elsewhere.params);
+    expect(targetRedirect.searchParams.get('error')).toBe('invalid_target');
+    expect(targetRedirect.searchParams.get('iss')).toBe(issuer);
+  });
+
+  it('shows errors on a page, never redirected, before the client and redirect URI are valid', async () => {
+    const unknownClient = codeRequest({ client_id: 'no-such-client' });
+    const res = await authorize(unknownClient.params);
+    expect(res.first.status).toBe(400);
+    expect(res.first.headers.location).toBeUndefined();
+
+    const otherRedirect = codeRequest({ redirect_uri: 'http://127.0.0.1:8766/callback' });
+    const other = await authorize(otherRedirect.params);
+    expect(other.first.status).toBe(400);
+    expect(other.first.headers.location).toBeUndefined();
+  });
+
+  it('Deny redirects with access_denied, state and iss', async () => {
+    const { params } = codeRequest();
+    const { redirect } = await authorize(params, { decision: 'deny' });
+    expect(redirect.searchParams.get('error')).toBe('access_denied');
+    expect(redirect.searchParams.get('state')).toBe(params.state);
+    expect(redirect.searchParams.get('iss')).toBe(issuer);
+    expect(redirect.searchParams.get('code')).toBeNull();
+  });
+
+  it('shows asked permissions the user does not hold as not granted and leaves them out', async () => {
+    const viewer = await createUser(app.http, org, 'viewer');
+    const { res, consent } = await tokensFor({ scope: 'agents:read agents:create' }, viewer.email);
+    expect(consent).toMatch(/class="denied"><code>agents:create<\/code> — not granted/);
+    expect(res.status).toBe(200);
+    expect(res.body.scope).toBe('agents:read');
+  });
+
+  it('introspects only for a credential holding api_keys:verify, and only its organization tokens', async () => {
+    const { res } = await tokensFor();
+    const token = res.body.access_token;
+    const developer = await createKey(app.http, org.auth, { name: 'dev', role: 'developer' });
+    await app.http.post('/oauth/introspect').set(developer.auth).send({ token }).expect(403);
+    await app.http.post('/oauth/introspect').send({ token }).expect(401);
+
+    const other = await signUpOrganization(app.http, 'Other');
+    const otherKey = await createKey(app.http, other.auth, { name: 'verifier', role: 'api_manager' });
+    expect(
+      (await app.http.post('/oauth/introspect').set(otherKey.auth).send({ token }).expect(200)).body,
+    ).toEqual({
+      active: false,
+    });
+    expect(
+      (await app.http.post('/oauth/introspect').set(keyWithVerify).send({ token: 'not-a-token' }).expect(200))
+        .body,
+    ).toEqual({ active: false });
+
+    // RFC 7009 revocation by the public client: the token is refused from then on.
+    await app.http.post('/oauth/revoke').type('form').send({ token, client_id: clientId }).expect(200);
+    expect(
+      (await app.http.post('/oauth/introspect').set(keyWithVerify).send({ token }).expect(200)).body,
+    ).toEqual({
+      active: false,
+    });
+  });
+
+  it('stores no token, code or session in a form that could be presented', async () => {
+    const { res, code } = await tokensFor();
+    const dataSource = app.app.get(DataSource);
+    const rows: Record<string, unknown>[] = await dataSource.query('SELECT * FROM oauth_records');
+    const grants: Record<string, unknown>[] = await dataSource.query('SELECT * FROM oauth_grants');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(grants.length).toBeGreaterThan(0);
+    const stored = JSON.stringify([rows, grants]);
+    for (const value of [res.body.access_token, res.body.refresh_token, code]) {
+      expect(value.length).toBeGreaterThan(20);
+      expect(stored).not.toContain(value);
+    }
+  });
+
+  it('registers at most OAUTH_REGISTRATIONS_PER_HOUR clients per address an hour, then 429', async () => {
+    for (; registered < REGISTRATIONS_PER_HOUR; registered++)
+      await register({ redirect_uris: [REDIRECT_URI] }).expect(201);
+    const refused = await register({ redirect_uris: [REDIRECT_URI] }).expect(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+  });
+});
