@@ -9,6 +9,9 @@ import { createKey, type CreatedKey, pollUntil } from './support/keys';
 import { signUpOrganization, type SignedUpOrganization } from './support/factories';
 import { startAppWithHeldRuns } from './support/held-runs';
 import { startTestApp, type TestApp } from './support/test-app';
+import { describeWithPostgres, sharedSecrets } from './support/instances';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpToolListStreams } from '../src/mcp/mcp-tool-list-streams';
 
 /**
  * The MCP server at /mcp (CONTRACT, "AI assistants"), with the official SDK's clients, v1 and v2, as the
@@ -374,3 +377,95 @@ async function pollRunning(t: TestApp, auth: { Authorization: string }): Promise
   expect(value).toHaveLength(1);
   return value[0].id;
 }
+
+describeWithPostgres('MCP across instances')('MCP across instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let urlA: string;
+  let urlB: string;
+  let org: SignedUpOrganization;
+  let key: CreatedKey;
+
+  beforeAll(async () => {
+    const env = { ...sharedSecrets(), PUBLIC_URL, WORKER_CONCURRENCY: '1', WORKER_POLL_MS: '50' };
+    a = await startTestApp({ env });
+    b = await startTestApp({ databaseUrl: a.databaseUrl, env });
+    [urlA, urlB] = [await listening(a), await listening(b)];
+    org = await signUpOrganization(a.http);
+    key = await createKey(a.http, org.auth, { name: 'assistant' });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('serves a client initialized on one instance on the other: no session to be sticky to', async () => {
+    const client = await connectV1(urlA, key.key);
+    try {
+      const init = await rpc(
+        urlA,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'raw', version: '0' },
+          },
+        },
+        { Authorization: `Bearer ${key.key}` },
+      );
+      expect(init.headers.get('mcp-session-id')).toBeNull();
+      const onB = await rpc(
+        urlB,
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        {
+          Authorization: `Bearer ${key.key}`,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+      );
+      expect(onB.status).toBe(200);
+      expect(await onB.text()).toContain('"run_echo"');
+      expect(await toolNames(client)).toContain('run_echo');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends tools/list_changed on an open stream on instance B when an agent is created and deleted on A', async () => {
+    const client = new ClientV1({ name: 'listener', version: '1.0.0' });
+    const changes: string[] = [];
+    let told!: () => void;
+    let changed = new Promise<void>((resolve) => (told = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => {
+      changes.push(notification.method);
+      told();
+    });
+    try {
+      await connectV1Into(client, urlB, key.key);
+      const streams = b.app.get(McpToolListStreams);
+      const { value: open } = await pollUntil(
+        () => Promise.resolve(streams.openCount(org.organizationId)),
+        (count) => count > 0,
+      );
+      expect(open).toBe(1);
+
+      const created = await a.http
+        .post('/v1/agents')
+        .set(org.auth)
+        .send({ name: 'Fresh', type: 'echo' })
+        .expect(201);
+      await changed;
+      expect(await toolNames(client)).toContain('run_fresh');
+
+      changed = new Promise<void>((resolve) => (told = resolve));
+      await a.http.delete(`/v1/agents/${created.body.id}`).set(org.auth).expect(204);
+      await changed;
+      expect(await toolNames(client)).not.toContain('run_fresh');
+      expect(changes).toEqual(['notifications/tools/list_changed', 'notifications/tools/list_changed']);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { batchedReadsById } from '../common/batched-reads';
 import { isIdOf, newId } from '../common/ids';
 import { AGENT_ID } from './agents.declarations';
 import { ListQueryDto, Page } from '../common/pagination';
+import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { Agent } from './agent.entity';
 import { AgentRunner, AgentRunners, TypedBuiltInAgent } from './agent-runner';
 import { AgentsRepository } from './agents.repository';
@@ -19,13 +20,14 @@ export class AgentsService {
   constructor(
     private readonly agents: AgentsRepository,
     private readonly runners: AgentRunners,
+    private readonly invalidations: InvalidationBus,
   ) {}
 
   async create(principal: Principal, dto: CreateAgentDto): Promise<Agent> {
     const runner = this.runnerOrFail(dto.type);
     const config = dto.config ?? {};
     await runner.validateConfig(config);
-    return this.agents.insert({
+    const agent = await this.agents.insert({
       id: newId(AGENT_ID),
       organizationId: principal.organizationId,
       name: dto.name,
@@ -35,6 +37,13 @@ export class AgentsService {
       pricing: dto.pricing ? { ...dto.pricing } : null,
       defaultMaxCredits: dto.default_max_credits ?? null,
     });
+    this.agentsChanged(principal);
+    return agent;
+  }
+
+  /** Every instance hears that the organization's agents changed (MCP's open streams list them as tools). */
+  private agentsChanged(principal: Principal): void {
+    this.invalidations.publish({ kind: 'agents', organizationId: principal.organizationId });
   }
 
   async list(principal: Principal, query: ListQueryDto): Promise<AgentPage> {
@@ -104,12 +113,15 @@ export class AgentsService {
     if (dto.description !== undefined) agent.description = dto.description;
     if (dto.pricing !== undefined) agent.pricing = dto.pricing && { ...dto.pricing };
     if (dto.default_max_credits !== undefined) agent.defaultMaxCredits = dto.default_max_credits;
-    return this.agents.save(agent);
+    const saved = await this.agents.save(agent);
+    if (dto.name !== undefined || dto.description !== undefined) this.agentsChanged(principal);
+    return saved;
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
     const agent = await this.get(principal, id);
     await this.agents.delete(agent.id);
+    this.agentsChanged(principal);
   }
 
   /** The runner of an agent type, if one is registered. */

@@ -7,6 +7,8 @@ export type Invalidation =
   /** An identity changed or went: the records of the keys that name it show it. */
   | { kind: 'identity'; identityId: string }
   | { kind: 'organization'; organizationId: string }
+  /** An organization's agents changed (one created, renamed or deleted): what lists them shows it (MCP's tools). */
+  | { kind: 'agents'; organizationId: string }
   /** Sent locally when a transport hears again after a gap: messages may have been missed, so forget everything. */
   | { kind: 'all' };
 

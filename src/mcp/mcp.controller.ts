@@ -6,6 +6,7 @@ import { Principal } from '../access/principal';
 import { RequirePermissions, RequirePermissionsForBody } from '../access/route-access.decorators';
 import { McpChallengeFilter } from './mcp-challenge.filter';
 import { McpServerFactory } from './mcp-server.factory';
+import { McpToolListStreams } from './mcp-tool-list-streams';
 import { mcpRequestPermissions } from './mcp-tools';
 
 /**
@@ -20,7 +21,10 @@ import { mcpRequestPermissions } from './mcp-tools';
 @Controller('mcp')
 @UseFilters(McpChallengeFilter)
 export class McpController {
-  constructor(private readonly servers: McpServerFactory) {}
+  constructor(
+    private readonly servers: McpServerFactory,
+    private readonly streams: McpToolListStreams,
+  ) {}
 
   @Post()
   @RequirePermissions()
@@ -37,7 +41,7 @@ export class McpController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    return this.serve(principal, request, response);
+    return this.serve(principal, request, response, { followsToolList: true });
   }
 
   // Ends a session: stateless, there is none to end, and the SDK answers so.
@@ -47,13 +51,21 @@ export class McpController {
     return this.serve(principal, request, response);
   }
 
-  private async serve(principal: Principal, request: Request, response: Response): Promise<void> {
+  private async serve(
+    principal: Principal,
+    request: Request,
+    response: Response,
+    { followsToolList = false } = {},
+  ): Promise<void> {
     const server = await this.servers.serverFor(principal, request);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on('close', () => {
       void transport.close();
       void server.close();
     });
+    if (followsToolList) {
+      this.streams.follow(principal.organizationId, server, (then) => response.on('close', then));
+    }
     await server.connect(transport);
     await transport.handleRequest(request, response, request.body);
   }

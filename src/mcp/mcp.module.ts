@@ -6,6 +6,7 @@ import { TasksModule } from '../tasks/tasks.module';
 import { McpController } from './mcp.controller';
 import { McpOriginCheck } from './mcp-origin.middleware';
 import { McpServerFactory } from './mcp-server.factory';
+import { McpToolListStreams } from './mcp-tool-list-streams';
 import { ProtectedResourceController } from './protected-resource.controller';
 
 /**
@@ -16,7 +17,7 @@ import { ProtectedResourceController } from './protected-resource.controller';
 @Module({
   imports: [AgentsModule, TasksModule, TasksHttpModule, FilesModule],
   controllers: [McpController, ProtectedResourceController],
-  providers: [McpServerFactory],
+  providers: [McpServerFactory, McpToolListStreams],
 })
 export class McpModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
