@@ -8,6 +8,7 @@ import { httpConfig, oauthConfig, publicConfig } from '../config/namespaces';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import { allPermissions } from '../roles/permissions';
 import { Secrets } from '../secrets/secrets';
+import { errorPage } from './oauth-pages';
 import { OAuthRecordsRepository } from './oauth-records.repository';
 import type { OidcProvider, OidcProviderModule } from './oidc-provider.types';
 
@@ -20,7 +21,7 @@ export const OAUTH_ROUTES = {
   revocation: '/revoke',
   jwks: '/jwks',
 } as const;
-/** Served by OAuthIntrospectionController, behind the key check (the caller needs api_keys:verify). */
+/** Served by OAuthTokensController, behind the key check (the caller needs api_keys:verify). */
 export const INTROSPECTION_PATH = `${OAUTH_PREFIX}/introspect`;
 export const INTERACTION_PATH = `${OAUTH_PREFIX}/interaction`;
 
@@ -166,6 +167,17 @@ export class OAuthServer implements OnModuleInit {
           createHmac('sha256', this.secrets.tokenSigningSecret).update('oauth-cookies').digest('base64url'),
         ],
       },
+      // Errors before the client and redirect_uri are valid: shown here, never redirected.
+      renderError: (
+        ctx: { type: string; body: string },
+        out: { error?: string; error_description?: string },
+      ) => {
+        ctx.type = 'html';
+        ctx.body = errorPage(
+          'This authorization request cannot go on',
+          `${out.error ?? 'invalid_request'}: ${out.error_description ?? 'the request is not valid.'}`,
+        );
+      },
       findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
       interactions: {
         url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
@@ -210,8 +222,13 @@ export class OAuthServer implements OnModuleInit {
         devInteractions: { enabled: false },
         rpInitiatedLogout: { enabled: false },
         registration: { enabled: true, initialAccessToken: false },
-        revocation: { enabled: true },
-        // Served by OAuthIntrospectionController: its caller presents a Gatehouse credential, not a client's.
+        revocation: {
+          enabled: true,
+          // A public client revokes its own tokens only; another client's are left alone (RFC 7009 answers 200).
+          allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
+            token.clientId === client.clientId,
+        },
+        // Served by OAuthTokensController: its caller presents a Gatehouse credential, not a client's.
         introspection: { enabled: false },
         resourceIndicators: {
           enabled: true,

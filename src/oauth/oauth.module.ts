@@ -7,7 +7,7 @@ import './oauth.declarations';
 import { OAuthGrant } from './oauth-grant.entity';
 import { OAuthGrants } from './oauth-grants';
 import { OAuthInteractionsController } from './oauth-interactions.controller';
-import { OAuthIntrospectionController } from './oauth-introspection.controller';
+import { OAuthTokensController } from './oauth-tokens.controller';
 import { OAuthMetadataController } from './oauth-metadata.controller';
 import { OAuthRecord } from './oauth-record.entity';
 import { OAuthRecordsRepository } from './oauth-records.repository';
@@ -22,7 +22,7 @@ import { OAuthTokens } from './oauth-tokens';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]), AuthModule, AccountsModule, RolesModule],
-  controllers: [OAuthMetadataController, OAuthIntrospectionController, OAuthInteractionsController],
+  controllers: [OAuthMetadataController, OAuthTokensController, OAuthInteractionsController],
   providers: [OAuthRecordsRepository, OAuthServer, OAuthTokens, OAuthGrants],
   exports: [OAuthTokens, OAuthGrants],
 })

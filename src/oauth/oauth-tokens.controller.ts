@@ -12,7 +12,7 @@ import { OAuthTokens } from './oauth-tokens';
  */
 @ApiTags('oauth')
 @Controller('oauth')
-export class OAuthIntrospectionController {
+export class OAuthTokensController {
   constructor(private readonly tokens: OAuthTokens) {}
 
   @Post('introspect')
