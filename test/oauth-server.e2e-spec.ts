@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
+import { OAuthGrants } from '../src/oauth/oauth-grants';
+import { OAuthTokens } from '../src/oauth/oauth-tokens';
 import { createKey } from './support/keys';
 import { createUser, PASSWORD, SignedUpOrganization, signUpOrganization } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
@@ -37,6 +39,10 @@ class CookieJar {
     }
   }
 
+  values(): string[] {
+    return [...this.cookies.values()];
+  }
+
   header(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
@@ -67,14 +73,12 @@ describe('OAuth 2.1 authorization server', () => {
   let registered = 0;
 
   const register = (body: Record<string, unknown>) =>
-    app.http
-      .post('/oauth/register')
-      .send({
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        ...body,
-      });
+    app.http.post('/oauth/register').send({
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      ...body,
+    });
 
   /**
    * Follows the authorization request as a browser would until it leaves for the client: signs in when
@@ -368,17 +372,56 @@ describe('OAuth 2.1 authorization server', () => {
   });
 
   it('stores no token, code or session in a form that could be presented', async () => {
-    const { res, code } = await tokensFor();
+    const { verifier, params } = codeRequest();
+    const jar = new CookieJar();
+    const { redirect } = await authorize(params, { jar });
+    const code = redirect.searchParams.get('code')!;
+    const res = await exchange(code, verifier).expect(200);
+    const cookies = jar.values().filter((value) => value.length > 20);
+    expect(cookies.length).toBeGreaterThan(0);
     const dataSource = app.app.get(DataSource);
     const rows: Record<string, unknown>[] = await dataSource.query('SELECT * FROM oauth_records');
     const grants: Record<string, unknown>[] = await dataSource.query('SELECT * FROM oauth_grants');
     expect(rows.length).toBeGreaterThan(0);
     expect(grants.length).toBeGreaterThan(0);
     const stored = JSON.stringify([rows, grants]);
-    for (const value of [res.body.access_token, res.body.refresh_token, code]) {
+    for (const value of [res.body.access_token, res.body.refresh_token, code, ...cookies]) {
       expect(value.length).toBeGreaterThan(20);
       expect(stored).not.toContain(value);
     }
+  });
+
+  it('lists the organization grants and revokes one with every token of it (OAuthGrants, OAuthTokens)', async () => {
+    const { res } = await tokensFor({ resource: `${issuer}/mcp` });
+    const tokens = app.app.get(OAuthTokens);
+    const grants = app.app.get(OAuthGrants);
+    const resolved = await tokens.resolve(res.body.access_token);
+    expect(resolved).toEqual({
+      grantId: expect.stringMatching(/^grant_/),
+      clientId,
+      clientName: 'Test Assistant',
+      userId: org.userId,
+      organizationId: org.organizationId,
+      scopes: ['agents:read', 'tasks:read'],
+      resource: `${issuer}/mcp`,
+      expiresAt: expect.any(Date),
+    });
+    const listed = await grants.list(org.organizationId);
+    expect(listed.find((grant) => grant.id === resolved!.grantId)).toEqual({
+      id: resolved!.grantId,
+      client: { client_id: clientId, client_name: 'Test Assistant' },
+      user_id: org.userId,
+      scopes: ['agents:read', 'tasks:read'],
+      resource: `${issuer}/mcp`,
+      created_at: expect.any(String),
+      last_used_at: expect.any(String),
+    });
+    const other = await signUpOrganization(app.http, 'Elsewhere');
+    expect(await grants.revoke(other.organizationId, resolved!.grantId)).toBe(false);
+    expect(await grants.revoke(org.organizationId, resolved!.grantId)).toBe(true);
+    expect(await tokens.resolve(res.body.access_token)).toBeNull();
+    expect((await refresh(res.body.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+    expect((await grants.list(org.organizationId)).map((grant) => grant.id)).not.toContain(resolved!.grantId);
   });
 
   it('registers at most OAUTH_REGISTRATIONS_PER_HOUR clients per address an hour, then 429', async () => {

@@ -89,6 +89,19 @@ export class OAuthRecordsRepository {
     await this.records.delete({ model, grantIdHash: hashOf(grantId) });
   }
 
+  /** Expired records, then the grants whose provider grant they took; returns how many records went. */
+  async deleteExpired(): Promise<number> {
+    const deleted = await this.records
+      .createQueryBuilder()
+      .delete()
+      .where('expires_at <= :now', { now: this.clock.date() })
+      .execute();
+    await this.records.manager.query(
+      `DELETE FROM oauth_grants g WHERE NOT EXISTS (SELECT 1 FROM oauth_records r WHERE r.id_hash = 'Grant:' || g.provider_grant_hash)`,
+    );
+    return deleted.affected ?? 0;
+  }
+
   /** The organization's name for the consent page (a read of accounts' table, not a write). */
   async organizationName(organizationId: string): Promise<string | undefined> {
     const rows: { name: string }[] = await this.records.manager.query(

@@ -11,6 +11,7 @@ import { OAuthTokensController } from './oauth-tokens.controller';
 import { OAuthMetadataController } from './oauth-metadata.controller';
 import { OAuthRecord } from './oauth-record.entity';
 import { OAuthRecordsRepository } from './oauth-records.repository';
+import { OAuthRecordsSweepJob } from './oauth-records-sweep.job';
 import { OAuthServer } from './oauth-server';
 import { OAuthTokens } from './oauth-tokens';
 
@@ -23,7 +24,7 @@ import { OAuthTokens } from './oauth-tokens';
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]), AuthModule, AccountsModule, RolesModule],
   controllers: [OAuthMetadataController, OAuthTokensController, OAuthInteractionsController],
-  providers: [OAuthRecordsRepository, OAuthServer, OAuthTokens, OAuthGrants],
+  providers: [OAuthRecordsRepository, OAuthServer, OAuthTokens, OAuthGrants, OAuthRecordsSweepJob],
   exports: [OAuthTokens, OAuthGrants],
 })
 export class OAuthModule {}
