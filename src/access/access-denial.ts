@@ -18,6 +18,8 @@ export enum AccessDenialCode {
   SessionExpired = 'session_expired',
   /** A task token whose attempt ended, was cancelled or lost its lease. */
   TaskTokenExpired = 'task_token_expired',
+  /** An OAuth access token presented at a resource it was not issued for (RFC 8707). */
+  InvalidToken = 'invalid_token',
   IpNotAllowed = 'ip_not_allowed',
   ReferrerNotAllowed = 'referrer_not_allowed',
   Forbidden = 'forbidden',
@@ -78,6 +80,7 @@ export const DENIAL_RESPONSES: Readonly<Record<AccessDenialCode, DenialResponse>
   [AccessDenialCode.UserDeactivated]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.SessionExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.TaskTokenExpired]: { status: HttpStatus.UNAUTHORIZED, audited: false },
+  [AccessDenialCode.InvalidToken]: { status: HttpStatus.UNAUTHORIZED, audited: false },
   [AccessDenialCode.IpNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.ReferrerNotAllowed]: { status: HttpStatus.FORBIDDEN, audited: true },
   [AccessDenialCode.Forbidden]: { status: HttpStatus.FORBIDDEN, audited: true },

@@ -12,6 +12,8 @@ import { UsageModule } from '../usage/usage.module';
 import { AccessPolicies } from './access-policy';
 import { AccessTokenResolver } from './credentials/access-token.resolver';
 import { ApiKeyResolver } from './credentials/api-key.resolver';
+import { OAuthTokenResolver } from './credentials/oauth-token.resolver';
+import { OAuthModule } from '../oauth/oauth.module';
 import { TaskTokenResolver } from './credentials/task-token.resolver';
 import { TaskTokensModule } from '../tasks/run-tokens/task-tokens.module';
 import { KeyCache } from './credentials/key-cache';
@@ -56,6 +58,7 @@ export const GLOBAL_GUARDS = [ApiKeyGuard, RolesGuard, KeyThrottlerGuard] as con
     RateLimitsModule,
     UsageModule,
     TaskTokensModule,
+    OAuthModule,
   ],
   controllers: [KeysVerifyController],
   providers: [
@@ -64,6 +67,7 @@ export const GLOBAL_GUARDS = [ApiKeyGuard, RolesGuard, KeyThrottlerGuard] as con
     ApiKeyResolver,
     AccessTokenResolver,
     TaskTokenResolver,
+    OAuthTokenResolver,
     CredentialStep,
     RestrictionsStep,
     PermissionStep,

@@ -33,6 +33,19 @@ export interface Principal {
   key?: KeyContext;
   /** Present when the credential is a task token: the one run it may act for (the permission step). */
   task?: TaskRunScope;
+  /** Present when the credential is an OAuth access token: the grant it belongs to (kind 'user'). */
+  oauth?: OAuthGrantScope;
+}
+
+/**
+ * What an OAuth access token acts under: the grant a user gave a client. Its requests are rate-limited
+ * per grant (`windows`: a key's windows, with the OAUTH_REQUESTS_PER_* limits, counted under the grant
+ * id) and audited as the user's with the client named.
+ */
+export interface OAuthGrantScope {
+  grantId: string;
+  clientId: string;
+  windows: KeyContext;
 }
 
 /** What a task token may touch: its task, and the files of that task (attachments and outputs). */

@@ -23,6 +23,7 @@ export type Chained = Pick<
   | 'action'
   | 'actorType'
   | 'actorId'
+  | 'actorClientId'
   | 'ip'
   | 'userAgent'
   | 'details'
@@ -37,6 +38,8 @@ function contentOf(entry: Chained): string {
     action: entry.action,
     actor_type: entry.actorType,
     actor_id: entry.actorId,
+    // Only when set: an entry without one (every entry before OAuth) keeps the content it was linked with.
+    ...(entry.actorClientId ? { actor_client_id: entry.actorClientId } : {}),
     ip: entry.ip,
     user_agent: entry.userAgent,
     details: entry.details,

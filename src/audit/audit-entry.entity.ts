@@ -36,6 +36,10 @@ export class AuditEntry {
   @Column({ name: 'actor_id', type: 'text', nullable: true })
   actorId: string | null;
 
+  /** The OAuth client a user acted through; null for any other actor. */
+  @Column({ name: 'actor_client_id', type: 'text', nullable: true })
+  actorClientId: string | null;
+
   @Column({ type: 'text', nullable: true })
   ip: string | null;
 

@@ -124,8 +124,8 @@ export class AuditRepository {
     limit: number,
   ): Promise<ChainedRow[]> {
     const rows = await this.entries.manager.query<Record<string, unknown>[]>(
-      `SELECT id, sequence::text AS sequence, organization_id, key_id, action, actor_type, actor_id, ip,
-              user_agent, details, created_at, previous_hash, hash, keyed
+      `SELECT id, sequence::text AS sequence, organization_id, key_id, action, actor_type, actor_id,
+              actor_client_id, ip, user_agent, details, created_at, previous_hash, hash, keyed
          FROM audit_entries
         WHERE organization_id = $1 AND sequence > $2 AND sequence <= $3
         -- The column, not the text alias above: '10' sorts before '9'.
@@ -141,6 +141,7 @@ export class AuditRepository {
       action: row.action as string,
       actorType: row.actor_type as ActorType,
       actorId: row.actor_id as string | null,
+      actorClientId: row.actor_client_id as string | null,
       ip: row.ip as string | null,
       userAgent: row.user_agent as string | null,
       details: row.details as Record<string, unknown>,

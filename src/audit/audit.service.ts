@@ -21,6 +21,8 @@ import { AuditQueryDto } from './dto/audit.dto';
 export interface AuditActor {
   type: ActorType;
   id: string | null;
+  /** The OAuth client a user's action came through (an OAuth access token). */
+  client_id?: string;
 }
 
 /** Where a request came from, for the audit trail. */
@@ -47,8 +49,9 @@ export function actionPattern(filter: string): { exact: string } | { prefix: str
 export const SYSTEM_ACTOR: AuditActor = { type: 'system', id: null };
 
 export function actorOf(principal: Principal): AuditActor {
-  return principal.kind === 'api_key'
-    ? { type: 'api_key', id: principal.apiKeyId }
+  if (principal.kind === 'api_key') return { type: 'api_key', id: principal.apiKeyId };
+  return principal.oauth
+    ? { type: 'user', id: principal.userId, client_id: principal.oauth.clientId }
     : { type: 'user', id: principal.userId };
 }
 
@@ -200,6 +203,7 @@ export class AuditService implements BeforeApplicationShutdown {
           action: event.action,
           actorType: event.actor.type,
           actorId: event.actor.id,
+          actorClientId: event.actor.client_id ?? null,
           ip: event.origin?.ip ?? null,
           userAgent: event.origin?.userAgent ?? null,
           details: event.details ?? {},

@@ -9,7 +9,11 @@ import { RedisConnection } from '../redis/redis.connection';
 import { MemoryFixedWindowStorage, RedisFixedWindowStorage } from './fixed-window.storage';
 import { MemorySlidingWindowStorage, RedisSlidingWindowStorage } from './sliding-window.storage';
 
-const keyOf = (context: ExecutionContext) => requestOf(context).principal?.key;
+// A key's windows, or an OAuth grant's (which carries its limits as a key's: see OAuthGrantScope).
+const keyOf = (context: ExecutionContext) => {
+  const principal = requestOf(context).principal;
+  return principal?.key ?? principal?.oauth?.windows;
+};
 
 /**
  * RATE_LIMIT_WINDOW picks how windows count, REDIS_URL where: in Redis, shared by every instance, or in

@@ -18,6 +18,8 @@ export interface StoredEntry {
   ip: string | null;
   user_agent: string | null;
   details: Record<string, unknown>;
+  /** Absent in a schema from before OAuth clients were audited. */
+  actor_client_id?: string | null;
   created_at: Date;
   previous_hash: string;
   hash: string;
@@ -40,6 +42,7 @@ export function keylessLink(previousHash: string, row: StoredEntry): string {
     action: row.action,
     actorType: row.actor_type,
     actorId: row.actor_id,
+    actorClientId: row.actor_client_id ?? null,
     ip: row.ip,
     userAgent: row.user_agent,
     details: row.details,

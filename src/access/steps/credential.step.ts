@@ -5,15 +5,17 @@ import type { AccessAttempt, AccessStep, KeyVerification, StepOutcome } from '..
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import { AccessTokenResolver } from '../credentials/access-token.resolver';
 import { ApiKeyResolver } from '../credentials/api-key.resolver';
+import { OAuthTokenResolver } from '../credentials/oauth-token.resolver';
 import { TaskTokenResolver } from '../credentials/task-token.resolver';
 import type { Request } from 'express';
 import type { Principal } from '../principal';
 import { extractCredential } from '../credentials/presented-credential';
 
 /**
- * Step 1, credential: exactly one credential (an access token, an API key or a task token, as a Bearer
- * token, in `X-API-Key`, or unless switched off in `?api_key`) resolved to `request.principal`. Each kind
- * has its resolver and its own prefix; what a kind may then do is the later steps' business. A
+ * Step 1, credential: exactly one credential (an access token, an API key, a task token or an OAuth
+ * access token, as a Bearer token, in `X-API-Key`, or unless switched off in `?api_key`) resolved to
+ * `request.principal`. Each kind has its resolver and, but for OAuth's opaque tokens, its own shape; what
+ * a kind may then do is the later steps' business. A
  * verification's credential is the API key value in its body.
  */
 @Injectable()
@@ -23,6 +25,7 @@ export class CredentialStep implements AccessStep {
     private readonly accessTokens: AccessTokenResolver,
     private readonly apiKeys: ApiKeyResolver,
     private readonly taskTokens: TaskTokenResolver,
+    private readonly oauthTokens: OAuthTokenResolver,
   ) {}
 
   /** Synchronous for an API key whose record is cached; an access token or a cache miss waits. */
@@ -37,13 +40,21 @@ export class CredentialStep implements AccessStep {
     }
     if (credential instanceof AccessDenial) return credential;
 
-    // Access tokens only travel as Bearer; task tokens carry their prefix; anything else must be an API key.
-    const resolved =
+    // Access tokens only travel as Bearer; task tokens carry their prefix; anything else is an API key,
+    // or, sent as Bearer without an API key's shape, an OAuth access token (opaque: no shape of its own).
+    let resolved =
       credential.via === 'bearer' && this.accessTokens.looksLikeAccessToken(credential.value)
         ? this.accessTokens.resolve(credential.value)
         : this.taskTokens.looksLikeTaskToken(credential.value)
           ? this.taskTokens.resolve(credential.value)
           : this.apiKeys.resolve(credential, request.socket, request.ip ?? null);
+    if (
+      credential.via === 'bearer' &&
+      resolved instanceof AccessDenial &&
+      resolved.code === AccessDenialCode.MalformedKey
+    ) {
+      resolved = this.oauthTokens.resolve(credential.value, request);
+    }
     return resolved instanceof Promise
       ? resolved.then((principal) => admit(request, principal))
       : admit(request, resolved);

@@ -23,7 +23,8 @@ import type { KeyContext } from '../principal';
 import { CreditsStep } from './credits.step';
 
 /**
- * Step 4, rate limit: the key's windows, for requests made with an API key (access tokens pass).
+ * Step 4, rate limit: the key's windows, for requests made with an API key, or the grant's for an OAuth
+ * access token (access and task tokens pass).
  *
  * The limit is @nestjs/throttler's, through its documented subclassing API (the step is a ThrottlerGuard
  * subclass provided as a step, not registered as a guard): the windows are the named throttlers
@@ -85,7 +86,8 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
    * them, ride with it as a request's one does.
    */
   check({ context, request, response, verification }: AccessAttempt): StepOutcome | Promise<StepOutcome> {
-    const key = request.principal?.key;
+    // An OAuth access token counts in its grant's windows; other tokens pass.
+    const key = request.principal?.key ?? request.principal?.oauth?.windows;
     if (!key) return undefined;
     const ride = this.carriesCredits ? this.credits.rideOf(request, verification) : undefined;
     return this.count(context, key, verification ? WITHOUT_HEADERS : response, ride);

@@ -77,6 +77,8 @@ export class KeyAuditQueryDto extends OmitType(AuditQueryDto, ['key_id'] as cons
 export class AuditActorResponse {
   @ApiProperty({ enum: ACTOR_TYPES }) type: string;
   @ApiProperty({ type: String, nullable: true }) id: string | null;
+  @ApiPropertyOptional({ description: 'The OAuth client a user acted through (an OAuth access token).' })
+  client_id?: string;
   @ApiPropertyOptional({
     type: String,
     nullable: true,
@@ -124,6 +126,7 @@ export class AuditEntryResponse {
   /** `names`: what `expand` asked for (AuditService.namesOf); without it the entry is ids only. */
   static of(entry: AuditEntry, names?: AuditNames): AuditEntryResponse {
     const actor: AuditActorResponse = { type: entry.actorType, id: entry.actorId };
+    if (entry.actorClientId) actor.client_id = entry.actorClientId;
     if (names?.actors) {
       const subject =
         entry.actorId === null

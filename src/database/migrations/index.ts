@@ -19,6 +19,7 @@ import { AuditActorIndex1795920000000 } from './1795920000000-AuditActorIndex';
 import { PendingLeakReports1795941000000 } from './1795941000000-PendingLeakReports';
 import { AuditChainKey1795960000000 } from './1795960000000-AuditChainKey';
 import { OAuthServer1796000000000 } from './1796000000000-OAuthServer';
+import { AuditActorClient1796100000000 } from './1796100000000-AuditActorClient';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   PendingLeakReports1795941000000,
   AuditChainKey1795960000000,
   OAuthServer1796000000000,
+  AuditActorClient1796100000000,
 ];
