@@ -56,12 +56,6 @@ const PUBLIC_ROUTES = new Set([
   // RFC 9728 metadata, read before a client holds any credential (mcp suite).
   'GET /.well-known/oauth-protected-resource/mcp',
   'GET /.well-known/oauth-protected-resource/v1',
-  // RFC 8414 metadata, and the authorization endpoint's sign-in and consent pages (oauth-server suite).
-  'GET /.well-known/oauth-authorization-server',
-  'GET /.well-known/openid-configuration',
-  'GET /oauth/interaction/:uid',
-  'POST /oauth/interaction/:uid/login',
-  'POST /oauth/interaction/:uid/consent',
 ]);
 const isDocumentationPath = (path: string): boolean =>
   path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
-import type { Application, NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { ConfigOf } from '../config/config-namespace';
 import { httpConfig, oauthConfig, publicConfig } from '../config/namespaces';
@@ -60,9 +59,7 @@ function loadOidcProvider(): Promise<OidcProviderModule> {
  * The OAuth 2.1 authorization server: oidc-provider, configured for the contract (authorization code with
  * PKCE S256 only, resource indicators `<PUBLIC_URL>/mcp` and `<PUBLIC_URL>/v1`, refresh token rotation
  * with reuse detection, open dynamic client registration, client ID metadata documents), its state in
- * PostgreSQL (OAuthRecordsRepository), mounted on the Express app under /oauth when the module starts.
- * Nest adds its routes before the modules' onModuleInit, so the interaction and introspection
- * controllers (under /oauth too) are matched before the provider.
+ * PostgreSQL (OAuthRecordsRepository). OAuthRoutes mounts it on the Express app under /oauth.
  */
 @Injectable()
 export class OAuthServer implements OnModuleInit {
@@ -79,7 +76,6 @@ export class OAuthServer implements OnModuleInit {
     private readonly records: OAuthRecordsRepository,
     private readonly secrets: Secrets,
     private readonly outbound: SafeHttpClient,
-    private readonly adapterHost: HttpAdapterHost,
     @InjectThrottlerStorage() private readonly throttler: ThrottlerStorage,
   ) {
     this.issuer = publicSettings.url.replace(/\/+$/, '');
@@ -103,27 +99,38 @@ export class OAuthServer implements OnModuleInit {
       .digest('base64url');
   }
 
-  async onModuleInit(): Promise<void> {
+  private starting?: Promise<OidcProvider>;
+
+  onModuleInit(): Promise<void> {
+    return this.start().then(() => undefined);
+  }
+
+  /** Builds the provider once; OAuthRoutes mounts it (and awaits this first). */
+  start(): Promise<OidcProvider> {
+    this.starting ??= this.build();
+    return this.starting;
+  }
+
+  private async build(): Promise<OidcProvider> {
     const oidc = await loadOidcProvider();
     this.oidcErrors = oidc.errors;
-    this.instance = new oidc.default(this.issuer, this.configuration(oidc));
-    this.instance.proxy = this.http.trustProxy !== false && this.http.trustProxy !== 0;
-    this.instance.use(async (ctx, next) => {
+    const provider = new oidc.default(this.issuer, this.configuration(oidc));
+    provider.proxy = this.http.trustProxy !== false && this.http.trustProxy !== 0;
+    provider.use(async (ctx, next) => {
       // No `scope`: OAUTH_DEFAULT_SCOPES (the contract's default), as if the client had asked for them.
       if (ctx.path === OAUTH_ROUTES.authorization && ctx.method === 'GET' && !ctx.query.scope)
         ctx.query = { ...ctx.query, scope: this.config.defaultScopes.join(' ') };
       await next();
     });
-    this.instance.on('server_error', (_ctx: unknown, error: Error) =>
+    provider.on('server_error', (_ctx: unknown, error: Error) =>
       this.logger.error(`oidc-provider: ${error.message}`, error.stack),
     );
-    const express = this.adapterHost.httpAdapter.getInstance<Application>();
-    express.use(`${OAUTH_PREFIX}${OAUTH_ROUTES.registration}`, this.registrationLimit);
-    express.use(OAUTH_PREFIX, this.instance.callback());
+    this.instance = provider;
+    return provider;
   }
 
   /** OAUTH_REGISTRATIONS_PER_HOUR registrations per client address, counted where the rate limits count. */
-  private readonly registrationLimit = (request: Request, response: Response, next: NextFunction): void => {
+  readonly registrationLimit = (request: Request, response: Response, next: NextFunction): void => {
     if (request.method !== 'POST') return next();
     const limit = this.config.registrationsPerHour;
     this.throttler

@@ -6,12 +6,12 @@ import { RolesModule } from '../roles/roles.module';
 import './oauth.declarations';
 import { OAuthGrant } from './oauth-grant.entity';
 import { OAuthGrants } from './oauth-grants';
-import { OAuthInteractionsController } from './oauth-interactions.controller';
+import { OAuthInteractions } from './oauth-interactions';
 import { OAuthTokensController } from './oauth-tokens.controller';
-import { OAuthMetadataController } from './oauth-metadata.controller';
 import { OAuthRecord } from './oauth-record.entity';
 import { OAuthRecordsRepository } from './oauth-records.repository';
 import { OAuthRecordsSweepJob } from './oauth-records-sweep.job';
+import { OAuthRoutes } from './oauth-routes';
 import { OAuthServer } from './oauth-server';
 import { OAuthTokens } from './oauth-tokens';
 
@@ -23,8 +23,16 @@ import { OAuthTokens } from './oauth-tokens';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]), AuthModule, AccountsModule, RolesModule],
-  controllers: [OAuthMetadataController, OAuthTokensController, OAuthInteractionsController],
-  providers: [OAuthRecordsRepository, OAuthServer, OAuthTokens, OAuthGrants, OAuthRecordsSweepJob],
+  controllers: [OAuthTokensController],
+  providers: [
+    OAuthRecordsRepository,
+    OAuthServer,
+    OAuthInteractions,
+    OAuthRoutes,
+    OAuthTokens,
+    OAuthGrants,
+    OAuthRecordsSweepJob,
+  ],
   exports: [OAuthTokens, OAuthGrants],
 })
 export class OAuthModule {}

@@ -35,6 +35,6 @@ export class IntrospectionResponse {
   })
   aud?: string;
 
-  @ApiPropertyOptional({ description: 'Expiry, seconds since the epoch.' })
+  @ApiPropertyOptional({ type: 'integer', description: 'Expiry, seconds since the epoch.' })
   exp?: number;
 }

@@ -1,8 +1,6 @@
-import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import { Injectable } from '@nestjs/common';
+import { type NextFunction, type Request, type Response, Router } from 'express';
 import { timingSafeEqual } from 'node:crypto';
-import { Public } from '../access/route-access.decorators';
 import { UsersService } from '../accounts/users.service';
 import { AuthService } from '../auth/auth.service';
 import { Clock } from '../common/clock';
@@ -37,10 +35,11 @@ const NO_STORE = { 'Cache-Control': 'no-store', 'Content-Type': 'text/html; char
  * Asked permissions the user does not hold are shown as not granted and left out of the grant; Deny
  * ends the request with `access_denied` (oidc-provider redirects it with `state` and `iss`).
  * Forms carry a CSRF value bound to the interaction (an HMAC of its uid, whose cookie oidc-provider checks).
+ * Plain Express routes beside oidc-provider's own (OAuthRoutes mounts them at /oauth/interaction): pages
+ * of the authorization endpoint, not operations of the API.
  */
-@ApiExcludeController()
-@Controller('oauth/interaction')
-export class OAuthInteractionsController {
+@Injectable()
+export class OAuthInteractions {
   constructor(
     private readonly server: OAuthServer,
     private readonly auth: AuthService,
@@ -50,9 +49,30 @@ export class OAuthInteractionsController {
     private readonly clock: Clock,
   ) {}
 
-  @Get(':uid')
-  @Public()
-  async show(@Param('uid') uid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  /** The pages, relative to /oauth/interaction. */
+  router(): Router {
+    const router = Router();
+    const handle =
+      (page: (uid: string, request: Request, response: Response) => Promise<void>) =>
+      (request: Request, response: Response, next: NextFunction) => {
+        page(String(request.params.uid), request, response).catch(next);
+      };
+    router.get(
+      '/:uid',
+      handle((uid, request, response) => this.show(uid, request, response)),
+    );
+    router.post(
+      '/:uid/login',
+      handle((uid, request, response) => this.signIn(uid, request, response)),
+    );
+    router.post(
+      '/:uid/consent',
+      handle((uid, request, response) => this.consent(uid, request, response)),
+    );
+    return router;
+  }
+
+  private async show(uid: string, request: Request, response: Response): Promise<void> {
     const interaction = await this.details(uid, request, response);
     if (!interaction) return;
     if (interaction.prompt.name === 'login') {
@@ -71,9 +91,7 @@ export class OAuthInteractionsController {
     await this.showConsent(interaction, response);
   }
 
-  @Post(':uid/login')
-  @Public()
-  async signIn(@Param('uid') uid: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  private async signIn(uid: string, request: Request, response: Response): Promise<void> {
     const interaction = await this.details(uid, request, response);
     if (!interaction || !this.checkForm(interaction, request, response)) return;
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -107,13 +125,7 @@ export class OAuthInteractionsController {
     }
   }
 
-  @Post(':uid/consent')
-  @Public()
-  async consent(
-    @Param('uid') uid: string,
-    @Req() request: Request,
-    @Res() response: Response,
-  ): Promise<void> {
+  private async consent(uid: string, request: Request, response: Response): Promise<void> {
     const interaction = await this.details(uid, request, response);
     if (!interaction || !this.checkForm(interaction, request, response)) return;
     const decision = (request.body as Record<string, unknown> | undefined)?.decision;
