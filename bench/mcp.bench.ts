@@ -1,0 +1,326 @@
+/**
+ * `npm run bench:mcp`: the MCP server at /mcp against the REST routes it stands for (issue 44), with the
+ * official SDK's v1 client, against one Gatehouse (bench-server.ts, compiled, a process of its own, its
+ * workers on at the default settings) on a fresh PostgreSQL database (Redis too when REDIS_URL is set).
+ *
+ * 1. Echo tasks, run to their end: `tools/call run_echo` (the run tool waits until the task ends; its
+ *    default wait_seconds, 30) against `POST /v1/tasks` {instruction, agent_type: 'echo'} then
+ *    `GET /v1/tasks/{id}?wait=30`, BENCH_CLIENTS (20) clients each, one task at a time per client. Goal:
+ *    MCP >= 0.5 of REST.
+ * 2. The agents of an organization with BENCH_AGENTS (100) echo agents: `tools/list` against
+ *    `GET /v1/agents?limit=100`, BENCH_LIST_CLIENTS (20) clients each. Goal: MCP >= 0.5 of REST.
+ *
+ * Each phase in its own organization, with an administrator key of its own (limits no run can reach) for
+ * both sides. MCP: one SDK Client (StreamableHTTPClientTransport, `Authorization: Bearer <key>`) per
+ * concurrent worker, connected before anything is timed (so each holds the GET stream an SDK client opens
+ * after initialize, as a real one does). REST: fetch (undici), the HTTP client the SDK's transport uses.
+ * Every answer is checked (a task that did not succeed, a list of the wrong length, any error aborts).
+ *
+ * Throughput on a shared machine drifts from second to second, so the two sides of a phase alternate in
+ * BENCH_ROUNDS (7, at least 5) rounds of BENCH_DURATION (5) seconds each, which side goes first
+ * alternating with the round; each round's ratio is MCP's rate over REST's of the same round, and the
+ * figure is the median of those paired ratios, with each side's median rate. BENCH_WARMUP (2) seconds of
+ * each side first, untimed. Also reported: the server's CPU per request (what each side costs it).
+ *
+ *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=…] npm run bench:mcp
+ */
+import { execSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type BenchServer, median, postJson, startBenchServer } from './bench-child';
+import { freshDatabase } from './bench-database';
+import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
+
+function setting(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < 0) {
+    console.error(`${name}=${raw}: expected a number >= 0`);
+    process.exit(2);
+  }
+  return Math.max(min, value);
+}
+
+const CLIENTS = Math.floor(setting('BENCH_CLIENTS', 20, 1));
+const LIST_CLIENTS = Math.floor(setting('BENCH_LIST_CLIENTS', 20, 1));
+const AGENTS = Math.floor(setting('BENCH_AGENTS', 100, 1));
+const DURATION = setting('BENCH_DURATION', 5, 1);
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 7, 5));
+const WARMUP = setting('BENCH_WARMUP', 2, 0);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+/** Issue 44: MCP at half the rate of the REST routes it stands for, or better. */
+const GOAL = 0.5;
+/** No rate limit a run can reach. */
+const UNREACHABLE_LIMITS = { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 };
+
+interface Sample {
+  /** Requests (operations: a task run, a list) a second. */
+  rps: number;
+  /** The server's CPU per operation, µs. */
+  cpu: number;
+}
+
+interface TaskView {
+  id: string;
+  status: string;
+}
+
+/** An organization of its own, and an administrator key of it for both sides. */
+async function organization(
+  appUrl: string,
+  name: string,
+): Promise<{ token: string; key: string; auth: Record<string, string> }> {
+  const { access_token: token } = await postJson<{ access_token: string }>(appUrl, '/v1/auth/signup', {
+    organization_name: name,
+    email: `${name.toLowerCase().replace(/\W+/g, '-')}@example.test`,
+    password: 'bench-password',
+    name,
+  });
+  const { key } = await postJson<{ key: string }>(
+    appUrl,
+    '/v1/api-keys',
+    { name: `${name} key`, role: 'administrator', type: 'service', rate_limit: UNREACHABLE_LIMITS },
+    token,
+  );
+  return { token, key, auth: { authorization: `Bearer ${key}` } };
+}
+
+async function connectClients(mcpUrl: string, key: string, count: number): Promise<Client[]> {
+  return Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const client = new Client({ name: `bench-${i}`, version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }),
+      );
+      return client;
+    }),
+  );
+}
+
+/** `workers` loops of `operation` until `seconds` are up; the operations a second and the server's CPU each. */
+async function measure(
+  server: BenchServer,
+  workers: number,
+  seconds: number,
+  operation: (worker: number) => Promise<void>,
+): Promise<Sample> {
+  const cpuBefore = await server.cpu();
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      while (performance.now() < deadline) {
+        await operation(worker);
+        done++;
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  const cpu = (await server.cpu()) - cpuBefore;
+  return { rps: (done * 1000) / elapsed, cpu: cpu / done };
+}
+
+type Side = 'mcp' | 'rest';
+
+/** Warm-up, then ROUNDS rounds of both sides, the first side alternating. */
+async function phase(
+  server: BenchServer,
+  workers: number,
+  operations: Record<Side, (worker: number) => Promise<void>>,
+): Promise<Record<Side, Sample[]>> {
+  if (WARMUP > 0) {
+    await measure(server, workers, WARMUP, operations.rest);
+    await measure(server, workers, WARMUP, operations.mcp);
+  }
+  const samples: Record<Side, Sample[]> = { mcp: [], rest: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: Side[] = round % 2 ? ['mcp', 'rest'] : ['rest', 'mcp'];
+    for (const side of order) samples[side].push(await measure(server, workers, DURATION, operations[side]));
+  }
+  return samples;
+}
+
+async function main(): Promise<void> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    console.error(
+      'bench:mcp measures on PostgreSQL: set DATABASE_URL to a server (a fresh database is created on it\n' +
+        'for the run and dropped afterwards), e.g.\n' +
+        '  DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:mcp',
+    );
+    process.exit(2);
+  }
+  const database = await freshDatabase(serverUrl, 'bench_mcp');
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-mcp-'));
+  const logDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-log-'));
+  const compiled = compiledBenchFile('bench-server.ts');
+  // The MCP server names its version from package.json, two folders above src/common: in the build too.
+  copyFileSync(join(__dirname, '..', 'package.json'), join(dirname(compiled), '..', 'package.json'));
+  const app = startBenchServer(
+    'bench-server.ts',
+    compiled,
+    { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, BENCH_LOG_LEVEL: LOG_LEVEL },
+    join(logDir, 'gatehouse.log'),
+  );
+  const clients: Client[] = [];
+  let failed = false;
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> =>
+    (cleaned ??= (async () => {
+      await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+      await app.stop();
+      removeCompiledServers();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+      if (!failed) rmSync(logDir, { recursive: true, force: true });
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: dropping the bench database`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
+
+  try {
+    const { appUrl } = await app.next<{ appUrl: string }>('ready');
+    const mcpUrl = `${appUrl}/mcp`;
+    const getJson = async <T>(path: string, headers: Record<string, string>): Promise<T> => {
+      const response = await fetch(`${appUrl}${path}`, { headers });
+      if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+      return (await response.json()) as T;
+    };
+
+    // 1. Echo tasks to their end.
+    const tasksOrg = await organization(appUrl, 'Bench tasks');
+    const taskClients = await connectClients(mcpUrl, tasksOrg.key, CLIENTS);
+    clients.push(...taskClients);
+    let n = 0;
+    const tasks = await phase(app, CLIENTS, {
+      rest: async () => {
+        const task = await postJson<TaskView>(
+          appUrl,
+          '/v1/tasks',
+          { instruction: `rest task ${n++}`, agent_type: 'echo' },
+          tasksOrg.key,
+        );
+        const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
+        if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+      },
+      mcp: async (worker) => {
+        const result = await taskClients[worker].callTool({
+          name: 'run_echo',
+          arguments: { instruction: `mcp task ${n++}` },
+        });
+        const task = result.structuredContent as TaskView | undefined;
+        if (result.isError || task?.status !== 'succeeded')
+          throw new Error(`run_echo: ${JSON.stringify(result).slice(0, 500)}`);
+      },
+    });
+
+    // 2. The agents of an organization with AGENTS of them.
+    const agentsOrg = await organization(appUrl, 'Bench agents');
+    for (let i = 0; i < AGENTS; i++) {
+      await postJson(
+        appUrl,
+        '/v1/agents',
+        { name: `Bench agent ${i}`, type: 'echo', description: `Echo agent number ${i} of the bench.` },
+        agentsOrg.key,
+      );
+    }
+    const listClients = await connectClients(mcpUrl, agentsOrg.key, LIST_CLIENTS);
+    clients.push(...listClients);
+    const expectedTools = (await listClients[0].listTools()).tools.length;
+    if (expectedTools < AGENTS) throw new Error(`tools/list: ${expectedTools} tools for ${AGENTS} agents`);
+    const listLimit = Math.min(AGENTS, 100);
+    // The built-in agents are listed too: a full page is listLimit, or all of them when fewer.
+    const expectedPage = (await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth))
+      .data.length;
+    if (expectedPage < listLimit) throw new Error(`GET /v1/agents: ${expectedPage} of ${AGENTS} agents`);
+    const lists = await phase(app, LIST_CLIENTS, {
+      rest: async () => {
+        const page = await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth);
+        if (page.data.length !== expectedPage)
+          throw new Error(`GET /v1/agents: ${page.data.length} of ${expectedPage}`);
+      },
+      mcp: async (worker) => {
+        const { tools } = await listClients[worker].listTools();
+        if (tools.length !== expectedTools) throw new Error(`tools/list: ${tools.length} tools`);
+      },
+    });
+
+    report(tasks, lists, expectedTools, listLimit);
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    await cleanUp();
+  }
+}
+
+function report(
+  tasks: Record<Side, Sample[]>,
+  lists: Record<Side, Sample[]>,
+  tools: number,
+  listLimit: number,
+): void {
+  const git = (args: string): string => {
+    try {
+      return execSync(`git ${args}`, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const commit = git('rev-parse --short HEAD') || 'unknown';
+  const srcChanged = git('status --porcelain -- src') ? ' (src/ has uncommitted changes)' : '';
+  console.log(
+    `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}; ` +
+      `Gatehouse in its own process, workers at default settings, LOG_LEVEL=${LOG_LEVEL}\n` +
+      `duration=${DURATION}s warmup=${WARMUP}s rounds=${ROUNDS} (interleaved, first side alternating); ` +
+      `medians over the rounds; MCP: the SDK's v1 client, one per worker; REST: fetch`,
+  );
+  let allMet = true;
+  const section = (title: string, samples: Record<Side, Sample[]>, mcpLabel: string, restLabel: string) => {
+    const ratios = samples.mcp.map((sample, round) => sample.rps / samples.rest[round].rps);
+    const ratio = median(ratios);
+    const met = ratio >= GOAL;
+    allMet &&= met;
+    const rate = (side: Side) => median(samples[side].map((s) => s.rps)).toFixed(0);
+    const cpu = (side: Side) => median(samples[side].map((s) => s.cpu)).toFixed(0);
+    const rounds = (side: Side) => samples[side].map((s) => s.rps.toFixed(0)).join(', ');
+    console.log(`\n${title}`);
+    console.log(
+      `  ${mcpLabel.padEnd(48)} ${rate('mcp').padStart(6)}/s  server ${cpu('mcp').padStart(5)} µs each  (rounds ${rounds('mcp')})`,
+    );
+    console.log(
+      `  ${restLabel.padEnd(48)} ${rate('rest').padStart(6)}/s  server ${cpu('rest').padStart(5)} µs each  (rounds ${rounds('rest')})`,
+    );
+    console.log(
+      `  MCP / REST: median of paired ratios ${ratio.toFixed(2)} (rounds ${Math.min(...ratios).toFixed(2)}..` +
+        `${Math.max(...ratios).toFixed(2)}); goal >= ${GOAL}: ${met ? 'met' : 'NOT met'}`,
+    );
+  };
+  section(
+    `1. echo tasks to their end, ${CLIENTS} clients each side`,
+    tasks,
+    'tools/call run_echo (waits, default 30 s)',
+    'POST /v1/tasks + GET /v1/tasks/{id}?wait=30',
+  );
+  section(
+    `2. agents of an organization with ${AGENTS} agents (${tools} tools), ${LIST_CLIENTS} clients each side`,
+    lists,
+    'tools/list',
+    `GET /v1/agents?limit=${listLimit}`,
+  );
+  console.log(`\nissue 44 goals: ${allMet ? 'all met' : 'NOT all met'}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
