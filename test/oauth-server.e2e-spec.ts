@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthGrants } from '../src/oauth/oauth-grants';
 import { OAuthTokens } from '../src/oauth/oauth-tokens';
 import { createKey } from './support/keys';
+import { listenOnLoopback } from './support/loopback-server';
 import { createUser, PASSWORD, SignedUpOrganization, signUpOrganization } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -142,12 +144,12 @@ describe('OAuth 2.1 authorization server', () => {
     };
   };
 
-  const exchange = (code: string, verifier: string) =>
+  const exchange = (code: string, verifier: string, client = clientId) =>
     app.http.post('/oauth/token').type('form').send({
       grant_type: 'authorization_code',
       code,
       redirect_uri: REDIRECT_URI,
-      client_id: clientId,
+      client_id: client,
       code_verifier: verifier,
     });
 
@@ -163,14 +165,33 @@ describe('OAuth 2.1 authorization server', () => {
     const { redirect, consent } = await authorize(params, { email });
     const code = redirect.searchParams.get('code');
     if (!code) throw new Error(`no code: ${redirect}`);
-    const res = await exchange(code, verifier);
+    const res = await exchange(code, verifier, params.client_id);
     return { res, code, verifier, consent, redirect };
   }
 
   let keyWithVerify: { Authorization: string };
+  let documents: Server;
+  let documentsPort: number;
 
   beforeAll(async () => {
-    app = await startTestApp({ env: { OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS_PER_HOUR) } });
+    app = await startTestApp({
+      env: {
+        OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS_PER_HOUR),
+        // Client ID metadata documents served from this test, over http on loopback.
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+      },
+    });
+    documents = createServer((req, res) => {
+      const url = `http://127.0.0.1:${documentsPort}${req.url}`;
+      const body =
+        req.url === '/client.json'
+          ? { client_id: url, client_name: 'Metadata Assistant', redirect_uris: [REDIRECT_URI] }
+          : req.url === '/mismatch.json'
+            ? { client_id: 'http://127.0.0.1:1/other.json', redirect_uris: [REDIRECT_URI] }
+            : undefined;
+      res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? {}));
+    });
+    documentsPort = await listenOnLoopback(documents);
     org = await signUpOrganization(app.http, 'OAuth Org');
     issuer = (await app.http.get('/.well-known/oauth-authorization-server').expect(200)).body.issuer;
     const res = await register({ redirect_uris: [REDIRECT_URI], client_name: 'Test Assistant' });
@@ -181,6 +202,7 @@ describe('OAuth 2.1 authorization server', () => {
   });
 
   afterAll(async () => {
+    documents?.close();
     await app?.close();
   });
 
@@ -324,6 +346,19 @@ describe('OAuth 2.1 authorization server', () => {
     const other = await authorize(otherRedirect.params);
     expect(other.first.status).toBe(400);
     expect(other.first.headers.location).toBeUndefined();
+  });
+
+  it('takes a client ID metadata document for a client_id that is a URL, and refuses one naming another id', async () => {
+    const documentUrl = `http://127.0.0.1:${documentsPort}/client.json`;
+    const { res, consent } = await tokensFor({ client_id: documentUrl });
+    expect(consent).toContain('Metadata Assistant');
+    expect(res.status).toBe(200);
+    expect(res.body.scope).toBe('agents:read tasks:read');
+
+    const mismatch = codeRequest({ client_id: `http://127.0.0.1:${documentsPort}/mismatch.json` });
+    const refused = await authorize(mismatch.params);
+    expect(refused.first.status).toBe(400);
+    expect(refused.first.headers.location).toBeUndefined();
   });
 
   it('Deny redirects with access_denied, state and iss', async () => {
