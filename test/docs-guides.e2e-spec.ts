@@ -56,6 +56,16 @@ const SHOWS: Record<string, (string | RegExp)[]> = {
   ],
   'webhooks.md': ['"secret":"whsec_'],
   'roles-and-audit.md': ['"valid":true'],
+  'assistants.md': [
+    '"name": "run_echo"',
+    '\\"output\\":\\"Hello from an assistant\\"',
+    '"status": "succeeded"',
+    '"built_in": true',
+    '"serverInfo":{"name":"gatehouse"',
+    'resource_metadata="',
+    '/.well-known/oauth-protected-resource/mcp"',
+    '"bearer_methods_supported":["header"]',
+  ],
 };
 
 const README_START = startEnvironment(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8'));
@@ -107,6 +117,8 @@ describe('the guides in docs/', () => {
       await withReadmeServer({ port, label, env }, async ({ base, workDir, runScript }) => {
         copyFileSync(join(PROJECT_ROOT, 'README.md'), join(workDir, 'README.md'));
         symlinkSync(join(PROJECT_ROOT, 'examples'), join(workDir, 'examples'));
+        // As in a clone after `npm ci`: `npx` finds the dev dependencies' commands (the MCP Inspector's CLI).
+        symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(workDir, 'node_modules'));
         writeFileSync(join(workDir, 'guide.sh'), guideScript(guide.blocks, base, ports));
         const run = await runScript('guide.sh', `docs/${file}`);
         for (const shown of SHOWS[file] ?? []) {
