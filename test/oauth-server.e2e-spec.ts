@@ -108,6 +108,19 @@ describe('OAuth 2.1 authorization server', () => {
       }
       if (res.status !== 200) return { redirect: new URL('about:blank'), consent, first: res };
       const html = res.text;
+      if (!html.includes('name="csrf"')) {
+        // oidc-provider's own self-submitting form (switching the signed-in account ends its session
+        // first): submitted as the browser's script would.
+        const fields = Object.fromEntries(
+          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+        );
+        res = await app.http
+          .post(pathOf(formAction(html)))
+          .type('form')
+          .set('Cookie', jar.header())
+          .send(fields);
+        continue;
+      }
       const csrf = hiddenValue(html, 'csrf');
       if (html.includes('name="password"')) {
         res = await app.http
@@ -376,6 +389,26 @@ describe('OAuth 2.1 authorization server', () => {
     expect(consent).toMatch(/class="denied"><code>agents:create<\/code> — not granted/);
     expect(res.status).toBe(200);
     expect(res.body.scope).toBe('agents:read');
+  });
+
+  it('asks a browser whose signed-in user was deactivated since to sign in again', async () => {
+    const developer = await createUser(app.http, org, 'developer');
+    const jar = new CookieJar();
+    const firstRun = codeRequest();
+    const { redirect } = await authorize(firstRun.params, { email: developer.email, jar });
+    const before = await exchange(redirect.searchParams.get('code')!, firstRun.verifier).expect(200);
+    await app.http.post(`/v1/users/${developer.id}/deactivate`).set(org.auth).expect(200);
+    // The deactivated user's refresh token is refused.
+    expect((await refresh(before.body.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+
+    // The same browser (oidc-provider's session cookie) comes back: a sign-in page, not a consent.
+    const secondRun = codeRequest({ scope: 'agents:read' });
+    const again = await authorize(secondRun.params, { jar });
+    expect(again.redirect.searchParams.get('code')).toBeTruthy();
+    const tokens = await exchange(again.redirect.searchParams.get('code')!, secondRun.verifier).expect(200);
+    const resolved = await app.app.get(OAuthTokens).resolve(tokens.body.access_token);
+    // authorize() signs in as the organization's administrator when no email is given.
+    expect(resolved?.userId).toBe(org.userId);
   });
 
   it('introspects only for a credential holding api_keys:verify, and only its organization tokens', async () => {

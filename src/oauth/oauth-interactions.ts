@@ -9,15 +9,8 @@ import { RolesService } from '../roles/roles.service';
 import { OAUTH_GRANT_ID } from './oauth.declarations';
 import { consentPage, errorPage, signInPage } from './oauth-pages';
 import { hashOf, OAuthRecordsRepository } from './oauth-records.repository';
-import { INTERACTION_PATH, OAuthServer } from './oauth-server';
+import { accountIdOf, INTERACTION_PATH, OAuthServer, parseAccountId } from './oauth-server';
 import type { OidcInteraction } from './oidc-provider.types';
-
-/** oidc-provider's account id: the user and their organization, so that the consent knows both. */
-export const accountIdOf = (organizationId: string, userId: string): string => `${organizationId}.${userId}`;
-const parseAccountId = (accountId: string): { organizationId: string; userId: string } | undefined => {
-  const dot = accountId.indexOf('.');
-  return dot > 0 ? { organizationId: accountId.slice(0, dot), userId: accountId.slice(dot + 1) } : undefined;
-};
 
 const first = (value: unknown): string | undefined =>
   typeof value === 'string'
@@ -26,7 +19,13 @@ const first = (value: unknown): string | undefined =>
       ? value[0]
       : undefined;
 
-const NO_STORE = { 'Cache-Control': 'no-store', 'Content-Type': 'text/html; charset=utf-8' };
+/** The pages are never cached, framed (clickjacking the Allow button) or able to run a script. */
+const NO_STORE = {
+  'Cache-Control': 'no-store',
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+};
 
 /**
  * The authorization endpoint's pages (oidc-provider's interactions): sign-in with the dashboard account
@@ -254,7 +253,17 @@ export class OAuthInteractions {
   private async showConsent(interaction: OidcInteraction, response: Response): Promise<void> {
     const view = await this.consentOf(interaction);
     if (!view) {
-      response.status(400).set(NO_STORE).send(errorPage('Sign in again', 'This sign-in is no longer valid.'));
+      // The signed-in user is gone or deactivated since: sign in again (the result replaces the account).
+      response
+        .status(200)
+        .set(NO_STORE)
+        .send(
+          signInPage({
+            action: `${INTERACTION_PATH}/${interaction.uid}/login`,
+            csrf: this.server.formKey(interaction.uid),
+            clientName: await this.clientName(interaction),
+          }),
+        );
       return;
     }
     response

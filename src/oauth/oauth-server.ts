@@ -4,12 +4,23 @@ import type { NextFunction, Request, Response } from 'express';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { ConfigOf } from '../config/config-namespace';
 import { httpConfig, oauthConfig, outboundConfig, publicConfig } from '../config/namespaces';
+import { UsersService } from '../accounts/users.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import { allPermissions } from '../roles/permissions';
 import { Secrets } from '../secrets/secrets';
 import { errorPage } from './oauth-pages';
 import { OAuthRecordsRepository } from './oauth-records.repository';
 import type { OidcProvider, OidcProviderModule } from './oidc-provider.types';
+
+interface ExistingGrantContext {
+  oidc: {
+    account?: { accountId: string };
+    result?: { consent?: { grantId?: string } };
+    session: { grantIdFor(clientId: string): string | undefined };
+    client: { clientId: string };
+    provider: OidcProvider;
+  };
+}
 
 /** Where oidc-provider's own endpoints are mounted; the discovery documents name them (oauth-metadata.ts). */
 export const OAUTH_PREFIX = '/oauth';
@@ -45,6 +56,13 @@ export function redirectUriProblem(uri: unknown): string | undefined {
   return 'redirect_uris must be https, or http on 127.0.0.1, [::1] or localhost';
 }
 
+/** oidc-provider's account id: the user and their organization, so that the consent knows both. */
+export const accountIdOf = (organizationId: string, userId: string): string => `${organizationId}.${userId}`;
+export const parseAccountId = (accountId: string): { organizationId: string; userId: string } | undefined => {
+  const dot = accountId.indexOf('.');
+  return dot > 0 ? { organizationId: accountId.slice(0, dot), userId: accountId.slice(dot + 1) } : undefined;
+};
+
 /**
  * oidc-provider is an ES module: loaded with a real dynamic import, which TypeScript's CommonJS output
  * would turn into require() (jest's module registry cannot require an ES module; Node's can, jest's
@@ -77,6 +95,7 @@ export class OAuthServer implements OnModuleInit {
     private readonly records: OAuthRecordsRepository,
     private readonly secrets: Secrets,
     private readonly outbound: SafeHttpClient,
+    private readonly users: UsersService,
     @InjectThrottlerStorage() private readonly throttler: ThrottlerStorage,
   ) {
     this.issuer = publicSettings.url.replace(/\/+$/, '');
@@ -149,6 +168,12 @@ export class OAuthServer implements OnModuleInit {
       }, next);
   };
 
+  private async activeUser(accountId: string): Promise<boolean> {
+    const account = parseAccountId(accountId);
+    const user = account ? await this.users.findMember(account.organizationId, account.userId) : null;
+    return user?.active === true;
+  }
+
   /**
    * A client ID metadata document at an `http` URL, which oidc-provider's own support (https only) does
    * not fetch: taken only with ALLOW_PRIVATE_NETWORK_TARGETS=true (the contract), through the outbound
@@ -210,7 +235,19 @@ export class OAuthServer implements OnModuleInit {
           `${out.error ?? 'invalid_request'}: ${out.error_description ?? 'the request is not valid.'}`,
         );
       },
-      findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
+      // A user gone or deactivated: their codes and refresh tokens are refused (`source`, the token being
+      // exchanged: invalid_grant); their browser's session still names them, so that the consent page can
+      // ask for a sign-in again (no existing grant is loaded for them, below).
+      findAccount: async (_ctx: unknown, id: string, source?: unknown) => {
+        if (source !== undefined && !(await this.activeUser(id))) return undefined;
+        return { accountId: id, claims: () => ({ sub: parseAccountId(id)?.userId ?? id }) };
+      },
+      loadExistingGrant: async (ctx: ExistingGrantContext) => {
+        if (!ctx.oidc.account || !(await this.activeUser(ctx.oidc.account.accountId))) return undefined;
+        const grantId =
+          ctx.oidc.result?.consent?.grantId || ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
+        return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+      },
       interactions: {
         url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
       },
