@@ -11,7 +11,8 @@ import { rememberClientAddressPerConnection } from './http/client-address';
 import { enumerateProperty, finishOpenApiDocument, OPERATOR_SCHEME, ProblemSchema } from './common/openapi';
 import { readableOperationId } from './common/operation-ids';
 import { SESSION_COOKIE, SESSION_COOKIE_SCHEME } from './sessions/session-cookie';
-import { TASK_TOKEN_SCHEME } from './access/route-access.decorators';
+import { OAUTH_SCHEME, TASK_TOKEN_SCHEME } from './access/route-access.decorators';
+import { allPermissions } from './roles/permissions';
 import { extensionDenialCodes } from './access/access-denial';
 import { VERIFY_KEY_CODES } from './api-keys/dto/verify-key.dto';
 import { AuditActions, describeAuditActions } from './audit/audit-actions';
@@ -121,10 +122,28 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
           { type: 'apiKey', in: 'cookie', description: 'The dashboard session (refresh) cookie' },
           SESSION_COOKIE_SCHEME,
         )
-        // Any one of the three ways to present a credential; public operations say `security: []`.
+        // An OAuth access token of this service's authorization server, for the resource <PUBLIC_URL>/v1.
+        .addOAuth2(
+          {
+            type: 'oauth2',
+            description:
+              'An OAuth 2.1 access token (authorization code with PKCE S256) issued for the resource `<PUBLIC_URL>/v1`',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: '/oauth/authorize',
+                tokenUrl: '/oauth/token',
+                refreshUrl: '/oauth/token',
+                scopes: Object.fromEntries(allPermissions().map((permission) => [permission, permission])),
+              },
+            },
+          },
+          OAUTH_SCHEME,
+        )
+        // Any one of the four ways to present a credential; public operations say `security: []`.
         .addSecurityRequirements('bearer')
         .addSecurityRequirements('X-API-Key')
         .addSecurityRequirements('api_key')
+        .addSecurityRequirements(OAUTH_SCHEME)
         .build(),
       {
         extraModels: [ProblemSchema, ...Object.values(webhookEventTypes.payloads())],

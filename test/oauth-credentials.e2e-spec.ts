@@ -114,6 +114,16 @@ describe('OAuth access tokens as a credential', () => {
       .expect(200);
   });
 
+  it('stops the tokens of a grant a replayed refresh token ended, also when they were just used', async () => {
+    const { res } = await client.tokensFor(org.email);
+    const { access_token: token, refresh_token: refreshToken } = res.body as Record<string, string>;
+    await t.http.get('/v1/agents').set(bearer(token)).expect(200);
+    expect((await client.refresh(refreshToken)).status).toBe(200);
+    const replay = await client.refresh(refreshToken);
+    expect(replay.body.error).toBe('invalid_grant');
+    expectProblem(await t.http.get('/v1/agents').set(bearer(token)), 401, 'malformed_key');
+  });
+
   it('reaches the MCP server with the SDK client, whose tools follow the granted scopes', async () => {
     const token = await client.accessToken(org.email, {
       resource: `${PUBLIC_URL}/mcp`,
@@ -160,6 +170,6 @@ describeWithPostgres('OAuth grants across instances')('OAuth grants across insta
     await b.http.get('/v1/agents').set(bearer(token)).expect(200);
     const [grant] = await a.app.get(OAuthGrants).list(org.organizationId);
     expect(await a.app.get(OAuthGrants).revoke(org.organizationId, grant.id)).toBe(true);
-    expectProblem(await b.http.get('/v1/agents').set(bearer(token)), 401, 'invalid_credentials');
+    expectProblem(await b.http.get('/v1/agents').set(bearer(token)), 401, 'malformed_key');
   });
 });

@@ -26,6 +26,8 @@ export const Public = (): MethodDecorator & ClassDecorator =>
 export const TASK_TOKEN_ACCESS = 'gatehouse:task-token-access';
 /** The OpenAPI security scheme of task tokens. */
 export const TASK_TOKEN_SCHEME = 'taskToken';
+/** The OpenAPI security scheme of OAuth access tokens (src/oauth/). */
+export const OAUTH_SCHEME = 'oauth2';
 
 /**
  * What a task token may do on a route (CONTRACT, "Agent runs"); on a route without one, nothing.
@@ -39,14 +41,14 @@ export type TaskTokenAccessKind = 'own_task' | 'own_task_only' | 'task_file' | '
 /**
  * Lets a task token use a route, within the limits its kind sets (the permission step checks them, and
  * the route's permission still applies: the token has no more than the task's creator). In the OpenAPI
- * document the route accepts the task token scheme as well as, unless `own_task_only`, the usual three.
+ * document the route accepts the task token scheme as well as, unless `own_task_only`, the usual four.
  */
 export const TaskTokenAccess = (kind: TaskTokenAccessKind): MethodDecorator =>
   applyDecorators(
     SetMetadata(TASK_TOKEN_ACCESS, kind),
     ...(kind === 'own_task_only'
       ? []
-      : [ApiSecurity('bearer'), ApiSecurity('X-API-Key'), ApiSecurity('api_key')]),
+      : [ApiSecurity('bearer'), ApiSecurity('X-API-Key'), ApiSecurity('api_key'), ApiSecurity(OAUTH_SCHEME)]),
     ApiSecurity(TASK_TOKEN_SCHEME),
   );
 

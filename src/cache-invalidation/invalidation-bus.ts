@@ -9,6 +9,8 @@ export type Invalidation =
   | { kind: 'organization'; organizationId: string }
   /** An organization's agents changed (one created, renamed or deleted): what lists them shows it (MCP's tools). */
   | { kind: 'agents'; organizationId: string }
+  /** An OAuth grant ended (revoked, or a replayed code or refresh token ended it): its tokens stop. */
+  | { kind: 'oauth_grant'; grantId: string }
   /** Sent locally when a transport hears again after a gap: messages may have been missed, so forget everything. */
   | { kind: 'all' };
 

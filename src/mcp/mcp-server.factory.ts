@@ -116,7 +116,13 @@ export class McpServerFactory {
         inputSchema: {
           instruction: z.string().describe('What the agent should do.'),
           attachments: z.array(z.string()).optional().describe('File ids (upload_file) the task uses.'),
-          max_credits: z.number().int().optional().describe('Credits reserved for the run.'),
+          max_credits: z
+            .number()
+            .int()
+            .min(0)
+            .max(1_000_000_000)
+            .optional()
+            .describe('Credits reserved for the run.'),
           wait_seconds: z.number().int().min(0).max(60).optional().describe('How long to wait (default 30).'),
         },
       },
@@ -231,7 +237,7 @@ export class McpServerFactory {
       {
         title: 'List tasks',
         description: "The organization's tasks, newest first; filter by status.",
-        inputSchema: { status: z.string().optional(), limit: z.number().int().optional() },
+        inputSchema: { status: z.string().optional(), limit: z.number().int().min(1).max(100).optional() },
       },
       ({ status, limit }) =>
         answer(async () => {

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { Clock } from '../common/clock';
 import { OAuthGrant } from './oauth-grant.entity';
 import { OAuthRecord } from './oauth-record.entity';
@@ -23,7 +24,16 @@ export class OAuthRecordsRepository {
     @InjectRepository(OAuthRecord) private readonly records: Repository<OAuthRecord>,
     @InjectRepository(OAuthGrant) private readonly grants: Repository<OAuthGrant>,
     private readonly clock: Clock,
+    private readonly invalidations: InvalidationBus,
   ) {}
+
+  /**
+   * Every instance drops what it cached of the grant's tokens (the access layer's OAuthTokenResolver),
+   * after the change committed: a grant ended here is refused everywhere at the next request.
+   */
+  private grantEnded(grant: OAuthGrant | null): void {
+    if (grant) this.invalidations.publish({ kind: 'oauth_grant', grantId: grant.id });
+  }
 
   private key(model: string, id: string): string {
     return `${model}:${hashOf(id)}`;
@@ -82,11 +92,17 @@ export class OAuthRecordsRepository {
   async destroy(model: string, id: string): Promise<void> {
     await this.records.delete({ idHash: this.key(model, id) });
     // A provider grant that ends takes the listed grant with it.
-    if (model === 'Grant') await this.grants.delete({ providerGrantHash: hashOf(id) });
+    if (model === 'Grant') {
+      const grant = await this.findGrantByProviderId(id);
+      await this.grants.delete({ providerGrantHash: hashOf(id) });
+      this.grantEnded(grant);
+    }
   }
 
+  /** What oidc-provider ends when a code or refresh token is replayed: every token of the grant. */
   async revokeByGrantId(model: string, grantId: string): Promise<void> {
     await this.records.delete({ model, grantIdHash: hashOf(grantId) });
+    this.grantEnded(await this.findGrantByProviderId(grantId));
   }
 
   /** Expired records, then the grants whose provider grant they took; returns how many records went. */
@@ -143,5 +159,6 @@ export class OAuthRecordsRepository {
       await manager.delete(OAuthRecord, { idHash: `Grant:${grant.providerGrantHash}` });
       await manager.delete(OAuthGrant, { id: grant.id });
     });
+    this.grantEnded(grant);
   }
 }

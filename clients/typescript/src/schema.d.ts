@@ -1779,6 +1779,8 @@ export interface components {
       /** @enum {string} */
       type: 'user' | 'api_key' | 'system';
       id: string | null;
+      /** @description The OAuth client a user acted through (an OAuth access token). */
+      client_id?: string;
       /** @description With `expand=actor`: the user's name or the API key's name (also of a key deleted since); null for the system. */
       name?: string | null;
       /** @description With `expand=actor`: the user's email; null for keys and the system. */

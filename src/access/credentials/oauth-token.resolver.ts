@@ -1,12 +1,34 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { Invalidation, InvalidationBus } from '../../cache-invalidation/invalidation-bus';
 import type { Request } from 'express';
 import { ConfigOf } from '../../config/config-namespace';
 import { oauthConfig, publicConfig } from '../../config/namespaces';
-import { OAuthTokens } from '../../oauth/oauth-tokens';
+import { OAuthTokens, type ResolvedOAuthToken } from '../../oauth/oauth-tokens';
 import { intersectPermissions, isPermission, type Permission } from '../../roles/permissions';
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext, Principal } from '../principal';
 import { AccessTokenResolver } from './access-token.resolver';
+import { CredentialCache } from './credential-cache';
+
+/** A token as the key check needs it, cached by the hash of its value: what it is, and whom it acts for. */
+interface ResolvedGrantToken {
+  token: ResolvedOAuthToken;
+  /** The consenting user's principal as the grant narrows it, or why the user is refused (deactivated). */
+  principal: Principal | AccessDenial;
+}
+
+/** What a change touches among cached tokens: the grant, the consenting user, or the organization's roles. */
+function grantTokenTouchedBy({ token }: ResolvedGrantToken, invalidation: Invalidation): boolean {
+  return (
+    (invalidation.kind === 'oauth_grant' && token.grantId === invalidation.grantId) ||
+    (invalidation.kind === 'user' && token.userId === invalidation.userId) ||
+    (invalidation.kind === 'organization' && token.organizationId === invalidation.organizationId)
+  );
+}
+
+/** What the authorization server issues: 256 random bits as 43 base64url characters (oidc-provider's default). */
+const OAUTH_TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** The path of the MCP server: a token issued for `<PUBLIC_URL>/mcp` is accepted there and only there. */
 const MCP_PATH = /^\/mcp(\/|$)/;
@@ -16,15 +38,19 @@ const MCP_PATH = /^\/mcp(\/|$)/;
  * user who consented, in their organization, with the granted scopes intersected with what that user
  * holds now (as a personal key never exceeds its owner); a deactivated user is refused as their access
  * token is. The token is accepted only at the resource it was issued for (RFC 8707): `/mcp`, or the REST
- * API for `/v1`. Every lookup reads the token's grant from PostgreSQL, so a revoked grant is refused on
- * every instance at its next request, whatever Redis does.
+ * API for `/v1`. What a token stands for is cached as API keys are (CredentialCache): a revoked grant, a
+ * changed user or role drop it on every instance through the invalidation bus, and while the bus cannot
+ * hear other instances an entry is trusted for a second only, so a revoked grant is refused everywhere
+ * within a second whatever Redis does.
  */
 @Injectable()
 export class OAuthTokenResolver {
   private readonly mcpResource: string;
   private readonly restResource: string;
+  private readonly cache: CredentialCache<ResolvedGrantToken>;
 
   constructor(
+    bus: InvalidationBus,
     private readonly tokens: OAuthTokens,
     private readonly users: AccessTokenResolver,
     @Inject(publicConfig.KEY) publicUrl: ConfigOf<typeof publicConfig>,
@@ -32,12 +58,33 @@ export class OAuthTokenResolver {
   ) {
     this.mcpResource = `${publicUrl.url}/mcp`;
     this.restResource = `${publicUrl.url}/v1`;
+    this.cache = new CredentialCache(bus, grantTokenTouchedBy);
   }
 
-  async resolve(value: string, request: Request): Promise<Principal | AccessDenial> {
-    const token = await this.tokens.resolve(value);
-    if (!token)
-      return new AccessDenial(AccessDenialCode.InvalidCredentials, 'The access token is not valid.');
+  looksLikeOAuthToken(value: string): boolean {
+    return OAUTH_TOKEN_SHAPE.test(value);
+  }
+
+  /**
+   * The token's principal, or why it is refused. A value of a token's shape that is no live token (unknown,
+   * expired, revoked) is refused as a malformed key would be, since it may as well be one: 401 either way.
+   */
+  resolve(value: string, request: Request): Principal | AccessDenial | Promise<Principal | AccessDenial> {
+    const hash = createHash('sha256').update(value).digest('base64url');
+    const resolved = this.cache.resolve(hash, () => this.loadToken(value));
+    return resolved instanceof Promise
+      ? resolved.then((loaded) => this.admit(loaded, request))
+      : this.admit(resolved, request);
+  }
+
+  private admit(resolved: ResolvedGrantToken | null, request: Request): Principal | AccessDenial {
+    if (!resolved || resolved.token.expiresAt.getTime() <= Date.now()) {
+      return new AccessDenial(
+        AccessDenialCode.MalformedKey,
+        'The credential is neither a well-formed API key nor a live OAuth access token.',
+      );
+    }
+    const { token, principal } = resolved;
     const resource = MCP_PATH.test(request.path) ? this.mcpResource : this.restResource;
     if (token.resource !== resource) {
       return new AccessDenial(
@@ -45,13 +92,23 @@ export class OAuthTokenResolver {
         `The access token was issued for ${token.resource}, not for ${resource}.`,
       );
     }
+    return principal;
+  }
+
+  /** The token's grant and the consenting user's principal narrowed to the granted scopes. */
+  private async loadToken(value: string): Promise<ResolvedGrantToken | null> {
+    const token = await this.tokens.resolve(value);
+    if (!token) return null;
     const user = await this.users.byId(token.organizationId, token.userId);
-    if (user instanceof AccessDenial) return user;
+    if (user instanceof AccessDenial) return { token, principal: user };
     const granted = new Set<Permission>(token.scopes.filter(isPermission));
     return {
-      ...user,
-      permissions: intersectPermissions(user.permissions, granted),
-      oauth: { grantId: token.grantId, clientId: token.clientId, windows: this.windowsOf(token.grantId) },
+      token,
+      principal: {
+        ...user,
+        permissions: intersectPermissions(user.permissions, granted),
+        oauth: { grantId: token.grantId, clientId: token.clientId, windows: this.windowsOf(token.grantId) },
+      },
     };
   }
 

@@ -51,7 +51,8 @@ export class CredentialStep implements AccessStep {
     if (
       credential.via === 'bearer' &&
       resolved instanceof AccessDenial &&
-      resolved.code === AccessDenialCode.MalformedKey
+      resolved.code === AccessDenialCode.MalformedKey &&
+      this.oauthTokens.looksLikeOAuthToken(credential.value)
     ) {
       resolved = this.oauthTokens.resolve(credential.value, request);
     }
