@@ -20,12 +20,14 @@
  * BENCH_ROUNDS (7, at least 5) rounds of BENCH_DURATION (5) seconds each, which side goes first
  * alternating with the round; each round's ratio is MCP's rate over REST's of the same round, and the
  * figure is the median of those paired ratios, with each side's median rate. BENCH_WARMUP (2) seconds of
- * each side first, untimed. Also reported: the server's CPU per request (what each side costs it).
+ * each side first, untimed. Also reported: the server's CPU per operation (what each side costs it) and
+ * this process's (the clients', which share the machine with it). BENCH_ONLY=tasks|agents runs one phase;
+ * BENCH_CPU_PROFILE_DIR has the server write a V8 CPU profile of the run there.
  *
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=…] npm run bench:mcp
  */
 import { execSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -51,6 +53,10 @@ const DURATION = setting('BENCH_DURATION', 5, 1);
 const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 7, 5));
 const WARMUP = setting('BENCH_WARMUP', 2, 0);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+/** `tasks` or `agents` runs that phase alone (e.g. for a profile); both by default. */
+const ONLY = process.env.BENCH_ONLY;
+/** With it set, the server writes a V8 CPU profile of the whole run there (open it in Chrome's DevTools). */
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Issue 44: MCP at half the rate of the REST routes it stands for, or better. */
 const GOAL = 0.5;
 /** No rate limit a run can reach. */
@@ -61,6 +67,8 @@ interface Sample {
   rps: number;
   /** The server's CPU per operation, µs. */
   cpu: number;
+  /** This process's (the clients') CPU per operation, µs: it shares the machine with the server. */
+  clientCpu: number;
 }
 
 interface TaskView {
@@ -110,6 +118,7 @@ async function measure(
   operation: (worker: number) => Promise<void>,
 ): Promise<Sample> {
   const cpuBefore = await server.cpu();
+  const clientBefore = process.cpuUsage();
   const start = performance.now();
   const deadline = start + seconds * 1000;
   let done = 0;
@@ -122,8 +131,9 @@ async function measure(
     }),
   );
   const elapsed = performance.now() - start;
+  const client = process.cpuUsage(clientBefore);
   const cpu = (await server.cpu()) - cpuBefore;
-  return { rps: (done * 1000) / elapsed, cpu: cpu / done };
+  return { rps: (done * 1000) / elapsed, cpu: cpu / done, clientCpu: (client.user + client.system) / done };
 }
 
 type Side = 'mcp' | 'rest';
@@ -146,6 +156,32 @@ async function phase(
   return samples;
 }
 
+/**
+ * A file for `--require` that profiles the process it is loaded into and writes the profile into `dir` as
+ * it exits: Node 20 refuses --cpu-prof in NODE_OPTIONS, and the server is forked without arguments.
+ */
+function profilerPreload(dir: string): string {
+  const file = join(dir, 'mcp-bench-profiler.js');
+  writeFileSync(
+    file,
+    `const { Session } = require('node:inspector');
+const { writeFileSync } = require('node:fs');
+const session = new Session();
+session.connect();
+session.post('Profiler.enable');
+session.post('Profiler.setSamplingInterval', { interval: 500 });
+session.post('Profiler.start');
+process.on('exit', () => {
+  // The in-process session answers synchronously, so the profile is written before the process ends.
+  session.post('Profiler.stop', (error, result) => {
+    if (!error) writeFileSync(${JSON.stringify(dir)} + '/server-' + process.pid + '.cpuprofile', JSON.stringify(result.profile));
+  });
+});
+`,
+  );
+  return file;
+}
+
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
@@ -165,7 +201,13 @@ async function main(): Promise<void> {
   const app = startBenchServer(
     'bench-server.ts',
     compiled,
-    { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, BENCH_LOG_LEVEL: LOG_LEVEL },
+    {
+      ...process.env,
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      BENCH_LOG_LEVEL: LOG_LEVEL,
+      ...(CPU_PROFILE_DIR ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR)}` } : {}),
+    },
     join(logDir, 'gatehouse.log'),
   );
   const clients: Client[] = [];
@@ -197,64 +239,72 @@ async function main(): Promise<void> {
     };
 
     // 1. Echo tasks to their end.
-    const tasksOrg = await organization(appUrl, 'Bench tasks');
-    const taskClients = await connectClients(mcpUrl, tasksOrg.key, CLIENTS);
-    clients.push(...taskClients);
-    let n = 0;
-    const tasks = await phase(app, CLIENTS, {
-      rest: async () => {
-        const task = await postJson<TaskView>(
-          appUrl,
-          '/v1/tasks',
-          { instruction: `rest task ${n++}`, agent_type: 'echo' },
-          tasksOrg.key,
-        );
-        const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
-        if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
-      },
-      mcp: async (worker) => {
-        const result = await taskClients[worker].callTool({
-          name: 'run_echo',
-          arguments: { instruction: `mcp task ${n++}` },
-        });
-        const task = result.structuredContent as TaskView | undefined;
-        if (result.isError || task?.status !== 'succeeded')
-          throw new Error(`run_echo: ${JSON.stringify(result).slice(0, 500)}`);
-      },
-    });
-
+    const tasks = ONLY && ONLY !== 'tasks' ? undefined : await taskPhase();
     // 2. The agents of an organization with AGENTS of them.
-    const agentsOrg = await organization(appUrl, 'Bench agents');
-    for (let i = 0; i < AGENTS; i++) {
-      await postJson(
-        appUrl,
-        '/v1/agents',
-        { name: `Bench agent ${i}`, type: 'echo', description: `Echo agent number ${i} of the bench.` },
-        agentsOrg.key,
-      );
-    }
-    const listClients = await connectClients(mcpUrl, agentsOrg.key, LIST_CLIENTS);
-    clients.push(...listClients);
-    const expectedTools = (await listClients[0].listTools()).tools.length;
-    if (expectedTools < AGENTS) throw new Error(`tools/list: ${expectedTools} tools for ${AGENTS} agents`);
-    const listLimit = Math.min(AGENTS, 100);
-    // The built-in agents are listed too: a full page is listLimit, or all of them when fewer.
-    const expectedPage = (await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth))
-      .data.length;
-    if (expectedPage < listLimit) throw new Error(`GET /v1/agents: ${expectedPage} of ${AGENTS} agents`);
-    const lists = await phase(app, LIST_CLIENTS, {
-      rest: async () => {
-        const page = await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth);
-        if (page.data.length !== expectedPage)
-          throw new Error(`GET /v1/agents: ${page.data.length} of ${expectedPage}`);
-      },
-      mcp: async (worker) => {
-        const { tools } = await listClients[worker].listTools();
-        if (tools.length !== expectedTools) throw new Error(`tools/list: ${tools.length} tools`);
-      },
-    });
+    const lists = ONLY && ONLY !== 'agents' ? undefined : await agentPhase();
+    report(tasks, lists);
 
-    report(tasks, lists, expectedTools, listLimit);
+    async function taskPhase(): Promise<Record<Side, Sample[]>> {
+      const tasksOrg = await organization(appUrl, 'Bench tasks');
+      const taskClients = await connectClients(mcpUrl, tasksOrg.key, CLIENTS);
+      clients.push(...taskClients);
+      let n = 0;
+      return phase(app, CLIENTS, {
+        rest: async () => {
+          const task = await postJson<TaskView>(
+            appUrl,
+            '/v1/tasks',
+            { instruction: `rest task ${n++}`, agent_type: 'echo' },
+            tasksOrg.key,
+          );
+          const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
+          if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+        },
+        mcp: async (worker) => {
+          const result = await taskClients[worker].callTool({
+            name: 'run_echo',
+            arguments: { instruction: `mcp task ${n++}` },
+          });
+          const task = result.structuredContent as TaskView | undefined;
+          if (result.isError || task?.status !== 'succeeded')
+            throw new Error(`run_echo: ${JSON.stringify(result).slice(0, 500)}`);
+        },
+      });
+    }
+
+    async function agentPhase(): Promise<Record<Side, Sample[]> & { tools: number; listLimit: number }> {
+      const agentsOrg = await organization(appUrl, 'Bench agents');
+      for (let i = 0; i < AGENTS; i++) {
+        await postJson(
+          appUrl,
+          '/v1/agents',
+          { name: `Bench agent ${i}`, type: 'echo', description: `Echo agent number ${i} of the bench.` },
+          agentsOrg.key,
+        );
+      }
+      const listClients = await connectClients(mcpUrl, agentsOrg.key, LIST_CLIENTS);
+      clients.push(...listClients);
+      const expectedTools = (await listClients[0].listTools()).tools.length;
+      if (expectedTools < AGENTS) throw new Error(`tools/list: ${expectedTools} tools for ${AGENTS} agents`);
+      const listLimit = Math.min(AGENTS, 100);
+      // The built-in agents are listed too: a full page is listLimit, or all of them when fewer.
+      const expectedPage = (
+        await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth)
+      ).data.length;
+      if (expectedPage < listLimit) throw new Error(`GET /v1/agents: ${expectedPage} of ${AGENTS} agents`);
+      const samples = await phase(app, LIST_CLIENTS, {
+        rest: async () => {
+          const page = await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth);
+          if (page.data.length !== expectedPage)
+            throw new Error(`GET /v1/agents: ${page.data.length} of ${expectedPage}`);
+        },
+        mcp: async (worker) => {
+          const { tools } = await listClients[worker].listTools();
+          if (tools.length !== expectedTools) throw new Error(`tools/list: ${tools.length} tools`);
+        },
+      });
+      return { ...samples, tools: expectedTools, listLimit };
+    }
   } catch (error) {
     failed = true;
     throw error;
@@ -264,10 +314,8 @@ async function main(): Promise<void> {
 }
 
 function report(
-  tasks: Record<Side, Sample[]>,
-  lists: Record<Side, Sample[]>,
-  tools: number,
-  listLimit: number,
+  tasks: Record<Side, Sample[]> | undefined,
+  lists: (Record<Side, Sample[]> & { tools: number; listLimit: number }) | undefined,
 ): void {
   const git = (args: string): string => {
     try {
@@ -292,32 +340,36 @@ function report(
     allMet &&= met;
     const rate = (side: Side) => median(samples[side].map((s) => s.rps)).toFixed(0);
     const cpu = (side: Side) => median(samples[side].map((s) => s.cpu)).toFixed(0);
+    const clientCpu = (side: Side) => median(samples[side].map((s) => s.clientCpu)).toFixed(0);
     const rounds = (side: Side) => samples[side].map((s) => s.rps.toFixed(0)).join(', ');
+    const line = (label: string, side: Side) =>
+      console.log(
+        `  ${label.padEnd(46)} ${rate(side).padStart(6)}/s  server ${cpu(side).padStart(5)} µs, ` +
+          `clients ${clientCpu(side).padStart(5)} µs each  (rounds ${rounds(side)})`,
+      );
     console.log(`\n${title}`);
-    console.log(
-      `  ${mcpLabel.padEnd(48)} ${rate('mcp').padStart(6)}/s  server ${cpu('mcp').padStart(5)} µs each  (rounds ${rounds('mcp')})`,
-    );
-    console.log(
-      `  ${restLabel.padEnd(48)} ${rate('rest').padStart(6)}/s  server ${cpu('rest').padStart(5)} µs each  (rounds ${rounds('rest')})`,
-    );
+    line(mcpLabel, 'mcp');
+    line(restLabel, 'rest');
     console.log(
       `  MCP / REST: median of paired ratios ${ratio.toFixed(2)} (rounds ${Math.min(...ratios).toFixed(2)}..` +
         `${Math.max(...ratios).toFixed(2)}); goal >= ${GOAL}: ${met ? 'met' : 'NOT met'}`,
     );
   };
-  section(
-    `1. echo tasks to their end, ${CLIENTS} clients each side`,
-    tasks,
-    'tools/call run_echo (waits, default 30 s)',
-    'POST /v1/tasks + GET /v1/tasks/{id}?wait=30',
-  );
-  section(
-    `2. agents of an organization with ${AGENTS} agents (${tools} tools), ${LIST_CLIENTS} clients each side`,
-    lists,
-    'tools/list',
-    `GET /v1/agents?limit=${listLimit}`,
-  );
-  console.log(`\nissue 44 goals: ${allMet ? 'all met' : 'NOT all met'}`);
+  if (tasks)
+    section(
+      `1. echo tasks to their end, ${CLIENTS} clients each side`,
+      tasks,
+      'tools/call run_echo (waits, default 30 s)',
+      'POST /v1/tasks + GET /v1/tasks/{id}?wait=30',
+    );
+  if (lists)
+    section(
+      `2. agents of an organization with ${AGENTS} agents (${lists.tools} tools), ${LIST_CLIENTS} clients each side`,
+      lists,
+      'tools/list',
+      `GET /v1/agents?limit=${lists.listLimit}`,
+    );
+  console.log(`\nissue 44 goals${ONLY ? ` (${ONLY} only)` : ''}: ${allMet ? 'all met' : 'NOT all met'}`);
 }
 
 main().catch((error: unknown) => {
