@@ -124,6 +124,49 @@ describe('OAuth access tokens as a credential', () => {
     expectProblem(await t.http.get('/v1/agents').set(bearer(token)), 401, 'malformed_key');
   });
 
+  it('lists and revokes grants over /v1/oauth/grants, audited and sent as events', async () => {
+    const member = await createUser(t.http, org, 'developer');
+    const grantsClient = await OAuthTestClient.register(t.http, 'Grants Assistant');
+    const token = await grantsClient.accessToken(member.email);
+    const own = await t.http.get('/v1/oauth/grants').set(member.auth).expect(200);
+    expect(own.body.data).toEqual([
+      {
+        id: expect.stringMatching(/^grant_/),
+        client: { client_id: grantsClient.clientId, client_name: 'Grants Assistant' },
+        user_id: member.id,
+        scopes: ['agents:read', 'tasks:read'],
+        resource: `${PUBLIC_URL}/v1`,
+        created_at: expect.any(String),
+        // Not used yet: the first request with its token sets it.
+        last_used_at: null,
+      },
+    ]);
+    const grantId = own.body.data[0].id as string;
+    // The administrator (api_keys:read) sees the organization's grants, this one among them.
+    const all = await t.http.get('/v1/oauth/grants').set(org.auth).expect(200);
+    expect(all.body.data.map((grant: { id: string }) => grant.id)).toContain(grantId);
+    // Another member may neither see nor end it.
+    const other = await createUser(t.http, org, 'developer');
+    expect((await t.http.get('/v1/oauth/grants').set(other.auth).expect(200)).body.data).toEqual([]);
+    expectProblem(await t.http.delete(`/v1/oauth/grants/${grantId}`).set(other.auth), 404, 'not_found');
+
+    await t.http.get('/v1/agents').set(bearer(token)).expect(200);
+    await t.http.delete(`/v1/oauth/grants/${grantId}`).set(member.auth).expect(204);
+    expectProblem(await t.http.get('/v1/agents').set(bearer(token)), 401, 'malformed_key');
+
+    const audit = async (action: string) =>
+      (await t.http.get('/v1/audit-log').query({ action }).set(org.auth).expect(200)).body.data.filter(
+        (entry: { details: Record<string, any> }) =>
+          entry.details.grant_id === grantId || entry.details.client?.client_id === grantsClient.clientId,
+      );
+    expect(await audit('oauth.client_registered')).toHaveLength(1);
+    const [created] = await audit('oauth.grant_created');
+    expect(created.actor).toEqual({ type: 'user', id: member.id, client_id: grantsClient.clientId });
+    const [revoked] = await audit('oauth.grant_revoked');
+    expect(revoked.actor).toEqual({ type: 'user', id: member.id });
+    expect(revoked.details).toMatchObject({ grant_id: grantId, scopes: ['agents:read', 'tasks:read'] });
+  });
+
   it('reaches the MCP server with the SDK client, whose tools follow the granted scopes', async () => {
     const token = await client.accessToken(org.email, {
       resource: `${PUBLIC_URL}/mcp`,

@@ -20,11 +20,19 @@ const apiRoutes = (app: INestApplication): Array<{ method: string; path: string 
 /** The documentation's own routes (UI, assets, the document itself) are not API operations. */
 const isDocumentationPath = (path: string): boolean =>
   path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);
+// Not REST operations: MCP's JSON-RPC endpoint (docs/assistants.md) and RFC 9728's metadata documents.
+const isOutsideRest = (path: string): boolean => path === '/mcp' || path.startsWith('/.well-known/');
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 
 /** The routes a task token may use, with their security: any credential, or (events) the task token only. */
-const ANY_OR_TASK_TOKEN = [{ bearer: [] }, { 'X-API-Key': [] }, { api_key: [] }, { taskToken: [] }];
+const ANY_OR_TASK_TOKEN = [
+  { bearer: [] },
+  { 'X-API-Key': [] },
+  { api_key: [] },
+  { oauth2: [] },
+  { taskToken: [] },
+];
 const TASK_TOKEN_ROUTES: Record<string, unknown> = {
   'post /v1/files': ANY_OR_TASK_TOKEN,
   'get /v1/files/{id}': ANY_OR_TASK_TOKEN,
@@ -103,7 +111,7 @@ describe('operations endpoints', () => {
     });
 
     it('documents every route the app registers', () => {
-      const routes = apiRoutes(t.app).filter((r) => !isDocumentationPath(r.path));
+      const routes = apiRoutes(t.app).filter((r) => !isDocumentationPath(r.path) && !isOutsideRest(r.path));
       // The enumeration must see the real routes, or this test would prove nothing.
       expect(routes).toEqual(
         expect.arrayContaining([
@@ -187,13 +195,22 @@ describe('operations endpoints', () => {
         expect(JSON.stringify(document)).not.toContain('"nullable"');
       });
 
-      it('offers the three ways to present a credential, by default on every operation', () => {
+      it('offers the four ways to present a credential, by default on every operation', () => {
         expect(full().components.securitySchemes).toMatchObject({
           bearer: { type: 'http' },
           'X-API-Key': { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           api_key: { type: 'apiKey', in: 'query', name: 'api_key' },
         });
-        expect(full().security).toEqual([{ bearer: [] }, { 'X-API-Key': [] }, { api_key: [] }]);
+        expect(full().components.securitySchemes.oauth2).toMatchObject({
+          type: 'oauth2',
+          flows: { authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token' } },
+        });
+        expect(full().security).toEqual([
+          { bearer: [] },
+          { 'X-API-Key': [] },
+          { api_key: [] },
+          { oauth2: [] },
+        ]);
       });
 
       it('needs no security on public operations, the operator secret on /metrics', () => {

@@ -1,4 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { type AuditActor, AuditService } from '../audit/audit.service';
+import { EventsService } from '../events/events.service';
+import type { OAuthClientRegisteredData, OAuthGrantEventData } from './dto/oauth-events.dto';
+import type { OAuthAuditAction } from './oauth.declarations';
 import type { OAuthGrant } from './oauth-grant.entity';
 import { OAuthRecordsRepository } from './oauth-records.repository';
 
@@ -31,7 +36,30 @@ export const grantSummary = (grant: OAuthGrant): GrantSummary => ({
  */
 @Injectable()
 export class OAuthGrants {
-  constructor(private readonly records: OAuthRecordsRepository) {}
+  constructor(
+    private readonly records: OAuthRecordsRepository,
+    private readonly audit: AuditService,
+    private readonly events: EventsService,
+  ) {}
+
+  /**
+   * A user's consent saved as its grant (new, or the same client's grant widened): a new one is audited
+   * and sent as `oauth.grant_created`, after `oauth.client_registered` when it is the organization's first
+   * grant of that client; all in the grant's transaction.
+   */
+  async consented(grant: OAuthGrant, isNew: boolean): Promise<void> {
+    await this.records.saveGrant(grant, async (manager, firstOfClient) => {
+      if (!isNew) return;
+      const actor = grantActor(grant);
+      if (firstOfClient) {
+        await this.record(manager, grant.organizationId, 'oauth.client_registered', actor, {
+          client: clientOf(grant),
+          actor,
+        } satisfies OAuthClientRegisteredData);
+      }
+      await this.record(manager, grant.organizationId, 'oauth.grant_created', actor, eventData(grant, actor));
+    });
+  }
 
   async list(organizationId: string, userId?: string): Promise<GrantSummary[]> {
     return (await this.records.listGrants(organizationId, userId)).map(grantSummary);
@@ -42,10 +70,53 @@ export class OAuthGrants {
     return grant ? grantSummary(grant) : null;
   }
 
-  async revoke(organizationId: string, id: string, userId?: string): Promise<boolean> {
+  /**
+   * Ends a grant (`userId`: only if it is that user's) with its `oauth.grant_revoked` entry and event by
+   * `actor` (the system's when none: a grant ended by the service itself).
+   */
+  async revoke(
+    organizationId: string,
+    id: string,
+    userId?: string,
+    actor: AuditActor = { type: 'system', id: null },
+  ): Promise<boolean> {
     const grant = await this.records.findGrant(organizationId, id);
     if (!grant || (userId !== undefined && grant.userId !== userId)) return false;
-    await this.records.endGrant(grant);
+    await this.records.endGrant(grant, (manager) =>
+      this.record(manager, organizationId, 'oauth.grant_revoked', actor, eventData(grant, actor)),
+    );
     return true;
   }
+
+  private async record(
+    manager: EntityManager,
+    organizationId: string,
+    action: OAuthAuditAction,
+    actor: AuditActor,
+    data: OAuthGrantEventData | OAuthClientRegisteredData,
+  ): Promise<void> {
+    const { actor: _actor, ...details } = data;
+    await this.audit.append(manager, [{ organizationId, action, actor, details }]);
+    await this.events.record(manager, [{ organizationId, type: action, data: { ...data } }]);
+  }
+}
+
+/** The consenting user acting through the client. */
+const grantActor = (grant: OAuthGrant): AuditActor => ({
+  type: 'user',
+  id: grant.userId,
+  client_id: grant.clientId,
+});
+
+const clientOf = (grant: OAuthGrant) => ({ client_id: grant.clientId, client_name: grant.clientName });
+
+function eventData(grant: OAuthGrant, actor: AuditActor): OAuthGrantEventData {
+  return {
+    grant_id: grant.id,
+    user_id: grant.userId,
+    client: clientOf(grant),
+    scopes: grant.scopes,
+    resource: grant.resource,
+    actor: { type: actor.type, id: actor.id },
+  };
 }

@@ -8,6 +8,7 @@ import { newId } from '../common/ids';
 import { RolesService } from '../roles/roles.service';
 import { OAUTH_GRANT_ID } from './oauth.declarations';
 import { consentPage, errorPage, signInPage } from './oauth-pages';
+import { OAuthGrants } from './oauth-grants';
 import { hashOf, OAuthRecordsRepository } from './oauth-records.repository';
 import { accountIdOf, INTERACTION_PATH, OAuthServer, parseAccountId } from './oauth-server';
 import type { OidcInteraction } from './oidc-provider.types';
@@ -45,6 +46,7 @@ export class OAuthInteractions {
     private readonly users: UsersService,
     private readonly roles: RolesService,
     private readonly records: OAuthRecordsRepository,
+    private readonly grants: OAuthGrants,
     private readonly clock: Clock,
   ) {}
 
@@ -151,18 +153,21 @@ export class OAuthInteractions {
     if (view.notHeld.length) grant.rejectResourceScope(view.resource, view.notHeld.join(' '));
     const grantId = await grant.save();
     const existing = await this.records.findGrantByProviderId(grantId);
-    await this.records.saveGrant({
-      id: existing?.id ?? newId(OAUTH_GRANT_ID),
-      providerGrantHash: hashOf(grantId),
-      organizationId: view.organizationId,
-      userId: view.userId,
-      clientId,
-      clientName: view.clientName === clientId ? null : view.clientName,
-      scopes: [...new Set([...(existing?.scopes ?? []), ...view.granted])],
-      resource: view.resource,
-      createdAt: existing?.createdAt ?? this.clock.date(),
-      lastUsedAt: existing?.lastUsedAt ?? null,
-    });
+    await this.grants.consented(
+      {
+        id: existing?.id ?? newId(OAUTH_GRANT_ID),
+        providerGrantHash: hashOf(grantId),
+        organizationId: view.organizationId,
+        userId: view.userId,
+        clientId,
+        clientName: view.clientName === clientId ? null : view.clientName,
+        scopes: [...new Set([...(existing?.scopes ?? []), ...view.granted])],
+        resource: view.resource,
+        createdAt: existing?.createdAt ?? this.clock.date(),
+        lastUsedAt: existing?.lastUsedAt ?? null,
+      },
+      !existing,
+    );
     await this.server.provider.interactionFinished(
       request,
       response,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { InvalidationBus } from '../cache-invalidation/invalidation-bus';
 import { Clock } from '../common/clock';
@@ -129,8 +129,21 @@ export class OAuthRecordsRepository {
 
   // --- Grants (oauth_grants) ---
 
-  async saveGrant(grant: OAuthGrant): Promise<void> {
-    await this.grants.upsert(grant, ['providerGrantHash']);
+  /**
+   * Saves a grant and, in the same transaction, what `alongside` writes (its audit entries and events);
+   * answers whether the organization had no grant of this client before (its first authorization).
+   */
+  async saveGrant(
+    grant: OAuthGrant,
+    alongside: (manager: EntityManager, firstOfClient: boolean) => Promise<void> = async () => undefined,
+  ): Promise<void> {
+    await this.grants.manager.transaction(async (manager) => {
+      const firstOfClient = !(await manager.exists(OAuthGrant, {
+        where: { organizationId: grant.organizationId, clientId: grant.clientId },
+      }));
+      await manager.upsert(OAuthGrant, grant, ['providerGrantHash']);
+      await alongside(manager, firstOfClient);
+    });
   }
 
   findGrantByProviderId(providerGrantId: string): Promise<OAuthGrant | null> {
@@ -153,8 +166,12 @@ export class OAuthRecordsRepository {
   }
 
   /** Ends a grant: its row, oidc-provider's Grant and every code and token issued under it. */
-  async endGrant(grant: OAuthGrant): Promise<void> {
+  async endGrant(
+    grant: OAuthGrant,
+    alongside: (manager: EntityManager) => Promise<void> = async () => undefined,
+  ): Promise<void> {
     await this.records.manager.transaction(async (manager) => {
+      await alongside(manager);
       await manager.delete(OAuthRecord, { grantIdHash: grant.providerGrantHash });
       await manager.delete(OAuthRecord, { idHash: `Grant:${grant.providerGrantHash}` });
       await manager.delete(OAuthGrant, { id: grant.id });

@@ -1,9 +1,18 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AuditActions } from '../audit/audit-actions';
+import { WebhookEventTypes } from '../webhooks/webhook-event-types';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import {
+  OAuthClientRegisteredData,
+  OAuthGrantCreatedData,
+  OAuthGrantRevokedData,
+} from './dto/oauth-events.dto';
+import { OAuthGrantsController } from './oauth-grants.controller';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
 import { RolesModule } from '../roles/roles.module';
-import './oauth.declarations';
+import { OAUTH_AUDIT_ACTIONS } from './oauth.declarations';
 import { OAuthGrant } from './oauth-grant.entity';
 import { OAuthGrants } from './oauth-grants';
 import { OAuthInteractions } from './oauth-interactions';
@@ -15,6 +24,13 @@ import { OAuthRoutes } from './oauth-routes';
 import { OAuthServer } from './oauth-server';
 import { OAuthTokens } from './oauth-tokens';
 
+/** The webhook event types OAuthModule emits, with the class of each one's `data`. */
+const OAUTH_WEBHOOK_EVENTS = {
+  'oauth.grant_created': OAuthGrantCreatedData,
+  'oauth.grant_revoked': OAuthGrantRevokedData,
+  'oauth.client_registered': OAuthClientRegisteredData,
+};
+
 /**
  * The OAuth 2.1 authorization server (the API only): oidc-provider under /oauth (OAuthServer), the
  * discovery documents, the sign-in and consent pages and introspection. Other modules inject
@@ -22,8 +38,14 @@ import { OAuthTokens } from './oauth-tokens';
  * revoking an organization's grants).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]), AuthModule, AccountsModule, RolesModule],
-  controllers: [OAuthTokensController],
+  imports: [
+    TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]),
+    AuthModule,
+    AccountsModule,
+    RolesModule,
+    WebhooksModule,
+  ],
+  controllers: [OAuthTokensController, OAuthGrantsController],
   providers: [
     OAuthRecordsRepository,
     OAuthServer,
@@ -35,4 +57,15 @@ import { OAuthTokens } from './oauth-tokens';
   ],
   exports: [OAuthTokens, OAuthGrants],
 })
-export class OAuthModule {}
+export class OAuthModule implements OnModuleInit {
+  constructor(
+    private readonly auditActions: AuditActions,
+    private readonly eventTypes: WebhookEventTypes,
+  ) {}
+
+  /** The audit actions it records and the webhook event types it emits (oauth.declarations.ts). */
+  onModuleInit(): void {
+    this.auditActions.declare(OAUTH_AUDIT_ACTIONS);
+    this.eventTypes.declare(OAUTH_WEBHOOK_EVENTS);
+  }
+}

@@ -928,6 +928,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/oauth/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the caller's OAuth grants, or with api_keys:read the organization's */
+    get: operations['listOAuthGrants'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/oauth/grants/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Revoke an OAuth grant: every token of it is refused at once */
+    delete: operations['revokeOAuthGrant'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/metrics': {
     parameters: {
       query?: never;
@@ -1199,6 +1233,57 @@ export interface webhooks {
     put?: never;
     /** key.rotated event */
     post: operations['keyRotatedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'oauth.client_registered': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** oauth.client_registered event */
+    post: operations['oauthClientRegisteredWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'oauth.grant_created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** oauth.grant_created event */
+    post: operations['oauthGrantCreatedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'oauth.grant_revoked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** oauth.grant_revoked event */
+    post: operations['oauthGrantRevokedWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1713,6 +1798,9 @@ export interface components {
       | 'key.revoked'
       | 'key.rotated'
       | 'key.updated'
+      | 'oauth.client_registered'
+      | 'oauth.grant_created'
+      | 'oauth.grant_revoked'
       | 'organization.policies_updated'
       | 'role.created'
       | 'role.deleted'
@@ -1733,6 +1821,7 @@ export interface components {
       | 'webhook.updated'
       | 'identity.*'
       | 'key.*'
+      | 'oauth.*'
       | 'organization.*'
       | 'role.*'
       | 'session.*'
@@ -1757,6 +1846,9 @@ export interface components {
       | 'key.revoked'
       | 'key.rotated'
       | 'key.updated'
+      | 'oauth.client_registered'
+      | 'oauth.grant_created'
+      | 'oauth.grant_revoked'
       | 'organization.policies_updated'
       | 'role.created'
       | 'role.deleted'
@@ -2574,6 +2666,9 @@ export interface components {
       | 'key.leaked'
       | 'key.revoked'
       | 'key.rotated'
+      | 'oauth.client_registered'
+      | 'oauth.grant_created'
+      | 'oauth.grant_revoked'
       | 'task.cancelled'
       | 'task.failed'
       | 'task.succeeded';
@@ -2735,6 +2830,36 @@ export interface components {
       aud?: string;
       /** @description Expiry, seconds since the epoch. */
       exp?: number;
+    };
+    OAuthGrantClientResponse: {
+      client_id: string;
+      /** @description The name the client registered with. */
+      client_name: string | null;
+    };
+    OAuthGrantResponse: {
+      /** @example grant_5JkQm2Tz8RpVw3Xy7NbLc4 */
+      id: string;
+      client: components['schemas']['OAuthGrantClientResponse'];
+      /** @description The user who consented: its tokens act for them. */
+      user_id: string;
+      /**
+       * @example [
+       *       "agents:read",
+       *       "tasks:create"
+       *     ]
+       */
+      scopes: string[];
+      /** @example https://gatehouse.example.com/mcp */
+      resource: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      last_used_at: string | null;
+    };
+    OAuthGrantPage: {
+      data: components['schemas']['OAuthGrantResponse'][];
+      /** @description Always null: every grant is on one page. */
+      next_cursor: string | null;
     };
     ServiceIndex: {
       /** @description Always `Gatehouse`. */
@@ -2909,6 +3034,35 @@ export interface components {
       /** @enum {string} */
       type: 'personal' | 'team' | 'service';
       role: string;
+      actor: components['schemas']['EventActor'];
+    };
+    OAuthEventClient: {
+      client_id: string;
+      /** @description The name the client registered with; null when it gave none. */
+      client_name: string | null;
+    };
+    OAuthClientRegisteredData: {
+      client: components['schemas']['OAuthEventClient'];
+      actor: components['schemas']['EventActor'];
+    };
+    OAuthGrantCreatedData: {
+      grant_id: string;
+      user_id: string;
+      client: components['schemas']['OAuthEventClient'];
+      /** @description The permissions granted. */
+      scopes: string[];
+      /** @description `<PUBLIC_URL>/mcp` or `<PUBLIC_URL>/v1`. */
+      resource: string;
+      actor: components['schemas']['EventActor'];
+    };
+    OAuthGrantRevokedData: {
+      grant_id: string;
+      user_id: string;
+      client: components['schemas']['OAuthEventClient'];
+      /** @description The permissions granted. */
+      scopes: string[];
+      /** @description `<PUBLIC_URL>/mcp` or `<PUBLIC_URL>/v1`. */
+      resource: string;
       actor: components['schemas']['EventActor'];
     };
     TaskEventData: {
@@ -9555,6 +9709,164 @@ export interface operations {
       };
     };
   };
+  listOAuthGrants: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OAuthGrantPage'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  revokeOAuthGrant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
   getMetrics: {
     parameters: {
       query?: never;
@@ -10225,6 +10537,141 @@ export interface operations {
            */
           timestamp: string;
           data: components['schemas']['KeyRotatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  oauthClientRegisteredWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'oauth.client_registered';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['OAuthClientRegisteredData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  oauthGrantCreatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'oauth.grant_created';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['OAuthGrantCreatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered: any 2xx answer within OUTBOUND_TIMEOUT_MS. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered: retried with exponential backoff, like a 5xx or no answer. */
+      '4XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  oauthGrantRevokedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (`evt_…`): the same on every retry, so receivers can deduplicate. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed. */
+        'webhook-timestamp': string;
+        /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` under the endpoint secret (Standard Webhooks). */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          type: 'oauth.grant_revoked';
+          /**
+           * Format: date-time
+           * @description When the event happened.
+           */
+          timestamp: string;
+          data: components['schemas']['OAuthGrantRevokedData'];
         };
       };
     };
