@@ -1,10 +1,22 @@
-import { Injectable } from '@nestjs/common';
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Request } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Principal } from '../access/principal';
 import { AgentsService } from '../agents/agents.service';
 import type { AgentResponse } from '../agents/dto/agent.dto';
@@ -19,11 +31,11 @@ import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto, TaskResponse } from '../tasks/dto/task.dto';
 import { TaskCredits } from '../tasks/task-credits';
 import { TaskEnds } from '../tasks/task-ends';
-import { TaskEvents } from '../tasks/task-events';
 import type { EventFollower } from '../tasks/task-event-feed';
+import { TaskEvents } from '../tasks/task-events';
 import type { Task } from '../tasks/task.entity';
 import { TasksService } from '../tasks/tasks.service';
-import { Inject } from '@nestjs/common';
+import { FIXED_INPUTS, FIXED_TOOLS, type FixedToolName, RUN_INPUT, runTool } from './mcp-tool-definitions';
 import {
   FILE_RESOURCE_PERMISSION,
   FILE_RESOURCE_TEMPLATE,
@@ -41,6 +53,10 @@ const MAX_AGENT_TOOLS = 1000;
 const PROGRESS_HEARTBEAT_MS = 60_000;
 
 const TEXT_TYPES = /^(text\/|application\/(json|[a-z0-9.+-]+\+json)(;|$))/i;
+const FILE_URI = /^gatehouse:\/\/files\/([^/?#]+)$/;
+
+// One validator for every server: the SDK would build one per instance, and a server lives one request.
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 /**
  * The MCP server one HTTP request to /mcp talks to, made for that request's credential: the tools and
@@ -48,6 +64,11 @@ const TEXT_TYPES = /^(text\/|application\/(json|[a-z0-9.+-]+\+json)(;|$))/i;
  * as that credential. Stateless (no session kept between requests), so every instance answers every
  * request of a client alike. The key check already ran on the HTTP request (the global guards, with a
  * `tools/call`'s tool permission: McpController); what is left here is only what MCP adds.
+ *
+ * On the SDK's low-level Server, not McpServer: McpServer registers every tool with its zod schema and
+ * converts each to JSON Schema on every `tools/list`, which for an organization's hundred agents cost
+ * twenty times the REST list (bench/mcp.bench.ts). Here the schemas are made once (mcp-tool-definitions.ts)
+ * and a request builds only what it asks for.
  */
 @Injectable()
 export class McpServerFactory {
@@ -63,97 +84,149 @@ export class McpServerFactory {
     @Inject(mcpConfig.KEY) private readonly config: ConfigOf<typeof mcpConfig>,
   ) {}
 
-  async serverFor(principal: Principal, request: Request): Promise<McpServer> {
-    const server = new McpServer(
+  serverFor(principal: Principal, request: Request): Server {
+    const server = new Server(
       { name: 'gatehouse', version: packageVersion() },
-      { capabilities: { tools: { listChanged: true }, resources: {} } },
+      {
+        capabilities: { tools: { listChanged: true }, resources: {} },
+        jsonSchemaValidator: SCHEMA_VALIDATOR,
+      },
     );
     const may = (permission: string) => principal.permissions.has(permission as never);
-    const fixed = (name: keyof typeof FIXED_TOOL_PERMISSIONS & string) => may(FIXED_TOOL_PERMISSIONS[name]);
-
-    if (fixed('list_agents')) this.listAgentsTool(server, principal);
-    // Run tools are listed only to a credential that may create tasks and see the agents they stand for.
-    if (may(RUN_TOOL_PERMISSION)) await this.runTools(server, principal, request);
-    if (fixed('get_task')) this.getTaskTool(server, principal);
-    if (fixed('list_tasks')) this.listTasksTool(server, principal);
-    if (fixed('cancel_task')) this.cancelTaskTool(server, principal);
-    if (fixed('upload_file')) this.uploadFileTool(server, principal);
-    if (may(FILE_RESOURCE_PERMISSION)) this.fileResource(server, principal);
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.toolsOf(principal) }));
+    server.setRequestHandler(CallToolRequestSchema, ({ params }, extra) =>
+      this.call(principal, request, params.name, params.arguments ?? {}, extra),
+    );
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: may(FILE_RESOURCE_PERMISSION)
+        ? [
+            {
+              name: 'file',
+              uriTemplate: FILE_RESOURCE_TEMPLATE,
+              title: 'A file of the organization',
+              description: 'An uploaded or output file, by id.',
+            },
+          ]
+        : [],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => this.readFile(principal, params.uri));
     return server;
   }
 
-  private listAgentsTool(server: McpServer, principal: Principal): void {
-    server.registerTool(
-      'list_agents',
-      { title: 'List agents', description: 'The agents of the organization, as GET /v1/agents lists them.' },
-      () =>
-        answer(async () => {
-          const data = await this.agents.allOldestFirst(principal, MAX_AGENT_TOOLS);
-          return { data };
-        }),
-    );
+  /** What the credential may call: the fixed tools it holds the permission of, and one run tool per agent. */
+  private async toolsOf(principal: Principal): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    for (const [name, tool] of FIXED_TOOLS) {
+      if (principal.permissions.has(FIXED_TOOL_PERMISSIONS[name])) tools.push(tool);
+    }
+    // Run tools are listed only to a credential that may create tasks.
+    if (principal.permissions.has(RUN_TOOL_PERMISSION)) {
+      for (const [agent, name] of await this.runToolsOf(principal)) tools.push(runTool(agent, name));
+    }
+    return tools;
   }
 
-  private async runTools(server: McpServer, principal: Principal, request: Request): Promise<void> {
+  private async runToolsOf(principal: Principal): Promise<[AgentResponse, string][]> {
     const agents = await this.agents.allOldestFirst(principal, MAX_AGENT_TOOLS);
     const names = runToolNames(agents.map((agent) => agent.name));
-    agents.forEach((agent, index) => this.runTool(server, principal, request, agent, names[index]));
+    return agents.map((agent, index) => [agent, names[index]]);
   }
 
-  private runTool(
-    server: McpServer,
+  /**
+   * A `tools/call`. The key check already held it to the tool's permission; a tool the credential could
+   * not list is unknown here too (an unknown name adds no permission there, so it reaches this point).
+   */
+  private async call(
+    principal: Principal,
+    request: Request,
+    name: string,
+    args: Record<string, unknown>,
+    extra: ToolExtra,
+  ): Promise<CallToolResult> {
+    if (FIXED_TOOLS.has(name as FixedToolName)) {
+      const fixed = name as FixedToolName;
+      if (!principal.permissions.has(FIXED_TOOL_PERMISSIONS[fixed])) throw unknownTool(name);
+      return this.callFixed(principal, fixed, args);
+    }
+    const agent = principal.permissions.has(RUN_TOOL_PERMISSION)
+      ? (await this.runToolsOf(principal)).find(([, toolName]) => toolName === name)?.[0]
+      : undefined;
+    if (!agent) throw unknownTool(name);
+    const input = parsed(RUN_INPUT, args);
+    if (input instanceof ToolInputError) return refusal(input);
+    return this.run(principal, request, agent, input, extra);
+  }
+
+  private callFixed(principal: Principal, name: FixedToolName, args: Record<string, unknown>) {
+    switch (name) {
+      case 'list_agents':
+        return answer(async () => ({ data: await this.agents.allOldestFirst(principal, MAX_AGENT_TOOLS) }));
+      case 'get_task':
+        return this.withInput(FIXED_INPUTS.get_task, args, async ({ task_id, wait_seconds }) =>
+          taskAnswer(await this.ends.getWhenEnded(principal, task_id, wait_seconds ?? 0)),
+        );
+      case 'list_tasks':
+        return this.withInput(FIXED_INPUTS.list_tasks, args, ({ status, limit }) =>
+          answer(async () => {
+            const query = (await this.validation.transform(withoutUndefined({ status, limit }), {
+              type: 'query',
+              metatype: ListTasksQueryDto,
+            })) as ListTasksQueryDto;
+            const page = await this.tasks.list(principal, query);
+            return { data: page.data.map((task) => plain(TaskResponse.of(task))) };
+          }),
+        );
+      case 'cancel_task':
+        return this.withInput(FIXED_INPUTS.cancel_task, args, ({ task_id }) =>
+          answer(async () => plain(TaskResponse.of(await this.ends.cancel(principal, task_id)))),
+        );
+      case 'upload_file':
+        return this.withInput(FIXED_INPUTS.upload_file, args, (input) => this.upload(principal, input));
+    }
+  }
+
+  /** Parses a call's arguments, answering a tool error for bad ones; a refusal of the service likewise. */
+  private async withInput<S extends z.ZodObject>(
+    schema: S,
+    args: Record<string, unknown>,
+    then: (input: z.infer<S>) => Promise<CallToolResult>,
+  ): Promise<CallToolResult> {
+    const input = parsed(schema, args);
+    if (input instanceof ToolInputError) return refusal(input);
+    try {
+      return await then(input);
+    } catch (error) {
+      return refusal(error);
+    }
+  }
+
+  private async run(
     principal: Principal,
     request: Request,
     agent: AgentResponse,
-    name: string,
-  ): void {
-    server.registerTool(
-      name,
-      {
-        title: agent.name,
-        description: agent.description ?? `Runs the agent ${agent.name} on an instruction.`,
-        _meta: { 'gatehouse/agent_id': agent.id },
-        inputSchema: {
-          instruction: z.string().describe('What the agent should do.'),
-          attachments: z.array(z.string()).optional().describe('File ids (upload_file) the task uses.'),
-          max_credits: z
-            .number()
-            .int()
-            .min(0)
-            .max(1_000_000_000)
-            .optional()
-            .describe('Credits reserved for the run.'),
-          wait_seconds: z.number().int().min(0).max(60).optional().describe('How long to wait (default 30).'),
-        },
-      },
-      async ({ instruction, attachments, max_credits, wait_seconds }, extra) => {
-        let task: Task;
-        try {
-          // What POST /v1/tasks does with the same body: its validation, credits reservation and events.
-          const dto = (await this.validation.transform(
-            withoutUndefined({
-              instruction,
-              attachments,
-              max_credits,
-              agent_type: agent.type,
-              agent_id: agent.id,
-            }),
-            { type: 'body', metatype: CreateTaskDto },
-          )) as CreateTaskDto;
-          const forwardKey = outboundCredentialHeaders(request)['X-API-Key'];
-          task = await this.tasks.create(
-            principal,
-            dto,
-            undefined,
-            forwardKey,
-            this.credits.forRequest(request),
-          );
-        } catch (error) {
-          return refusal(error);
-        }
-        return this.taskAnswer(await this.followUntilEnded(principal, task, wait_seconds ?? 30, extra));
-      },
-    );
+    { instruction, attachments, max_credits, wait_seconds }: z.infer<typeof RUN_INPUT>,
+    extra: ToolExtra,
+  ): Promise<CallToolResult> {
+    let task: Task;
+    try {
+      // What POST /v1/tasks does with the same body: its validation, credits reservation and events.
+      const dto = (await this.validation.transform(
+        withoutUndefined({
+          instruction,
+          attachments,
+          max_credits,
+          agent_type: agent.type,
+          agent_id: agent.id,
+        }),
+        { type: 'body', metatype: CreateTaskDto },
+      )) as CreateTaskDto;
+      const forwardKey = outboundCredentialHeaders(request)['X-API-Key'];
+      task = await this.tasks.create(principal, dto, undefined, forwardKey, this.credits.forRequest(request));
+    } catch (error) {
+      return refusal(error);
+    }
+    return taskAnswer(await this.followUntilEnded(principal, task, wait_seconds ?? 30, extra));
   }
 
   /**
@@ -198,131 +271,75 @@ export class McpServerFactory {
     }
   }
 
-  private taskAnswer(task: Task): CallToolResult {
-    const body = TaskResponse.of(task);
-    const ended = task.status === 'failed' || task.status === 'cancelled';
-    const text = task.status === 'failed' ? task.error : task.result;
+  private async upload(
+    principal: Principal,
+    { filename, content, content_base64, content_type }: z.infer<(typeof FIXED_INPUTS)['upload_file']>,
+  ): Promise<CallToolResult> {
+    return answer(async () => {
+      if ((content === undefined) === (content_base64 === undefined)) {
+        throw new ToolInputError('Send exactly one of content and content_base64.');
+      }
+      const bytes =
+        content_base64 !== undefined
+          ? Buffer.from(content_base64, 'base64')
+          : Buffer.from(content ?? '', 'utf8');
+      if (bytes.length > this.config.maxUploadBytes) {
+        throw new ToolInputError(`The file is larger than ${this.config.maxUploadBytes} bytes.`);
+      }
+      const contentType = content_type ?? (content !== undefined ? 'text/plain' : 'application/octet-stream');
+      return plain(FileResponse.of(await this.files.store(principal, { filename, contentType, bytes })));
+    });
+  }
+
+  /** `resources/read` of a file; another organization's answers as an unknown one, naming nothing of it. */
+  private async readFile(principal: Principal, uri: string) {
+    const id = FILE_URI.exec(uri)?.[1];
+    if (!id || !principal.permissions.has(FILE_RESOURCE_PERMISSION)) throw resourceNotFound(uri);
+    let opened: Awaited<ReturnType<FilesService['open']>>;
+    try {
+      opened = await this.files.open(principal, decodeURIComponent(id));
+    } catch (error) {
+      if (error instanceof DomainError) throw resourceNotFound(uri);
+      throw error;
+    }
+    const bytes = await readAll(opened.content);
+    const mimeType = opened.file.contentType;
     return {
-      structuredContent: plain(body),
-      content: [{ type: 'text', text: JSON.stringify(text ?? body) }],
-      ...(ended ? { isError: true } : {}),
+      contents: [
+        TEXT_TYPES.test(mimeType)
+          ? { uri, mimeType, text: bytes.toString('utf8') }
+          : { uri, mimeType, blob: bytes.toString('base64') },
+      ],
     };
   }
+}
 
-  private getTaskTool(server: McpServer, principal: Principal): void {
-    server.registerTool(
-      'get_task',
-      {
-        title: 'Get a task',
-        description: 'A task with its status, result or error; with wait_seconds, once it ends.',
-        inputSchema: {
-          task_id: z.string(),
-          wait_seconds: z.number().int().min(0).max(60).optional(),
-        },
-      },
-      async ({ task_id, wait_seconds }) => {
-        try {
-          const task = await this.ends.getWhenEnded(principal, task_id, wait_seconds ?? 0);
-          return this.taskAnswer(task);
-        } catch (error) {
-          return refusal(error);
-        }
-      },
-    );
-  }
+const unknownTool = (name: string) => new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+const resourceNotFound = (uri: string) => new McpError(ErrorCode.InvalidParams, `Resource ${uri} not found`);
 
-  private listTasksTool(server: McpServer, principal: Principal): void {
-    server.registerTool(
-      'list_tasks',
-      {
-        title: 'List tasks',
-        description: "The organization's tasks, newest first; filter by status.",
-        inputSchema: { status: z.string().optional(), limit: z.number().int().min(1).max(100).optional() },
-      },
-      ({ status, limit }) =>
-        answer(async () => {
-          const query = (await this.validation.transform(withoutUndefined({ status, limit }), {
-            type: 'query',
-            metatype: ListTasksQueryDto,
-          })) as ListTasksQueryDto;
-          const page = await this.tasks.list(principal, query);
-          return { data: page.data.map((task) => plain(TaskResponse.of(task))) };
-        }),
-    );
-  }
+/** A call's arguments parsed, or what is wrong with them. */
+function parsed<S extends z.ZodObject>(
+  schema: S,
+  args: Record<string, unknown>,
+): z.infer<S> | ToolInputError {
+  const result = schema.safeParse(args);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map(
+    (issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`,
+  );
+  return new ToolInputError(`Invalid arguments: ${issues.join('; ')}`);
+}
 
-  private cancelTaskTool(server: McpServer, principal: Principal): void {
-    server.registerTool(
-      'cancel_task',
-      {
-        title: 'Cancel a task',
-        description: 'Cancels a queued or running task, as POST /v1/tasks/{id}/cancel.',
-        inputSchema: { task_id: z.string() },
-      },
-      ({ task_id }) => answer(async () => plain(TaskResponse.of(await this.ends.cancel(principal, task_id)))),
-    );
-  }
-
-  private uploadFileTool(server: McpServer, principal: Principal): void {
-    server.registerTool(
-      'upload_file',
-      {
-        title: 'Upload a file',
-        description: 'Stores a file that tasks can use (content as text, or content_base64 for bytes).',
-        inputSchema: {
-          filename: z.string(),
-          content: z.string().optional(),
-          content_base64: z.string().optional(),
-          content_type: z.string().optional(),
-        },
-      },
-      ({ filename, content, content_base64, content_type }) =>
-        answer(async () => {
-          if ((content === undefined) === (content_base64 === undefined)) {
-            throw new ToolInputError('Send exactly one of content and content_base64.');
-          }
-          const bytes =
-            content_base64 !== undefined
-              ? Buffer.from(content_base64, 'base64')
-              : Buffer.from(content ?? '', 'utf8');
-          if (bytes.length > this.config.maxUploadBytes) {
-            throw new ToolInputError(`The file is larger than ${this.config.maxUploadBytes} bytes.`);
-          }
-          const contentType =
-            content_type ?? (content !== undefined ? 'text/plain' : 'application/octet-stream');
-          return plain(FileResponse.of(await this.files.store(principal, { filename, contentType, bytes })));
-        }),
-    );
-  }
-
-  private fileResource(server: McpServer, principal: Principal): void {
-    server.registerResource(
-      'file',
-      new ResourceTemplate(FILE_RESOURCE_TEMPLATE, { list: undefined }),
-      { title: 'A file of the organization', description: 'An uploaded or output file, by id.' },
-      async (uri, variables) => {
-        const id = String(variables.id);
-        let opened: Awaited<ReturnType<FilesService['open']>>;
-        try {
-          opened = await this.files.open(principal, id);
-        } catch (error) {
-          // Another organization's file answers as an unknown one: nothing of it is named.
-          if (error instanceof DomainError)
-            throw new McpError(ErrorCode.InvalidParams, `Resource ${uri.href} not found`);
-          throw error;
-        }
-        const bytes = await readAll(opened.content);
-        const mimeType = opened.file.contentType;
-        return {
-          contents: [
-            TEXT_TYPES.test(mimeType)
-              ? { uri: uri.href, mimeType, text: bytes.toString('utf8') }
-              : { uri: uri.href, mimeType, blob: bytes.toString('base64') },
-          ],
-        };
-      },
-    );
-  }
+/** The task as GET /v1/tasks/{id} answers it, its result (or error) as text; an error when it failed. */
+function taskAnswer(task: Task): CallToolResult {
+  const body = TaskResponse.of(task);
+  const ended = task.status === 'failed' || task.status === 'cancelled';
+  const text = task.status === 'failed' ? task.error : task.result;
+  return {
+    structuredContent: plain(body),
+    content: [{ type: 'text', text: JSON.stringify(text ?? body) }],
+    ...(ended ? { isError: true } : {}),
+  };
 }
 
 /** A caller's mistake in a tool's input that no REST validation covers (upload_file's content). */

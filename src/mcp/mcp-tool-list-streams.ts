@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { InvalidationBus, type Invalidation } from '../cache-invalidation/invalidation-bus';
 
 /**
@@ -43,6 +43,6 @@ export class McpToolListStreams implements OnModuleInit {
 
   private tell(servers: Set<McpServer> | undefined): void {
     // A stream that closed meanwhile is left by its close handler; a failed write has nothing to retry.
-    for (const server of servers ?? []) server.sendToolListChanged();
+    for (const server of servers ?? []) server.sendToolListChanged().catch(() => undefined);
   }
 }

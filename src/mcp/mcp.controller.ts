@@ -57,7 +57,7 @@ export class McpController {
     response: Response,
     { followsToolList = false } = {},
   ): Promise<void> {
-    const server = await this.servers.serverFor(principal, request);
+    const server = this.servers.serverFor(principal, request);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on('close', () => {
       void transport.close();
