@@ -18,6 +18,7 @@ import {
   startBrowserDashboard,
 } from './support/dashboard-browser';
 import { HeldRuns, type HeldRun } from './support/held-runs';
+import { OAuthTestClient } from './support/oauth-flow';
 import type { TestApp } from './support/test-app';
 
 /**
@@ -144,6 +145,10 @@ describeInBrowser('test/dashboard-phone.e2e-spec.ts')(
       await t.http.post(`/v1/webhooks/${webhookId}/test`).set(org.auth).expect(202);
 
       agentId = await runs.agent(t.http, org.auth, { name: AGENT_NAME });
+
+      // A connected app: Priya's consent to an assistant, through the whole OAuth flow.
+      const assistant = await OAuthTestClient.register(t.http, 'Phone Assistant');
+      await assistant.accessToken(owner.email);
 
       // Usage is counted within seconds: wait until the API reports the key's requests before any page asks.
       const usage = await pollUntil(
@@ -398,6 +403,14 @@ describeInBrowser('test/dashboard-phone.e2e-spec.ts')(
           'metered-service',
           ['Key', 'Requests'],
           ['Allowed', 'Denied', 'Credits spent'],
+        ],
+        [
+          '/connected-apps',
+          'Connected apps',
+          'Connected apps',
+          'Phone Assistant',
+          ['App', 'Actions'],
+          ['User', 'Permissions', 'For', 'Connected', 'Last used'],
         ],
       ] as const)(
         '%s: the row header in view, the rest folded under it',

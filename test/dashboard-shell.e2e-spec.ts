@@ -328,8 +328,9 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         await pageShown(page, 'Tasks');
         expect(new URL(page.url()).pathname).toBe('/dashboard/tasks');
         // The contract's developer: everything on agents, tasks, files, workflows; nothing on keys, users,
-        // teams, roles, webhooks, identities or the audit log, so Settings and its pages are not offered.
-        expect(await navLinkNames(page)).toEqual(['Tasks']);
+        // teams, roles, webhooks, identities or the audit log, so Settings and its pages are not offered;
+        // Connected apps (the user's own OAuth grants) needs no permission.
+        expect(await navLinkNames(page)).toEqual(['Tasks', 'Connected apps']);
         await expectAccessible(page, 'Tasks (developer)');
       });
 
@@ -343,7 +344,7 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         expect(said).toContain('api_keys:read');
         expect(said).toMatch(/api_manager or administrator/);
         expect(said).toMatch(/administrators \(users with the role administrator\)/);
-        expect(await navLinkNames(page)).toEqual(['Tasks']);
+        expect(await navLinkNames(page)).toEqual(['Tasks', 'Connected apps']);
         await expectAccessible(page, 'no access (viewer)');
         await screenshot(page, 'no-access');
 
@@ -360,7 +361,12 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         await readerNote.getByRole('link', { name: admin.email }).waitFor();
         await readerNote.getByRole('link', { name: org.email }).waitFor();
         expect(await readerNote.getByRole('link', { name: reader.email }).count()).toBe(0);
-        expect(await navLinkNames(readerPage)).toEqual(['Settings', 'Users and Teams', 'Users']);
+        expect(await navLinkNames(readerPage)).toEqual([
+          'Settings',
+          'Users and Teams',
+          'Users',
+          'Connected apps',
+        ]);
       });
     });
 
@@ -396,6 +402,7 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
           'Roles',
           'Webhooks',
           'Tasks',
+          'Connected apps',
         ]) {
           expect(await navLink(phone, name).isVisible()).toBe(true);
         }

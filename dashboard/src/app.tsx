@@ -14,6 +14,7 @@ import { Loading, NoAccess, Page } from './components/Page';
 import { ApiKeyDetail } from './pages/ApiKeyDetail';
 import { ApiKeys } from './pages/ApiKeys';
 import { AuditLog } from './pages/AuditLog';
+import { ConnectedApps } from './pages/ConnectedApps';
 import { Identities } from './pages/Identities';
 import { IdentityDetail } from './pages/IdentityDetail';
 import { NotFound, Settings, UsersAndTeams } from './pages/Overview';
@@ -121,6 +122,8 @@ const ROUTES: Route[] = [
     read: { permission: 'tasks:read', what: 'tasks' },
     render: ([id]) => <TaskDetail id={id} />,
   },
+  // Everyone has grants of their own to see and revoke; the API answers the organization's to api_keys:read.
+  { path: /^\/connected-apps$/, title: 'Connected apps', render: () => <ConnectedApps /> },
 ];
 
 type Auth =

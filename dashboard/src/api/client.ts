@@ -15,6 +15,7 @@ export type Webhook = Schemas['WebhookResponse'];
 export type AuditEntry = Schemas['AuditEntryResponse'];
 export type Task = Schemas['TaskResponse'];
 export type TaskOutputFile = Schemas['TaskOutputFileResponse'];
+export type OAuthGrant = Schemas['OAuthGrantResponse'];
 export type WebhookEvent = Schemas['CreateWebhookDto']['events'][number];
 export type AuditAction = AuditEntry['action'];
 export type Action = Schemas['CreateRoleDto']['permissions'][string][number];
