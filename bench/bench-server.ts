@@ -20,7 +20,7 @@ import { APP_OPTIONS, configureApp } from '../src/app.setup';
 import { loadAppConfig } from '../src/config/app-config';
 import { TasksService } from '../src/tasks/tasks.service';
 import { StableShapeExpressAdapter } from '../src/http/stable-shape.adapter';
-import { Public } from '../src/access/route-access.decorators';
+import { Public, RequirePermissions } from '../src/access/route-access.decorators';
 
 type Command =
   | { type: 'same-body'; body: string }
@@ -119,6 +119,18 @@ class SameBodyController {
   @Get('same-body')
   @Header('Content-Type', 'application/json; charset=utf-8')
   sameBody(@Req() _request: unknown): string {
+    return sameBody;
+  }
+
+  /**
+   * The same body behind the key check, for any credential (as verify, which answers only an API key:
+   * an OAuth access token gets 401 api_key_required from its handler): bench:verify's OAuth phase
+   * compares an API key and an OAuth access token here, where nothing but the key check differs.
+   */
+  @RequirePermissions()
+  @Get('credential')
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  credential(@Req() _request: unknown): string {
     return sameBody;
   }
 }

@@ -12,7 +12,10 @@
  * a valid service key (the whole key check), and the same with a key that has credits (one credit
  * spent per request: in Redis with REDIS_URL, else an UPDATE in PostgreSQL). A third phase compares,
  * in the same rounds, a key under an identity with shared limits and credits against a key with its own,
- * and a service's POST /v1/keys/verify (a permission query, cost 1) against GET /v1/auth/verify. Then
+ * and a service's POST /v1/keys/verify (a permission query, cost 1) against GET /v1/auth/verify. A fourth
+ * (issue 44) compares an OAuth access token of the administrator (the authorization code flow run over
+ * HTTP first) with an API key on GET /bench/credential, verify's body behind the key check (verify itself
+ * answers an OAuth token 401 api_key_required). Then
  * again, bare and verify only, with BENCH_KEYS more keys in the table.
  *
  * Throughput on a shared 2-core machine drifts from second to second, so no scenario is measured in
@@ -37,6 +40,7 @@
  */
 import autocannon from 'autocannon';
 import { execSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,7 +118,15 @@ async function main(): Promise<void> {
   // written to a file as a deployment writes its standard output somewhere.
   const app = start(
     'bench-server.ts',
-    { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, BENCH_LOG_LEVEL: LOG_LEVEL },
+    {
+      ...process.env,
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      BENCH_LOG_LEVEL: LOG_LEVEL,
+      // An OAuth token's windows are its grant's, from these (the keys' own limits, createKeys): out of reach.
+      OAUTH_REQUESTS_PER_MINUTE: '1000000',
+      OAUTH_REQUESTS_PER_HOUR: '60000000',
+    },
     join(logDir, 'gatehouse.log'),
   );
   const bare = start('bare-server.ts', { PATH: process.env.PATH, NODE_ENV: 'production' });
@@ -149,6 +161,8 @@ async function main(): Promise<void> {
       stable.next<{ url: string }>('ready'),
     ]);
     const { key, creditedKey, identityKey, serviceKey } = await createKeys(appUrl);
+    // The administrator's OAuth access token for /v1 (undefined on a commit without the authorization server).
+    const oauthToken = await oauthAccessToken(appUrl, ADMIN.email, ADMIN.password);
     const verified = await fetch(`${appUrl}/v1/auth/verify`, { headers: { authorization: `Bearer ${key}` } });
     if (!verified.ok) throw new Error(`GET /v1/auth/verify: ${verified.status} ${await verified.text()}`);
     const bodySet = app.next('same-body-set');
@@ -184,6 +198,19 @@ async function main(): Promise<void> {
           permissions: 'agents:read AND (tasks:create OR tasks:read)',
           cost: 1,
         }),
+        server: app,
+      },
+      // Issue 44: an API key and the administrator's OAuth access token on one route behind the key check
+      // answering verify's body (bench-server.ts): verify itself refuses an OAuth token in its handler
+      // (401 api_key_required), after the key check.
+      credentialKey: {
+        url: `${appUrl}/bench/credential`,
+        headers: { authorization: `Bearer ${key}` },
+        server: app,
+      },
+      credentialOAuth: {
+        url: `${appUrl}/bench/credential`,
+        headers: { authorization: `Bearer ${oauthToken ?? ''}` },
         server: app,
       },
     };
@@ -240,6 +267,8 @@ async function main(): Promise<void> {
     // The key check's CPU at one request rate for both routes (CPU_RATE): at full load each route runs at
     // its own rate, and how many requests share a turn of the event loop (and a write, a wake-up) moves
     // the CPU a request takes, in both, with the machine's speed from round to round.
+    // Issue 44: an OAuth access token against an API key on the same route, in the same rounds.
+    const oauth = oauthToken ? await phase(['verify', 'credentialKey', 'credentialOAuth']) : undefined;
     const equalLoad = CPU_RATE > 0 ? await phase(['sameBody', 'verify'], CPU_RATE) : undefined;
     // BENCH_KEYS=0 skips the second phase (a quicker comparison while working on the key check).
     let many: Record<Name, Sample[]> | undefined;
@@ -251,7 +280,7 @@ async function main(): Promise<void> {
       many = await phase(['bare', 'verify']);
     }
 
-    report(few, credited, shared, equalLoad, many, keys, Boolean(process.env.REDIS_URL));
+    report(few, credited, shared, equalLoad, many, keys, Boolean(process.env.REDIS_URL), oauth);
   } catch (error) {
     failed = true;
     throw error;
@@ -268,6 +297,7 @@ function report(
   many: Record<'bare' | 'verify', Sample[]> | undefined,
   keys: number,
   redis: boolean,
+  oauth?: Record<'verify' | 'credentialKey' | 'credentialOAuth', Sample[]>,
 ): void {
   const git = (args: string): string => {
     try {
@@ -308,6 +338,11 @@ function report(
   row('verify, key with credits (again)', shared.credits);
   row('verify, key under an identity', shared.identity);
   row('POST /v1/keys/verify, query, cost 1', shared.keysVerify);
+  if (oauth) {
+    row('verify (OAuth phase)', oauth.verify);
+    row('behind the check, API key', oauth.credentialKey);
+    row('behind the check, OAuth token', oauth.credentialOAuth);
+  }
   if (equalLoad) {
     row(`public, verify's body, ${CPU_RATE} req/s`, equalLoad.sameBody);
     row(`verify, ${CPU_RATE} req/s`, equalLoad.verify);
@@ -351,6 +386,15 @@ function report(
   ratio('identity key / credited key:', shared.identity, shared.credits, 0.95);
   ratio('keys/verify / auth/verify:', shared.keysVerify, shared.verify, 0.9);
   ratio('keys/verify / credited verify:', shared.keysVerify, shared.credits, 0.9);
+  if (oauth) {
+    const ratios = oauth.credentialOAuth.map((sample, round) => sample.rps / oauth.credentialKey[round].rps);
+    const value = median(ratios);
+    console.log(
+      `OAuth token / API key: median of paired ratios ${value.toFixed(3)}; ` +
+        `goal >= 0.95: ${value >= 0.95 ? 'met' : 'NOT met'} ` +
+        `(rounds ${Math.min(...ratios).toFixed(3)}..${Math.max(...ratios).toFixed(3)})`,
+    );
+  }
   // The key check's own CPU on a cache hit, as the issue defines it: verify minus a public route returning
   // the same body, per request, the median of the per-round differences (both measured in every round).
   // Against /health/live (a smaller body, a handler without parameters) as well, the figure given before.
@@ -387,6 +431,130 @@ function report(
   if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verifyOfBare);
 }
 
+/** The organization's administrator, signed up by createKeys; the OAuth flow signs in as them. */
+const ADMIN = { email: 'bench@example.test', password: 'bench-password', name: 'Bench' };
+
+const OAUTH_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
+
+/**
+ * An OAuth access token for `email` (resource `/v1`, the default), by the flow test/support/oauth-flow.ts
+ * drives, with fetch: a public client registered by DCR, the authorization request followed by hand
+ * (redirects not followed by fetch, cookies carried from Set-Cookie) through the sign-in and consent
+ * forms (their CSRF field sent back), then the code exchanged with its PKCE verifier. Undefined when the
+ * server has no authorization server (POST /oauth/register 404: an older commit), so the phase is skipped.
+ */
+async function oauthAccessToken(
+  appUrl: string,
+  email: string,
+  password: string,
+): Promise<string | undefined> {
+  const registered = await fetch(`${appUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      redirect_uris: [OAUTH_REDIRECT_URI],
+      client_name: 'Bench Assistant',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    }),
+  });
+  if (registered.status === 404) return undefined;
+  if (registered.status !== 201)
+    throw new Error(`POST /oauth/register: ${registered.status} ${await registered.text()}`);
+  const { client_id: clientId } = (await registered.json()) as { client_id: string };
+
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const query = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: OAUTH_REDIRECT_URI,
+    response_type: 'code',
+    scope: 'agents:read tasks:read',
+    state: `state-${randomBytes(4).toString('hex')}`,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+
+  const cookies = new Map<string, string>();
+  const request = async (path: string, form?: Record<string, string>): Promise<Response> => {
+    const response = await fetch(new URL(path, appUrl), {
+      method: form ? 'POST' : 'GET',
+      redirect: 'manual',
+      headers: {
+        cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const separator = pair.indexOf('=');
+      const name = pair.slice(0, separator).trim();
+      const value = pair.slice(separator + 1).trim();
+      if (!value || /max-age=0/i.test(line) || /expires=Thu, 01 Jan 1970/i.test(line)) cookies.delete(name);
+      else cookies.set(name, value);
+    }
+    return response;
+  };
+  const hidden = (html: string, name: string): string => {
+    const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
+    if (!match) throw new Error(`OAuth flow: no ${name} in the page: ${html.slice(0, 500)}`);
+    return match[1];
+  };
+  const action = (html: string): string => {
+    const match = /<form method="post" action="([^"]+)"/.exec(html);
+    if (!match) throw new Error(`OAuth flow: no form in the page: ${html.slice(0, 500)}`);
+    return match[1].replace(/&amp;/g, '&');
+  };
+
+  let response = await request(`/oauth/authorize?${query}`);
+  let code: string | null = null;
+  for (let step = 0; step < 12 && code === null; step++) {
+    if (response.status === 302 || response.status === 303) {
+      const location = response.headers.get('location') ?? '';
+      await response.body?.cancel();
+      if (location.startsWith(OAUTH_REDIRECT_URI)) {
+        const redirect = new URL(location);
+        code = redirect.searchParams.get('code');
+        if (!code) throw new Error(`OAuth flow: no code in ${location}`);
+        break;
+      }
+      const next = new URL(location, appUrl);
+      response = await request(`${next.pathname}${next.search}`);
+      continue;
+    }
+    const html = await response.text();
+    if (response.status !== 200) throw new Error(`OAuth flow: ${response.status} ${html.slice(0, 500)}`);
+    const csrf = hidden(html, 'csrf');
+    response = html.includes('name="password"')
+      ? await request(action(html), { csrf, email, password })
+      : await request(action(html), { csrf, decision: 'allow' });
+  }
+  if (code === null) throw new Error('OAuth flow: the authorization did not end');
+
+  const exchanged = await fetch(`${appUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: OAUTH_REDIRECT_URI,
+      client_id: clientId,
+      code_verifier: verifier,
+    }).toString(),
+  });
+  if (exchanged.status !== 200)
+    throw new Error(`POST /oauth/token: ${exchanged.status} ${await exchanged.text()}`);
+  const { access_token: accessToken } = (await exchanged.json()) as { access_token: string };
+  const checked = await fetch(`${appUrl}/bench/credential`, {
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
+  if (!checked.ok)
+    throw new Error(`GET /bench/credential with the OAuth token: ${checked.status} ${await checked.text()}`);
+  return accessToken;
+}
+
 /**
  * An administrator, then KEYS_CREATED keys with limits no run can reach (the last one is measured),
  * and one more with credits no run can spend.
@@ -398,9 +566,7 @@ async function createKeys(
     postJson<T>(appUrl, path, body, token);
   const { access_token: token } = await post<{ access_token: string }>('/v1/auth/signup', {
     organization_name: 'Bench',
-    email: 'bench@example.test',
-    password: 'bench-password',
-    name: 'Bench',
+    ...ADMIN,
   });
   let key = '';
   for (let i = 0; i < KEYS_CREATED; i++) {
