@@ -46,7 +46,7 @@ export class OAuthRoutes implements OnModuleInit {
     };
     for (const path of DISCOVERY_PATHS) express.get(path, discovery);
     express.use(INTERACTION_PATH, this.interactions.router());
-    express.use(`${OAUTH_PREFIX}${OAUTH_ROUTES.registration}`, this.server.registrationLimit);
+    express.use(`${OAUTH_PREFIX}${OAUTH_ROUTES.registration}`, this.server.registrationLimit, withoutScope);
     const callback = provider.callback();
     const introspection = INTROSPECTION_PATH.slice(OAUTH_PREFIX.length);
     express.use(OAUTH_PREFIX, (request: Request, response: Response, next: NextFunction) => {
@@ -54,4 +54,15 @@ export class OAuthRoutes implements OnModuleInit {
       callback(request, response);
     });
   }
+}
+
+/**
+ * A registration's `scope` (the MCP SDK's client sends the scopes it saw in a 401) names permissions,
+ * which are this server's resource scopes, not the provider's own (openid, offline_access) that
+ * registration checks it against: the client keeps none, and each authorization asks for what it needs.
+ */
+function withoutScope(request: Request, _response: Response, next: NextFunction): void {
+  if (request.method === 'POST' && request.body && typeof request.body === 'object')
+    delete request.body.scope;
+  next();
 }
