@@ -15,6 +15,7 @@ import {
   signedInPage,
   startBrowserDashboard,
 } from './support/dashboard-browser';
+import { pollUntil } from './support/keys';
 import { OAuthTestClient } from './support/oauth-flow';
 import type { TestApp } from './support/test-app';
 
@@ -72,8 +73,12 @@ describeInBrowser('test/dashboard-connected-apps.e2e-spec.ts')(
       // The whole flow as the member: registration, sign-in, consent, the code exchanged for a token.
       assistant = await OAuthTestClient.register(t.http, 'My Assistant');
       token = await assistant.accessToken(member.email);
-      // Used once, so that the grant has a last use to show.
+      // Used once, so that the grant has a last use to show (written off the request's path: awaited here).
       await t.http.get('/v1/agents').set(bearer(token)).expect(200);
+      await pollUntil(
+        () => grantsOf(org.auth),
+        (grants) => grants.some((grant) => grant.last_used_at !== null),
+      );
       page = await signedInPage(dashboard, 'administrator', org.email, '/settings', refusalOnPurpose);
       await pageShown(page, 'Settings');
     }, 300_000);

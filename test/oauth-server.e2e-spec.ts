@@ -474,6 +474,9 @@ describe('OAuth 2.1 authorization server', () => {
       resource: `${issuer}/mcp`,
       expiresAt: expect.any(Date),
     });
+    // Resolving is not using: the access layer records a use (at most once a minute per grant).
+    expect((await grants.get(org.organizationId, resolved!.grantId))?.last_used_at).toBeNull();
+    await tokens.used(resolved!.grantId);
     const listed = await grants.list(org.organizationId);
     expect(listed.find((grant) => grant.id === resolved!.grantId)).toEqual({
       id: resolved!.grantId,

@@ -18,6 +18,11 @@ export class OrganizationsRepository {
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('gatehouse:bootstrap'))`);
   }
 
+  /** An organization's name; undefined for an unknown id. */
+  async nameOf(id: string): Promise<string | undefined> {
+    return (await this.organizations.findOne({ where: { id }, select: { name: true } }))?.name;
+  }
+
   insert(manager: EntityManager, fields: Pick<Organization, 'id' | 'name'>): Promise<Organization> {
     return manager.save(manager.create(Organization, fields));
   }

@@ -36,6 +36,11 @@ export class OrganizationsService {
     }
   }
 
+  /** An organization's name, as other modules show it (the OAuth consent page); undefined for an unknown id. */
+  nameOf(id: string): Promise<string | undefined> {
+    return this.organizations.nameOf(id);
+  }
+
   /** Whether the installation has any user at all (the start banner says how to make the first). */
   hasAnyUser(): Promise<boolean> {
     return this.users.anyExists();

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { timingSafeEqual } from 'node:crypto';
+import { OrganizationsService } from '../accounts/organizations.service';
 import { UsersService } from '../accounts/users.service';
 import { AuthService } from '../auth/auth.service';
 import { Clock } from '../common/clock';
@@ -44,6 +45,7 @@ export class OAuthInteractions {
     private readonly server: OAuthServer,
     private readonly auth: AuthService,
     private readonly users: UsersService,
+    private readonly organizations: OrganizationsService,
     private readonly roles: RolesService,
     private readonly records: OAuthRecordsRepository,
     private readonly grants: OAuthGrants,
@@ -243,7 +245,7 @@ export class OAuthInteractions {
     }
     return {
       organizationId: user.organizationId,
-      organizationName: (await this.records.organizationName(user.organizationId)) ?? user.organizationId,
+      organizationName: (await this.organizations.nameOf(user.organizationId)) ?? user.organizationId,
       userId: user.id,
       userEmail: user.email,
       clientId: String(interaction.params.client_id),

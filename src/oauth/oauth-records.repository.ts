@@ -118,15 +118,6 @@ export class OAuthRecordsRepository {
     return deleted.affected ?? 0;
   }
 
-  /** The organization's name for the consent page (a read of accounts' table, not a write). */
-  async organizationName(organizationId: string): Promise<string | undefined> {
-    const rows: { name: string }[] = await this.records.manager.query(
-      'SELECT name FROM organizations WHERE id = $1',
-      [organizationId],
-    );
-    return rows[0]?.name;
-  }
-
   // --- Grants (oauth_grants) ---
 
   /**

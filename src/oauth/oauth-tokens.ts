@@ -26,7 +26,7 @@ export interface ResolvedOAuthToken {
  * (`/mcp` or `/v1`), load the user (a deactivated one: 401), take `scopes ∩ the user's permissions` as
  * the principal's permissions, rate-limit by `grantId` (OAUTH_REQUESTS_PER_MINUTE / _HOUR) and audit as
  * `actor: {type: "user", id: userId, client_id: clientId}`. Every lookup reads PostgreSQL, so a revoked
- * grant stops on every instance at once. Each successful resolve records the grant's `last_used_at`.
+ * grant stops on every instance at once. `used(grantId)` records the grant's `last_used_at`.
  */
 @Injectable()
 export class OAuthTokens {
@@ -42,8 +42,6 @@ export class OAuthTokens {
     if (!token || token.isExpired || !token.grantId) return null;
     const grant = await this.records.findGrantByProviderId(token.grantId);
     if (!grant) return null;
-    const now = this.clock.date();
-    await this.records.touchGrant(grant.id, now);
     return {
       grantId: grant.id,
       clientId: grant.clientId,
@@ -54,5 +52,10 @@ export class OAuthTokens {
       resource: Array.isArray(token.aud) ? token.aud[0] : (token.aud ?? grant.resource),
       expiresAt: new Date(token.exp * 1000),
     };
+  }
+
+  /** Records a use of the grant now (its `last_used_at`). */
+  async used(grantId: string): Promise<void> {
+    await this.records.touchGrant(grantId, this.clock.date());
   }
 }

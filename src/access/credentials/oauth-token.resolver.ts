@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { Invalidation, InvalidationBus } from '../../cache-invalidation/invalidation-bus';
 import type { Request } from 'express';
 import { ConfigOf } from '../../config/config-namespace';
@@ -30,6 +31,9 @@ function grantTokenTouchedBy({ token }: ResolvedGrantToken, invalidation: Invali
 /** What the authorization server issues: 256 random bits as 43 base64url characters (oidc-provider's default). */
 const OAUTH_TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
+/** A grant's `last_used_at` is written at most this often per instance: a hot token costs no write per request. */
+const LAST_USED_EVERY_MS = 60_000;
+
 /** The path of the MCP server: a token issued for `<PUBLIC_URL>/mcp` is accepted there and only there. */
 const MCP_PATH = /^\/mcp(\/|$)/;
 
@@ -48,6 +52,8 @@ export class OAuthTokenResolver {
   private readonly mcpResource: string;
   private readonly restResource: string;
   private readonly cache: CredentialCache<ResolvedGrantToken>;
+  private readonly lastUsedWritten = new LRUCache<string, true>({ max: 50_000, ttl: LAST_USED_EVERY_MS });
+  private readonly logger = new Logger(OAuthTokenResolver.name);
 
   constructor(
     bus: InvalidationBus,
@@ -92,7 +98,17 @@ export class OAuthTokenResolver {
         `The access token was issued for ${token.resource}, not for ${resource}.`,
       );
     }
+    if (!(principal instanceof AccessDenial)) this.markUsed(token.grantId);
     return principal;
+  }
+
+  /** Writes the grant's last use, once a minute at most, off the request's path. */
+  private markUsed(grantId: string): void {
+    if (this.lastUsedWritten.has(grantId)) return;
+    this.lastUsedWritten.set(grantId, true);
+    this.tokens
+      .used(grantId)
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'last_used_at not written'));
   }
 
   /** The token's grant and the consenting user's principal narrowed to the granted scopes. */
