@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
+import { MCP_PATH, mcpRequests } from './mcp/mcp-http';
 import { AgentRunners } from './agents/agent-runner';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { declaredRoutes, methodNotAllowed } from './http/method-not-allowed';
@@ -28,13 +29,6 @@ import type pino from 'pino';
 /** Nest's own parsers are off (see bodyParsers) so body errors get precise problem codes. */
 export const APP_OPTIONS = { bufferLogs: true, bodyParser: false } as const;
 
-const MCP_PATH = '/mcp';
-
-/** A JSON-RPC body that carries `bytes` in base64 (4 characters per 3 bytes), with room for the rest. */
-export function mcpBodyLimit(bytes: number): number {
-  return Math.ceil(bytes / 3) * 4 + JSON_BODY_LIMIT;
-}
-
 /** 1 MiB, what body-parser's '1mb' is. */
 const JSON_BODY_LIMIT = 1_048_576;
 
@@ -58,10 +52,8 @@ export function configureApp(app: INestApplication): void {
   express.set('trust proxy', app.get<ConfigOf<typeof httpConfig>>(httpConfig.KEY).trustProxy);
   rememberClientAddressPerConnection(express.getHttpAdapter().getInstance());
   const apiBodies = bodyParsers(JSON_BODY_LIMIT);
-  // /mcp carries upload_file's bytes in base64 inside JSON-RPC: its bound follows MCP_MAX_UPLOAD_BYTES.
-  const mcpBodies = bodyParsers(
-    mcpBodyLimit(app.get<ConfigOf<typeof mcpConfig>>(mcpConfig.KEY).maxUploadBytes),
-  );
+  // /mcp checks the Origin and takes bodies of upload_file's size (mcp-http.ts), in this same layer.
+  const mcpBodies = mcpRequests(app.get<ConfigOf<typeof mcpConfig>>(mcpConfig.KEY));
   express.use((request: Request, response: Response, next: NextFunction) =>
     (request.path === MCP_PATH ? mcpBodies : apiBodies)(request, response, next),
   );

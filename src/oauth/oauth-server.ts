@@ -3,11 +3,11 @@ import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler
 import type { NextFunction, Request, Response } from 'express';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { ConfigOf } from '../config/config-namespace';
-import { httpConfig, oauthConfig, outboundConfig, publicConfig } from '../config/namespaces';
+import { httpConfig, oauthConfig, publicConfig } from '../config/namespaces';
 import { UsersService } from '../accounts/users.service';
-import { SafeHttpClient } from '../outbound/safe-http-client';
 import { allPermissions } from '../roles/permissions';
 import { Secrets } from '../secrets/secrets';
+import { ClientMetadataDocuments } from './client-metadata-documents';
 import { errorPage } from './oauth-pages';
 import { OAuthRecordsRepository } from './oauth-records.repository';
 import type { OidcProvider, OidcProviderModule } from './oidc-provider.types';
@@ -91,10 +91,9 @@ export class OAuthServer implements OnModuleInit {
     @Inject(publicConfig.KEY) publicSettings: ConfigOf<typeof publicConfig>,
     @Inject(oauthConfig.KEY) private readonly config: ConfigOf<typeof oauthConfig>,
     @Inject(httpConfig.KEY) private readonly http: ConfigOf<typeof httpConfig>,
-    @Inject(outboundConfig.KEY) private readonly outboundSettings: ConfigOf<typeof outboundConfig>,
     private readonly records: OAuthRecordsRepository,
     private readonly secrets: Secrets,
-    private readonly outbound: SafeHttpClient,
+    private readonly clientDocuments: ClientMetadataDocuments,
     private readonly users: UsersService,
     @InjectThrottlerStorage() private readonly throttler: ThrottlerStorage,
   ) {
@@ -174,28 +173,6 @@ export class OAuthServer implements OnModuleInit {
     return user?.active === true;
   }
 
-  /**
-   * A client ID metadata document at an `http` URL, which oidc-provider's own support (https only) does
-   * not fetch: taken only with ALLOW_PRIVATE_NETWORK_TARGETS=true (the contract), through the outbound
-   * policy, with the same rules: a JSON object whose `client_id` is that URL, and no shared secret.
-   */
-  private async httpMetadataDocument(id: string): Promise<Record<string, unknown> | undefined> {
-    if (!this.outboundSettings.allowPrivateNetworkTargets || !/^http:\/\//i.test(id)) return undefined;
-    let document: unknown;
-    try {
-      const answer = await this.outbound.get(id, { maxBytes: 64 * 1024 });
-      if (answer.status !== 200) return undefined;
-      document = JSON.parse(answer.body);
-    } catch {
-      return undefined;
-    }
-    if (typeof document !== 'object' || document === null || Array.isArray(document)) return undefined;
-    const properties = document as Record<string, unknown>;
-    if (properties.client_id !== id || 'client_secret' in properties) return undefined;
-    if ((properties.token_endpoint_auth_method ?? 'none') !== 'none') return undefined;
-    return { ...properties, token_endpoint_auth_method: 'none' };
-  }
-
   private configuration(oidc: OidcProviderModule): Record<string, unknown> {
     const { errors } = oidc;
     const records = this.records;
@@ -210,7 +187,7 @@ export class OAuthServer implements OnModuleInit {
           records.upsert(model, id, payload, expiresIn),
         find: async (id: string) =>
           (await records.find(model, id)) ??
-          (model === 'Client' ? await this.httpMetadataDocument(id) : undefined),
+          (model === 'Client' ? await this.clientDocuments.httpDocument(id) : undefined),
         findByUid: (uid: string) => records.findByUid(model, uid),
         findByUserCode: (code: string) => records.findByUserCode(model, code),
         consume: (id: string) => records.consume(model, id),
@@ -317,23 +294,10 @@ export class OAuthServer implements OnModuleInit {
           enabled: true,
           ack: 'draft-02',
           // Through the outbound policy: a private or loopback host only with ALLOW_PRIVATE_NETWORK_TARGETS.
-          allowFetch: async (_ctx: unknown, clientId: string) => {
-            try {
-              await this.outbound.assertAllowedTarget(clientId);
-              return true;
-            } catch {
-              return false;
-            }
-          },
+          allowFetch: (_ctx: unknown, clientId: string) => this.clientDocuments.mayFetch(clientId),
         },
       },
-      fetch: async (url: string) => {
-        const answer = await this.outbound.get(String(url), { maxBytes: 64 * 1024 });
-        return new Response(answer.body, {
-          status: answer.status,
-          headers: { 'content-type': 'application/json' },
-        });
-      },
+      fetch: (url: string) => this.clientDocuments.fetch(String(url)),
     };
   }
 }

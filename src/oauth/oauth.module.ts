@@ -8,6 +8,7 @@ import {
   OAuthGrantRevokedData,
 } from './dto/oauth-events.dto';
 import { OAuthGrantsController } from './oauth-grants.controller';
+import { ClientMetadataDocuments } from './client-metadata-documents';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
 import { AuthModule } from '../auth/auth.module';
@@ -48,6 +49,7 @@ const OAUTH_WEBHOOK_EVENTS = {
   controllers: [OAuthTokensController, OAuthGrantsController],
   providers: [
     OAuthRecordsRepository,
+    ClientMetadataDocuments,
     OAuthServer,
     OAuthInteractions,
     OAuthRoutes,
