@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
@@ -7,6 +7,7 @@ import { OAuthTokens } from '../src/oauth/oauth-tokens';
 import { createKey } from './support/keys';
 import { listenOnLoopback } from './support/loopback-server';
 import { createUser, PASSWORD, SignedUpOrganization, signUpOrganization } from './support/factories';
+import { CookieJar, formAction, hiddenValue, pathOf, pkce } from './support/oauth-flow';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -18,54 +19,6 @@ import { startTestApp, TestApp } from './support/test-app';
 
 const REGISTRATIONS_PER_HOUR = 8;
 const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
-
-const base64url = (bytes: Buffer): string => bytes.toString('base64url');
-const pkce = () => {
-  const verifier = base64url(randomBytes(32));
-  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
-};
-
-/** A browser's cookies for the app: what each Set-Cookie said, sent back on the next request. */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-
-  take(res: Response): void {
-    for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
-      const [pair] = line.split(';');
-      const separator = pair.indexOf('=');
-      const name = pair.slice(0, separator).trim();
-      const value = pair.slice(separator + 1).trim();
-      if (!value || /max-age=0/i.test(line) || /expires=Thu, 01 Jan 1970/i.test(line))
-        this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-
-  values(): string[] {
-    return [...this.cookies.values()];
-  }
-
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
-
-/** The path and query of a Location (the provider names its own host: the request's). */
-const pathOf = (location: string): string => {
-  const url = new URL(location, 'http://app.test');
-  return `${url.pathname}${url.search}`;
-};
-
-const hiddenValue = (html: string, name: string): string => {
-  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
-  if (!match) throw new Error(`no ${name} in the page: ${html.slice(0, 500)}`);
-  return match[1];
-};
-const formAction = (html: string): string => {
-  const match = /<form method="post" action="([^"]+)"/.exec(html);
-  if (!match) throw new Error(`no form in the page: ${html.slice(0, 500)}`);
-  return match[1];
-};
 
 describe('OAuth 2.1 authorization server', () => {
   let app: TestApp;
