@@ -386,15 +386,6 @@ function report(
   ratio('identity key / credited key:', shared.identity, shared.credits, 0.95);
   ratio('keys/verify / auth/verify:', shared.keysVerify, shared.verify, 0.9);
   ratio('keys/verify / credited verify:', shared.keysVerify, shared.credits, 0.9);
-  if (oauth) {
-    const ratios = oauth.credentialOAuth.map((sample, round) => sample.rps / oauth.credentialKey[round].rps);
-    const value = median(ratios);
-    console.log(
-      `OAuth token / API key: median of paired ratios ${value.toFixed(3)}; ` +
-        `goal >= 0.95: ${value >= 0.95 ? 'met' : 'NOT met'} ` +
-        `(rounds ${Math.min(...ratios).toFixed(3)}..${Math.max(...ratios).toFixed(3)})`,
-    );
-  }
   // The key check's own CPU on a cache hit, as the issue defines it: verify minus a public route returning
   // the same body, per request, the median of the per-round differences (both measured in every round).
   // Against /health/live (a smaller body, a handler without parameters) as well, the figure given before.
@@ -429,6 +420,16 @@ function report(
     );
   }
   if (many) ratio(`verify / bare, ${keys} keys:`, many.verify, many.bare, TARGETS.verifyOfBare);
+  // Issue 44: the same route behind the key check with each credential, same rounds.
+  if (oauth) {
+    const ratios = oauth.credentialOAuth.map((sample, round) => sample.rps / oauth.credentialKey[round].rps);
+    const value = median(ratios);
+    console.log(
+      `\nOAuth token / API key: median of paired ratios ${value.toFixed(3)}; ` +
+        `goal >= 0.95: ${value >= 0.95 ? 'met' : 'NOT met'} ` +
+        `(rounds ${Math.min(...ratios).toFixed(3)}..${Math.max(...ratios).toFixed(3)})`,
+    );
+  }
 }
 
 /** The organization's administrator, signed up by createKeys; the OAuth flow signs in as them. */
