@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthGrants } from '../src/oauth/oauth-grants';
 import { OAuthTokens } from '../src/oauth/oauth-tokens';
 import { createKey } from './support/keys';
 import { listenOnLoopback } from './support/loopback-server';
-import { createUser, PASSWORD, SignedUpOrganization, signUpOrganization } from './support/factories';
-import { CookieJar, formAction, hiddenValue, pathOf, pkce } from './support/oauth-flow';
+import { createUser, SignedUpOrganization, signUpOrganization } from './support/factories';
+import { authorize as authorizeAs, CookieJar, pkce, REDIRECT_URI } from './support/oauth-flow';
 import { startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -18,7 +17,6 @@ import { startTestApp, TestApp } from './support/test-app';
  */
 
 const REGISTRATIONS_PER_HOUR = 8;
-const REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 
 describe('OAuth 2.1 authorization server', () => {
   let app: TestApp;
@@ -35,63 +33,11 @@ describe('OAuth 2.1 authorization server', () => {
       ...body,
     });
 
-  /**
-   * Follows the authorization request as a browser would until it leaves for the client: signs in when
-   * the sign-in page shows, then answers the consent page. Answers the final redirect, and the consent
-   * page's HTML.
-   */
-  async function authorize(
+  /** The flow's browser side (support/oauth-flow.ts), as the organization's administrator unless told. */
+  const authorize = (
     params: Record<string, string | undefined>,
     options: { email?: string; decision?: 'allow' | 'deny'; jar?: CookieJar } = {},
-  ): Promise<{ redirect: URL; consent?: string; first: Response }> {
-    const jar = options.jar ?? new CookieJar();
-    const query = new URLSearchParams(
-      Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined),
-    );
-    let res = await app.http.get(`/oauth/authorize?${query}`).set('Cookie', jar.header());
-    const first = res;
-    let consent: string | undefined;
-    for (let step = 0; step < 12; step++) {
-      jar.take(res);
-      if (res.status === 302 || res.status === 303) {
-        const location = res.headers.location as string;
-        if (location.startsWith(REDIRECT_URI)) return { redirect: new URL(location), consent, first };
-        res = await app.http.get(pathOf(location)).set('Cookie', jar.header());
-        continue;
-      }
-      if (res.status !== 200) return { redirect: new URL('about:blank'), consent, first: res };
-      const html = res.text;
-      if (!html.includes('name="csrf"')) {
-        // oidc-provider's own self-submitting form (switching the signed-in account ends its session
-        // first): submitted as the browser's script would.
-        const fields = Object.fromEntries(
-          [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]),
-        );
-        res = await app.http
-          .post(pathOf(formAction(html)))
-          .type('form')
-          .set('Cookie', jar.header())
-          .send(fields);
-        continue;
-      }
-      const csrf = hiddenValue(html, 'csrf');
-      if (html.includes('name="password"')) {
-        res = await app.http
-          .post(formAction(html))
-          .type('form')
-          .set('Cookie', jar.header())
-          .send({ csrf, email: options.email ?? org.email, password: PASSWORD });
-      } else {
-        consent = html;
-        res = await app.http
-          .post(formAction(html))
-          .type('form')
-          .set('Cookie', jar.header())
-          .send({ csrf, decision: options.decision ?? 'allow' });
-      }
-    }
-    throw new Error('the authorization did not end');
-  }
+  ) => authorizeAs(app.http, params, { ...options, email: options.email ?? org.email });
 
   const codeRequest = (overrides: Record<string, string | undefined> = {}) => {
     const { verifier, challenge } = pkce();

@@ -79,16 +79,7 @@ export class OAuthInteractions {
     const interaction = await this.details(uid, request, response);
     if (!interaction) return;
     if (interaction.prompt.name === 'login') {
-      response
-        .status(200)
-        .set(NO_STORE)
-        .send(
-          signInPage({
-            action: `${INTERACTION_PATH}/${interaction.uid}/login`,
-            csrf: this.server.formKey(interaction.uid),
-            clientName: await this.clientName(interaction),
-          }),
-        );
+      await this.sendSignIn(interaction, response, 200);
       return;
     }
     await this.showConsent(interaction, response);
@@ -111,20 +102,14 @@ export class OAuthInteractions {
     } catch (error) {
       const status = (error as { getStatus?: () => number }).getStatus?.() ?? 500;
       if (status >= 500) throw error;
-      response
-        .status(status === 429 ? 429 : 401)
-        .set(NO_STORE)
-        .send(
-          signInPage({
-            action: `${INTERACTION_PATH}/${interaction.uid}/login`,
-            csrf: this.server.formKey(interaction.uid),
-            clientName: await this.clientName(interaction),
-            error:
-              status === 429
-                ? 'Too many sign-in attempts; try again later.'
-                : 'The email or password is not right.',
-          }),
-        );
+      await this.sendSignIn(
+        interaction,
+        response,
+        status === 429 ? 429 : 401,
+        status === 429
+          ? 'Too many sign-in attempts; try again later.'
+          : 'The email or password is not right.',
+      );
     }
   }
 
@@ -257,20 +242,31 @@ export class OAuthInteractions {
     };
   }
 
+  /** The sign-in page of an interaction, with `status` and, after a refused attempt, why. */
+  private async sendSignIn(
+    interaction: OidcInteraction,
+    response: Response,
+    status: number,
+    error?: string,
+  ): Promise<void> {
+    response
+      .status(status)
+      .set(NO_STORE)
+      .send(
+        signInPage({
+          action: `${INTERACTION_PATH}/${interaction.uid}/login`,
+          csrf: this.server.formKey(interaction.uid),
+          clientName: await this.clientName(interaction),
+          ...(error ? { error } : {}),
+        }),
+      );
+  }
+
   private async showConsent(interaction: OidcInteraction, response: Response): Promise<void> {
     const view = await this.consentOf(interaction);
     if (!view) {
       // The signed-in user is gone or deactivated since: sign in again (the result replaces the account).
-      response
-        .status(200)
-        .set(NO_STORE)
-        .send(
-          signInPage({
-            action: `${INTERACTION_PATH}/${interaction.uid}/login`,
-            csrf: this.server.formKey(interaction.uid),
-            clientName: await this.clientName(interaction),
-          }),
-        );
+      await this.sendSignIn(interaction, response, 200);
       return;
     }
     response

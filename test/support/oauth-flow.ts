@@ -96,6 +96,19 @@ export async function authorize(
     }
     if (res.status !== 200) return { redirect: new URL('about:blank'), consent, first: res };
     const html = res.text;
+    if (!html.includes('name="csrf"')) {
+      // oidc-provider's own self-submitting form (switching the signed-in account ends its session
+      // first): submitted as the browser's script would.
+      const fields = Object.fromEntries(
+        [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+      );
+      res = await http
+        .post(pathOf(formAction(html)))
+        .type('form')
+        .set('Cookie', jar.header())
+        .send(fields);
+      continue;
+    }
     const csrf = hiddenValue(html, 'csrf');
     if (html.includes('name="password"')) {
       res = await http
