@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { bodyParsers } from './common/body-parsers';
-import { MCP_PATH, mcpRequests } from './mcp/mcp-http';
+import { isMcpRequest, mcpRequests } from './mcp/mcp-http';
 import { AgentRunners } from './agents/agent-runner';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { declaredRoutes, methodNotAllowed } from './http/method-not-allowed';
@@ -55,7 +55,7 @@ export function configureApp(app: INestApplication): void {
   // /mcp checks the Origin and takes bodies of upload_file's size (mcp-http.ts), in this same layer.
   const mcpBodies = mcpRequests(app.get<ConfigOf<typeof mcpConfig>>(mcpConfig.KEY));
   express.use((request: Request, response: Response, next: NextFunction) =>
-    (request.path === MCP_PATH ? mcpBodies : apiBodies)(request, response, next),
+    (isMcpRequest(request.originalUrl) ? mcpBodies : apiBodies)(request, response, next),
   );
 
   // Behind the API's routes, so that API requests do not pass its layers. A factory, built at the first

@@ -289,9 +289,15 @@ describe('MCP server', () => {
   });
 
   it('refuses an Origin that is not allowed before looking at the credential, and takes an allowed one', async () => {
-    const refused = await rpc(url, callOf('list_agents'), { Origin: 'https://evil.test' });
-    expect(refused.status).toBe(403);
-    expect(((await refused.json()) as { code: string }).code).toBe('origin_not_allowed');
+    // However the router would match the path: with a trailing slash, in capitals, with a query.
+    for (const spelling of [url, `${url}/`, url.replace(/\/mcp$/, '/MCP'), `${url}?x=1`]) {
+      const refused = await rpc(spelling, callOf('list_agents'), {
+        Origin: 'https://evil.test',
+        Authorization: `Bearer ${admin.key}`,
+      });
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { code: string }).code).toBe('origin_not_allowed');
+    }
     const allowed = await rpc(url, callOf('list_agents'), {
       Origin: 'https://inspector.test',
       Authorization: `Bearer ${admin.key}`,

@@ -4,6 +4,19 @@ import { McpErrorCode, McpHttpError } from './mcp.errors';
 
 export const MCP_PATH = '/mcp';
 
+/**
+ * Whether a request is for /mcp, from its raw URL as Express's router matches it (case-insensitive, a
+ * trailing slash allowed): this runs for every request in the body-parsing layer, where `request.path`
+ * would parse each URL, and a spelling it missed would pass the Origin check by.
+ */
+export function isMcpRequest(url: string): boolean {
+  const end = url.indexOf('?');
+  let path = end === -1 ? url : url.slice(0, end);
+  if (path.length < MCP_PATH.length || path.length > MCP_PATH.length + 1) return false;
+  if (path.endsWith('/')) path = path.slice(0, -1);
+  return path.toLowerCase() === MCP_PATH;
+}
+
 /** A JSON-RPC body that carries `bytes` in base64 (4 characters per 3 bytes), with a megabyte for the rest. */
 export function mcpBodyLimit(bytes: number): number {
   return Math.ceil(bytes / 3) * 4 + 1_048_576;

@@ -11,6 +11,7 @@ import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext, Principal } from '../principal';
 import { AccessTokenResolver } from './access-token.resolver';
 import { CredentialCache } from './credential-cache';
+import { isMcpRequest } from '../../mcp/mcp-http';
 
 /** A token as the key check needs it, cached by the hash of its value: what it is, and whom it acts for. */
 interface ResolvedGrantToken {
@@ -33,9 +34,6 @@ const OAUTH_TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** A grant's `last_used_at` is written at most this often per instance: a hot token costs no write per request. */
 const LAST_USED_EVERY_MS = 60_000;
-
-/** The path of the MCP server: a token issued for `<PUBLIC_URL>/mcp` is accepted there and only there. */
-const MCP_PATH = /^\/mcp(\/|$)/;
 
 /**
  * An OAuth access token (issued by this service's authorization server, src/oauth/) to a Principal: the
@@ -91,7 +89,7 @@ export class OAuthTokenResolver {
       );
     }
     const { token, principal } = resolved;
-    const resource = MCP_PATH.test(request.path) ? this.mcpResource : this.restResource;
+    const resource = isMcpRequest(request.originalUrl) ? this.mcpResource : this.restResource;
     if (token.resource !== resource) {
       return new AccessDenial(
         AccessDenialCode.InvalidToken,
