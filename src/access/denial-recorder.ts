@@ -7,6 +7,7 @@ import { CountedKey, UsageCounter } from '../usage/usage-counter';
 import { USAGE_MEASURES } from '../usage/usage-measures';
 import { ProblemException } from '../common/problem';
 import type { AccessAttempt } from './access-attempt';
+import type { Principal } from './principal';
 import { AccessDenial, denialException, denialResponseOf } from './access-denial';
 
 /**
@@ -98,16 +99,27 @@ export class DenialRecorder {
   }
 
   /**
-   * The key-check metric and, once the key resolved, its usage (under the identity its record names);
-   * whether it had a key to count.
+   * The key-check metric and, once the key (or the OAuth token's grant) resolved, its usage (under the
+   * identity its record names); whether it had a key or grant to count.
    */
   private countOutcome(request: AccessAttempt['request'], outcome: string): boolean {
     this.metrics.recordKeyCheck(outcome);
     const principal = request.principal;
-    if (!principal?.key) return false;
-    this.usage.count(principal.organizationId, principal.key, outcome);
+    const counted = principal && countedOf(principal);
+    if (!counted) return false;
+    this.usage.count(principal.organizationId, counted, outcome);
     return true;
   }
+}
+
+/**
+ * Whose usage a request counts in: its key (a task token's: the creating key), or for an OAuth access
+ * token its grant, under the grant's `grant_…` id and no identity (the same counters, so a token's
+ * requests cost no more than a key's and are exact across instances the same way).
+ */
+function countedOf(principal: Principal): CountedKey | undefined {
+  if (principal.key) return principal.key;
+  return principal.oauth && { id: principal.oauth.grantId, identity: null };
 }
 
 /** The `code` the problem filter will answer for an error thrown during the key check. */

@@ -65,9 +65,11 @@ export class OAuthGrants {
     return (await this.records.listGrants(organizationId, userId)).map(grantSummary);
   }
 
-  async get(organizationId: string, id: string): Promise<GrantSummary | null> {
+  /** One grant of the organization (`userId`: only if it is that user's), or null. */
+  async get(organizationId: string, id: string, userId?: string): Promise<GrantSummary | null> {
     const grant = await this.records.findGrant(organizationId, id);
-    return grant ? grantSummary(grant) : null;
+    if (!grant || (userId !== undefined && grant.userId !== userId)) return null;
+    return grantSummary(grant);
   }
 
   /**

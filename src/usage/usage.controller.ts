@@ -4,9 +4,11 @@ import { Principal } from '../access/principal';
 import { RequirePermissions, RequirePermissionsForQuery } from '../access/route-access.decorators';
 import { ApiProblems } from '../common/openapi';
 import {
+  GrantUsageResponse,
   IdentityUsageResponse,
   KeyUsageQueryDto,
   KeyUsageResponse,
+  OrganizationClientUsageResponse,
   OrganizationIdentityUsageResponse,
   OrganizationUsageQueryDto,
   OrganizationUsageResponse,
@@ -53,6 +55,26 @@ export class UsageController {
     return this.usage.ofIdentity(principal, id, query);
   }
 
+  @Get('oauth/grants/:id/usage')
+  // Any credential: the grant's own user reads it, `api_keys:read` reads any of the organization's
+  // (the rule of GET /v1/oauth/grants); another grant answers 404.
+  @RequirePermissions()
+  @ApiOperation({
+    summary: "An OAuth grant's requests per hour or day, allowed and refused by reason",
+    description:
+      "As a key's usage (same query, same buckets), for the requests made with the grant's OAuth access tokens. " +
+      "Readable by the grant's user, or with `api_keys:read`; another user's grant answers 404. Counts are readable within 10 seconds.",
+  })
+  @ApiOkResponse({ type: GrantUsageResponse })
+  @ApiProblems(400, 404)
+  ofGrant(
+    @Principal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: KeyUsageQueryDto,
+  ): Promise<GrantUsageResponse> {
+    return this.usage.ofGrant(principal, id, query);
+  }
+
   @Get('usage/series')
   @RequirePermissions('api_keys:read')
   @ApiOperation({
@@ -76,19 +98,28 @@ export class UsageController {
   // Listing identities shows their external_ids, which identities:read guards.
   @RequirePermissionsForQuery('group_by', { identity: ['identities:read'] })
   @ApiOperation({
-    summary: "The organization's keys (or identities) used in a range of hours, most requests first",
+    summary:
+      "The organization's keys (or identities, or OAuth clients) used in a range of hours, most requests first",
     description:
       'Default: the 24 hours that end with the current one. `group_by=identity` lists identities instead of keys ' +
-      '(OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`.',
+      '(OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`. ' +
+      '`group_by=client` lists the OAuth clients whose access tokens were used (OrganizationClientUsageResponse), summed over their grants. ' +
+      "Keys and identities never include OAuth tokens' requests.",
   })
-  @ApiExtraModels(OrganizationUsageResponse, OrganizationIdentityUsageResponse)
+  @ApiExtraModels(
+    OrganizationUsageResponse,
+    OrganizationIdentityUsageResponse,
+    OrganizationClientUsageResponse,
+  )
   @ApiOkResponse({
-    description: 'Keys (`group_by=key`, the default) or identities (`group_by=identity`).',
+    description:
+      'Keys (`group_by=key`, the default), identities (`group_by=identity`) or OAuth clients (`group_by=client`).',
     // anyOf, not oneOf: an empty list is both.
     schema: {
       anyOf: [
         { $ref: getSchemaPath(OrganizationUsageResponse) },
         { $ref: getSchemaPath(OrganizationIdentityUsageResponse) },
+        { $ref: getSchemaPath(OrganizationClientUsageResponse) },
       ],
     },
   })
@@ -96,7 +127,9 @@ export class UsageController {
   ofOrganization(
     @Principal() principal: Principal,
     @Query() query: OrganizationUsageQueryDto,
-  ): Promise<OrganizationUsageResponse | OrganizationIdentityUsageResponse> {
+  ): Promise<
+    OrganizationUsageResponse | OrganizationIdentityUsageResponse | OrganizationClientUsageResponse
+  > {
     return this.usage.ofOrganization(principal, query);
   }
 }

@@ -39,6 +39,17 @@ export interface IdentityTotals extends UsageTotals {
   identityId: string;
 }
 
+export interface GrantTotals extends UsageTotals {
+  grantId: string;
+}
+
+/**
+ * The rows of OAuth access tokens' requests: counted under their grant's `grant_…` id in key_id (no
+ * identity), beside the keys' rows. Key-level reads leave them out; `\_` is LIKE's escaped underscore.
+ */
+const GRANT_ROWS = `key_id LIKE 'grant\\_%'`;
+const KEY_ROWS = `NOT ${GRANT_ROWS}`;
+
 const BUCKET_OF_HOUR: Readonly<Record<Granularity, string>> = {
   hour: 'hour',
   day: `date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
@@ -139,6 +150,24 @@ export class UsageRepository {
     return this.countsWhere('key_id = $4', [keyId], organizationId, granularity, from, end);
   }
 
+  /** A grant's counts (its OAuth access tokens' requests) per bucket and outcome in [from, end). */
+  countsOfGrant(
+    organizationId: string,
+    grantId: string,
+    granularity: Granularity,
+    from: Date,
+    end: Date,
+  ): Promise<OutcomeCount[]> {
+    return this.countsWhere(
+      `key_id = $4 AND ${GRANT_ROWS}`,
+      [grantId],
+      organizationId,
+      granularity,
+      from,
+      end,
+    );
+  }
+
   /** The counts of an identity's keys made under it, per bucket and outcome in [from, end). */
   countsOfIdentity(
     organizationId: string,
@@ -159,8 +188,9 @@ export class UsageRepository {
   }
 
   /**
-   * All the organization's counts per bucket and outcome in [from, end): every key's, with or without
-   * an identity, and those of keys deleted since (their requests were still the organization's).
+   * All the organization's key counts per bucket and outcome in [from, end): every key's, with or
+   * without an identity, and those of keys deleted since (their requests were still the organization's).
+   * OAuth grants' rows are left out: the series sums keys, as GET /v1/usage lists them.
    */
   countsOfOrganization(
     organizationId: string,
@@ -168,7 +198,7 @@ export class UsageRepository {
     from: Date,
     end: Date,
   ): Promise<OutcomeCount[]> {
-    return this.countsWhere('TRUE', [], organizationId, granularity, from, end);
+    return this.countsWhere(KEY_ROWS, [], organizationId, granularity, from, end);
   }
 
   /** `subject` narrows the organization's rows; its parameters are $4 onwards. */
@@ -190,10 +220,16 @@ export class UsageRepository {
     return rows.map((row) => ({ start: row.start, outcome: row.outcome, count: Number(row.count) }));
   }
 
-  /** The organization's keys used in [from, end), most requests first (ties by key id). */
+  /** The organization's keys used in [from, end), most requests first (ties by key id); no grants. */
   async totalsByKey(organizationId: string, from: Date, end: Date): Promise<KeyTotals[]> {
-    const rows = await this.totalsBy('key_id', 'TRUE', organizationId, from, end);
+    const rows = await this.totalsBy('key_id', KEY_ROWS, organizationId, from, end);
     return rows.map(({ id, ...totals }) => ({ keyId: id, ...totals }));
+  }
+
+  /** The organization's OAuth grants used in [from, end), most requests first (ties by grant id). */
+  async totalsByGrant(organizationId: string, from: Date, end: Date): Promise<GrantTotals[]> {
+    const rows = await this.totalsBy('key_id', GRANT_ROWS, organizationId, from, end);
+    return rows.map(({ id, ...totals }) => ({ grantId: id, ...totals }));
   }
 
   /**

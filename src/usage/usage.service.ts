@@ -3,10 +3,15 @@ import type { Principal } from '../access/principal';
 import { ApiKeyQueryService } from '../api-keys/api-key-query.service';
 import { Clock } from '../common/clock';
 import { IdentitiesService } from '../identities/identities.service';
+import { OAuthGrants } from '../oauth/oauth-grants';
+import { OAuthError, OAuthErrorCode } from '../oauth/oauth.errors';
 import type {
+  ClientUsageTotalResponse,
+  GrantUsageResponse,
   IdentityUsageResponse,
   KeyUsageQueryDto,
   KeyUsageResponse,
+  OrganizationClientUsageResponse,
   OrganizationIdentityUsageResponse,
   OrganizationUsageQueryDto,
   OrganizationUsageResponse,
@@ -21,8 +26,8 @@ import { isMeasure, USAGE_MEASURES } from './usage-measures';
 const ALLOWED = 'allowed';
 
 /**
- * Reads of the hourly rollup: a key's or an identity's buckets, and the organization's keys or
- * identities by requests.
+ * Reads of the hourly rollup: a key's, an identity's or an OAuth grant's buckets, and the organization's
+ * keys, identities or OAuth clients by requests.
  */
 @Injectable()
 export class UsageService {
@@ -30,6 +35,7 @@ export class UsageService {
     private readonly usage: UsageRepository,
     private readonly keys: ApiKeyQueryService,
     private readonly identities: IdentitiesService,
+    private readonly grants: OAuthGrants,
     private readonly clock: Clock,
   ) {}
 
@@ -71,6 +77,34 @@ export class UsageService {
   }
 
   /**
+   * Every bucket of the range, oldest first: the requests of the grant's OAuth access tokens. Visible
+   * to the grant's user, or with `api_keys:read` (as GET /v1/oauth/grants lists them); any other grant
+   * answers as an unknown one (404), as the grants routes do.
+   */
+  async ofGrant(principal: Principal, grantId: string, query: KeyUsageQueryDto): Promise<GrantUsageResponse> {
+    const range = this.rangeOf(query);
+    const all = principal.permissions.has('api_keys:read');
+    const grant =
+      all || principal.userId
+        ? await this.grants.get(principal.organizationId, grantId, all ? undefined : principal.userId!)
+        : null;
+    if (!grant) throw new OAuthError(OAuthErrorCode.GrantNotFound, 'The grant was not found.');
+    const counts = await this.usage.countsOfGrant(
+      principal.organizationId,
+      grant.id,
+      range.granularity,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    return {
+      grant_id: grant.id,
+      client_id: grant.client.client_id,
+      client_name: grant.client.client_name,
+      ...bucketsOf(range, counts),
+    };
+  }
+
+  /**
    * Every bucket of the range, oldest first: what all the organization's keys did, deleted ones
    * included (their requests happened; only the per-key list needs a key to name).
    */
@@ -90,14 +124,69 @@ export class UsageService {
 
   /**
    * The organization's (non-deleted) keys used in the range, by hour, most requests first; with
-   * `group_by=identity` its (non-deleted) identities instead. The key check has already required
+   * `group_by=identity` its (non-deleted) identities instead, with `group_by=client` its OAuth clients. The key check has already required
    * identities:read for that (see the route's RequirePermissionsForQuery).
    */
   ofOrganization(
     principal: Principal,
     query: OrganizationUsageQueryDto,
-  ): Promise<OrganizationUsageResponse | OrganizationIdentityUsageResponse> {
+  ): Promise<
+    OrganizationUsageResponse | OrganizationIdentityUsageResponse | OrganizationClientUsageResponse
+  > {
+    if (query.group_by === 'client') return this.byClient(principal, query);
     return query.group_by === 'identity' ? this.byIdentity(principal, query) : this.byKey(principal, query);
+  }
+
+  /**
+   * The OAuth clients whose grants' tokens were used in the range, summed over those grants, most
+   * requests first. A grant ends by being deleted (revoked, or a refresh token replayed), and with it
+   * what names its client: its usage is left out then, as a deleted key's is from the key list.
+   */
+  private async byClient(
+    principal: Principal,
+    query: UsageRangeQueryDto,
+  ): Promise<OrganizationClientUsageResponse> {
+    const range = this.rangeOf({ from: query.from, to: query.to, granularity: 'hour' });
+    const totals = await this.usage.totalsByGrant(
+      principal.organizationId,
+      new Date(range.from),
+      new Date(range.end),
+    );
+    const clientOfGrant = new Map<string, string>();
+    const clientNames = new Map<string, string | null>();
+    // Newest first: a client is named as its latest consent showed it.
+    for (const { id, client } of await this.grants.list(principal.organizationId)) {
+      clientOfGrant.set(id, client.client_id);
+      if (!clientNames.has(client.client_id)) clientNames.set(client.client_id, client.client_name);
+    }
+    const clients = new Map<string, ClientUsageTotalResponse>();
+    for (const { grantId, requests, allowed, creditsSpent } of totals) {
+      const clientId = clientOfGrant.get(grantId);
+      if (clientId === undefined) continue;
+      let total = clients.get(clientId);
+      if (!total) {
+        total = {
+          client_id: clientId,
+          client_name: clientNames.get(clientId) ?? null,
+          requests: 0,
+          allowed: 0,
+          denied: 0,
+          credits_spent: 0,
+        };
+        clients.set(clientId, total);
+      }
+      total.requests += requests;
+      total.allowed += allowed;
+      total.denied += requests - allowed;
+      total.credits_spent += creditsSpent;
+    }
+    return {
+      ...rangeFields(range),
+      data: [...clients.values()].sort(
+        (a, b) =>
+          b.requests - a.requests || (a.client_id < b.client_id ? -1 : a.client_id > b.client_id ? 1 : 0),
+      ),
+    };
   }
 
   private async byKey(principal: Principal, query: UsageRangeQueryDto): Promise<OrganizationUsageResponse> {

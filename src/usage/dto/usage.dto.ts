@@ -40,8 +40,8 @@ export class KeyUsageQueryDto extends UsageRangeQueryDto {
   granularity?: Granularity;
 }
 
-/** What GET /v1/usage lists: keys (the default) or the identities behind them. */
-export const USAGE_GROUPINGS = ['key', 'identity'] as const;
+/** What GET /v1/usage lists: keys (the default), the identities behind them, or OAuth clients. */
+export const USAGE_GROUPINGS = ['key', 'identity', 'client'] as const;
 export type UsageGrouping = (typeof USAGE_GROUPINGS)[number];
 
 export class OrganizationUsageQueryDto extends UsageRangeQueryDto {
@@ -50,7 +50,8 @@ export class OrganizationUsageQueryDto extends UsageRangeQueryDto {
     default: 'key',
     description:
       '`key`: the keys used in the range. `identity`: the identities whose keys were used under them ' +
-      '(usage of keys without an identity is left out); needs `identities:read` as well.',
+      '(usage of keys without an identity is left out); needs `identities:read` as well. `client`: the ' +
+      "OAuth clients whose access tokens were used, summed over their users' grants (live grants).",
   })
   @IsOptional()
   @IsIn(USAGE_GROUPINGS, { message: `group_by must be one of ${USAGE_GROUPINGS.join(', ')}` })
@@ -158,4 +159,41 @@ export class OrganizationUsageSeriesResponse {
       "Every bucket of the range, oldest first: the sums of all the organization's keys, including keys deleted since.",
   })
   data: UsageBucketResponse[];
+}
+
+export class GrantUsageResponse {
+  @ApiProperty({ example: 'grant_5JkQm2Tz8RpVw3Xy7NbLc4' }) grant_id: string;
+  @ApiProperty() client_id: string;
+  @ApiProperty({ type: String, nullable: true }) client_name: string | null;
+  @ApiProperty({ enum: GRANULARITIES }) granularity: Granularity;
+  @ApiProperty({ format: 'date-time', description: 'The start of the first bucket.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last bucket.' }) to: string;
+  @ApiProperty({
+    type: [UsageBucketResponse],
+    description:
+      "Every bucket of the range, oldest first: the requests made with the grant's OAuth access tokens (no tasks or credits: a token spends none).",
+  })
+  data: UsageBucketResponse[];
+}
+
+export class ClientUsageTotalResponse {
+  @ApiProperty() client_id: string;
+  @ApiProperty({ type: String, nullable: true, description: 'As its newest grant names it.' })
+  client_name: string | null;
+  @ApiProperty({ type: 'integer' }) requests: number;
+  @ApiProperty({ type: 'integer' }) allowed: number;
+  @ApiProperty({ type: 'integer' }) denied: number;
+  @ApiProperty({ type: 'integer', description: 'Always 0 today: OAuth access tokens spend no credits.' })
+  credits_spent: number;
+}
+
+export class OrganizationClientUsageResponse {
+  @ApiProperty({ format: 'date-time', description: 'The start of the first hour.' }) from: string;
+  @ApiProperty({ format: 'date-time', description: 'The start of the last hour.' }) to: string;
+  @ApiProperty({
+    type: [ClientUsageTotalResponse],
+    description:
+      "The OAuth clients whose grants' tokens were used in the range, most requests first (then by client_id).",
+  })
+  data: ClientUsageTotalResponse[];
 }
