@@ -5,7 +5,7 @@ import { OAuthGrants } from '../src/oauth/oauth-grants';
 import { OAuthTokens } from '../src/oauth/oauth-tokens';
 import { createKey } from './support/keys';
 import { listenOnLoopback } from './support/loopback-server';
-import { createUser, SignedUpOrganization, signUpOrganization } from './support/factories';
+import { createUser, PASSWORD, SignedUpOrganization, signUpOrganization } from './support/factories';
 import { authorize as authorizeAs, CookieJar, pkce, REDIRECT_URI } from './support/oauth-flow';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -308,6 +308,83 @@ describe('OAuth 2.1 authorization server', () => {
     const resolved = await app.app.get(OAuthTokens).resolve(tokens.body.access_token);
     // authorize() signs in as the organization's administrator when no email is given.
     expect(resolved?.userId).toBe(org.userId);
+  });
+
+  describe('signs in with the dashboard session', () => {
+    const CSRF = { 'X-Gatehouse-CSRF': '1' };
+    const signInToDashboard = async (email: string, jar: CookieJar) => {
+      const res = await app.http.post('/v1/auth/session').send({ email, password: PASSWORD }).expect(200);
+      jar.take(res);
+      return res;
+    };
+    const userOf = async (redirect: URL, verifier: string) => {
+      const tokens = await exchange(redirect.searchParams.get('code')!, verifier).expect(200);
+      return (await app.app.get(OAuthTokens).resolve(tokens.body.access_token))?.userId;
+    };
+
+    it('sets the session cookie for /oauth too: SameSite=Lax, where an authorization request arrives from the client site', async () => {
+      const res = await signInToDashboard(org.email, new CookieJar());
+      const lines = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+      const [value] = /gatehouse_session=([^;]*)/.exec(lines[0])!.slice(1);
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/; Path=\/v1\/auth\/session;.*SameSite=Strict/);
+      expect(lines[1]).toContain(`gatehouse_session=${value};`);
+      expect(lines[1]).toMatch(/; Path=\/oauth;/);
+      expect(lines[1]).toMatch(/; HttpOnly;/);
+      expect(lines[1]).toMatch(/; SameSite=Lax$/);
+    });
+
+    it('goes straight to consent, as its user, for a browser signed in to the dashboard', async () => {
+      const developer = await createUser(app.http, org, 'developer');
+      const jar = new CookieJar();
+      await signInToDashboard(developer.email, jar);
+      const run = codeRequest();
+      // Were a sign-in page shown, authorize() would sign in as the administrator.
+      const { redirect, signInPages, consent } = await authorize(run.params, { jar });
+      expect(signInPages).toBe(0);
+      expect(consent).toContain(developer.email);
+      expect(await userOf(redirect, run.verifier)).toBe(developer.id);
+    });
+
+    it('a sign-in on the authorization page is a dashboard sign-in: the session renews the dashboard and is audited', async () => {
+      const developer = await createUser(app.http, org, 'developer');
+      const jar = new CookieJar();
+      const run = codeRequest();
+      const { redirect, signInPages } = await authorize(run.params, { jar, email: developer.email });
+      expect(signInPages).toBe(1);
+      expect(await userOf(redirect, run.verifier)).toBe(developer.id);
+      const renewed = await app.http
+        .post('/v1/auth/session/refresh')
+        .set('Cookie', jar.header())
+        .set(CSRF)
+        .expect(200);
+      expect(renewed.body.user.id).toBe(developer.id);
+      const log = await app.http
+        .get('/v1/audit-log?action=session.signed_in')
+        .set(org.auth)
+        .expect(200);
+      expect(log.body.data.map((entry: { actor: { id: string } }) => entry.actor.id)).toContain(developer.id);
+    });
+
+    it('asks the same browser to sign in again once the dashboard session is signed out', async () => {
+      const developer = await createUser(app.http, org, 'developer');
+      const jar = new CookieJar();
+      await signInToDashboard(developer.email, jar);
+      expect((await authorize(codeRequest().params, { jar })).signInPages).toBe(0);
+      // Signed out on the server; the browser still sends the (now revoked) cookie, and oidc-provider's
+      // own session cookie names the developer still.
+      await app.http.delete('/v1/auth/session').set('Cookie', jar.header()).set(CSRF).expect(204);
+      const run = codeRequest();
+      const again = await authorize(run.params, { jar, email: developer.email });
+      expect(again.signInPages).toBe(1);
+      expect(await userOf(again.redirect, run.verifier)).toBe(developer.id);
+    });
+
+    it('shows the sign-in page for prompt=login even to a browser signed in to the dashboard', async () => {
+      const jar = new CookieJar();
+      await signInToDashboard(org.email, jar);
+      expect((await authorize(codeRequest({ prompt: 'login' }).params, { jar })).signInPages).toBe(1);
+    });
   });
 
   it('introspects only for a credential holding api_keys:verify, and only its organization tokens', async () => {

@@ -2,16 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { timingSafeEqual } from 'node:crypto';
 import { OrganizationsService } from '../accounts/organizations.service';
-import { UsersService } from '../accounts/users.service';
-import { AuthService } from '../auth/auth.service';
+import { originOf } from '../audit/request-origin.decorator';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { RolesService } from '../roles/roles.service';
+import { DashboardSignIns } from '../sessions/dashboard-sign-ins';
+import { setSessionCookie } from '../sessions/session-cookie';
 import { OAUTH_GRANT_ID } from './oauth.declarations';
 import { consentPage, errorPage, signInPage } from './oauth-pages';
 import { OAuthGrants } from './oauth-grants';
 import { hashOf, OAuthRecordsRepository } from './oauth-records.repository';
-import { accountIdOf, INTERACTION_PATH, OAuthServer, parseAccountId } from './oauth-server';
+import { accountIdOf, OAuthAccounts } from './oauth-accounts';
+import { INTERACTION_PATH, OAuthServer } from './oauth-server';
 import type { OidcInteraction } from './oidc-provider.types';
 
 const first = (value: unknown): string | undefined =>
@@ -20,6 +22,15 @@ const first = (value: unknown): string | undefined =>
     : Array.isArray(value) && typeof value[0] === 'string'
       ? value[0]
       : undefined;
+
+/**
+ * The client asks for the password itself (`prompt=login`) or for a recent sign-in (`max_age`): the
+ * dashboard session does not stand in for it.
+ */
+function asksForSignIn(interaction: OidcInteraction): boolean {
+  const prompt = first(interaction.params.prompt) ?? '';
+  return prompt.split(' ').includes('login') || interaction.params.max_age !== undefined;
+}
 
 /** The pages are never cached, framed (clickjacking the Allow button) or able to run a script. */
 const NO_STORE = {
@@ -30,8 +41,9 @@ const NO_STORE = {
 };
 
 /**
- * The authorization endpoint's pages (oidc-provider's interactions): sign-in with the dashboard account
- * (email and password, through the same check and login-attempt limiter as the dashboard's sign-in),
+ * The authorization endpoint's pages (oidc-provider's interactions): the dashboard's sign-in (a browser
+ * signed in to the dashboard goes straight on as that user; else email and password start a dashboard
+ * session, through the same check, login-attempt limiter and audit entry as the dashboard's own sign-in),
  * then consent naming the client, its redirect host, the organization and each permission asked.
  * Asked permissions the user does not hold are shown as not granted and left out of the grant; Deny
  * ends the request with `access_denied` (oidc-provider redirects it with `state` and `iss`).
@@ -43,8 +55,8 @@ const NO_STORE = {
 export class OAuthInteractions {
   constructor(
     private readonly server: OAuthServer,
-    private readonly auth: AuthService,
-    private readonly users: UsersService,
+    private readonly signIns: DashboardSignIns,
+    private readonly accounts: OAuthAccounts,
     private readonly organizations: OrganizationsService,
     private readonly roles: RolesService,
     private readonly records: OAuthRecordsRepository,
@@ -79,6 +91,16 @@ export class OAuthInteractions {
     const interaction = await this.details(uid, request, response);
     if (!interaction) return;
     if (interaction.prompt.name === 'login') {
+      const accountId = asksForSignIn(interaction) ? undefined : await this.accounts.signedIn(request);
+      if (accountId) {
+        await this.server.provider.interactionFinished(
+          request,
+          response,
+          { login: { accountId } },
+          { mergeWithLastSubmission: false },
+        );
+        return;
+      }
       await this.sendSignIn(interaction, response, 200);
       return;
     }
@@ -92,7 +114,8 @@ export class OAuthInteractions {
     const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     try {
-      const user = await this.auth.authenticate({ email, password }, request.ip ?? 'unknown');
+      const { user, cookie } = await this.signIns.signIn({ email, password }, originOf(request));
+      setSessionCookie(request, response, cookie);
       await this.server.provider.interactionFinished(
         request,
         response,
@@ -207,12 +230,9 @@ export class OAuthInteractions {
   }
 
   private async consentOf(interaction: OidcInteraction) {
-    const account = interaction.session?.accountId
-      ? parseAccountId(interaction.session.accountId)
-      : undefined;
-    if (!account) return undefined;
-    const user = await this.users.findMember(account.organizationId, account.userId);
-    if (!user || !user.active) return undefined;
+    const accountId = interaction.session?.accountId;
+    const user = accountId ? await this.accounts.activeUser(accountId) : undefined;
+    if (!user) return undefined;
     const held = (await this.roles.permissionsOf(user.organizationId, user.role)) ?? new Set<string>();
     const asked = [
       ...new Set(

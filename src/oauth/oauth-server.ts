@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import type { NextFunction, Request, Response } from 'express';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { ConfigOf } from '../config/config-namespace';
 import { httpConfig, oauthConfig, publicConfig } from '../config/namespaces';
-import { UsersService } from '../accounts/users.service';
 import { allPermissions } from '../roles/permissions';
 import { Secrets } from '../secrets/secrets';
 import { ClientMetadataDocuments } from './client-metadata-documents';
+import { OAuthAccounts, parseAccountId } from './oauth-accounts';
 import { errorPage } from './oauth-pages';
 import { OAuthRecordsRepository } from './oauth-records.repository';
 import type { OidcProvider, OidcProviderModule } from './oidc-provider.types';
@@ -56,13 +57,6 @@ export function redirectUriProblem(uri: unknown): string | undefined {
   return 'redirect_uris must be https, or http on 127.0.0.1, [::1] or localhost';
 }
 
-/** oidc-provider's account id: the user and their organization, so that the consent knows both. */
-export const accountIdOf = (organizationId: string, userId: string): string => `${organizationId}.${userId}`;
-export const parseAccountId = (accountId: string): { organizationId: string; userId: string } | undefined => {
-  const dot = accountId.indexOf('.');
-  return dot > 0 ? { organizationId: accountId.slice(0, dot), userId: accountId.slice(dot + 1) } : undefined;
-};
-
 /**
  * oidc-provider is an ES module: loaded with a real dynamic import, which TypeScript's CommonJS output
  * would turn into require() (jest's module registry cannot require an ES module; Node's can, jest's
@@ -94,7 +88,7 @@ export class OAuthServer implements OnModuleInit {
     private readonly records: OAuthRecordsRepository,
     private readonly secrets: Secrets,
     private readonly clientDocuments: ClientMetadataDocuments,
-    private readonly users: UsersService,
+    private readonly accounts: OAuthAccounts,
     @InjectThrottlerStorage() private readonly throttler: ThrottlerStorage,
   ) {
     this.issuer = publicSettings.url.replace(/\/+$/, '');
@@ -168,9 +162,31 @@ export class OAuthServer implements OnModuleInit {
   };
 
   private async activeUser(accountId: string): Promise<boolean> {
-    const account = parseAccountId(accountId);
-    const user = account ? await this.users.findMember(account.organizationId, account.userId) : null;
-    return user?.active === true;
+    return (await this.accounts.activeUser(accountId)) !== undefined;
+  }
+
+  /**
+   * oidc-provider's prompts, with one more reason to ask for a sign-in: the browser's dashboard session
+   * (OAuthAccounts.signedIn) is not the provider's session's account, because it ended (signed out,
+   * idle, capped, its user deactivated) or another user signed in since. The provider's own session
+   * cookie never outlives the dashboard's sign-in; the interaction page then signs in with the dashboard
+   * session when there is one (OAuthInteractions.show), else shows the sign-in, which starts one.
+   */
+  private interactionPolicy(oidc: OidcProviderModule): unknown {
+    const { Check, base } = oidc.interactionPolicy;
+    const policy = base();
+    policy.get('login').checks.add(
+      new Check(
+        'dashboard_session',
+        'The dashboard session of this browser ended',
+        async (ctx: { req: IncomingMessage; oidc: { session: { accountId?: string } } }) =>
+          ctx.oidc.session.accountId !== undefined &&
+          (await this.accounts.signedIn(ctx.req)) !== ctx.oidc.session.accountId
+            ? Check.REQUEST_PROMPT
+            : Check.NO_NEED_TO_PROMPT,
+      ),
+    );
+    return policy;
   }
 
   private configuration(oidc: OidcProviderModule): Record<string, unknown> {
@@ -226,6 +242,7 @@ export class OAuthServer implements OnModuleInit {
         return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
       },
       interactions: {
+        policy: this.interactionPolicy(oidc),
         url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
       },
       routes: OAUTH_ROUTES,

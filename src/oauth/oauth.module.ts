@@ -11,11 +11,12 @@ import { OAuthGrantsController } from './oauth-grants.controller';
 import { ClientMetadataDocuments } from './client-metadata-documents';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from '../accounts/accounts.module';
-import { AuthModule } from '../auth/auth.module';
+import { SessionsModule } from '../sessions/sessions.module';
 import { RolesModule } from '../roles/roles.module';
 import { OAUTH_AUDIT_ACTIONS } from './oauth.declarations';
 import { OAuthGrant } from './oauth-grant.entity';
 import { OAuthGrants } from './oauth-grants';
+import { OAuthAccounts } from './oauth-accounts';
 import { OAuthInteractions } from './oauth-interactions';
 import { OAuthTokensController } from './oauth-tokens.controller';
 import { OAuthRecord } from './oauth-record.entity';
@@ -41,7 +42,7 @@ const OAUTH_WEBHOOK_EVENTS = {
 @Module({
   imports: [
     TypeOrmModule.forFeature([OAuthRecord, OAuthGrant]),
-    AuthModule,
+    SessionsModule,
     AccountsModule,
     RolesModule,
     WebhooksModule,
@@ -49,6 +50,7 @@ const OAUTH_WEBHOOK_EVENTS = {
   controllers: [OAuthTokensController, OAuthGrantsController],
   providers: [
     OAuthRecordsRepository,
+    OAuthAccounts,
     ClientMetadataDocuments,
     OAuthServer,
     OAuthInteractions,

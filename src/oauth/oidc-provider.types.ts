@@ -64,4 +64,19 @@ export interface OidcProvider {
 export interface OidcProviderModule {
   default: new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;
   errors: Record<string, new (description?: string) => Error>;
+  /** The documented way to change when the authorization endpoint asks for an interaction. */
+  interactionPolicy: {
+    Check: OidcCheckClass;
+    base(): { get(name: 'login' | 'consent'): { checks: { add(check: unknown): void } } };
+  };
+}
+
+export interface OidcCheckClass {
+  new (
+    reason: string,
+    description: string,
+    check: (ctx: any) => boolean | Promise<boolean>,
+  ): unknown;
+  readonly REQUEST_PROMPT: true;
+  readonly NO_NEED_TO_PROMPT: false;
 }

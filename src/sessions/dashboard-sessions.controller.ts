@@ -28,7 +28,7 @@ import { SessionError } from './sessions.errors';
 
 const SET_COOKIE = {
   'Set-Cookie': {
-    description: `\`${SESSION_COOKIE}\`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session).`,
+    description: `\`${SESSION_COOKIE}\`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session), and the same value for the OAuth authorization pages (HttpOnly; SameSite=Lax; Path=/oauth).`,
     schema: { type: 'string' },
   },
 };

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { AuditService, RequestOrigin } from '../audit/audit.service';
 import { AuthService } from '../auth/auth.service';
 import type { TokenRequestDto } from '../auth/dto/auth.dto';
+import type { User } from '../accounts/user.entity';
 import { Clock } from '../common/clock';
 import { newId } from '../common/ids';
 import { ConfigOf } from '../config/config-namespace';
@@ -14,6 +15,8 @@ import { SessionCookie, SessionGrants } from './session-grants';
 import { DASHBOARD_SESSION_ID } from './sessions.declarations';
 
 export interface StartedSession {
+  /** Who signed in (for pages that act for them: the OAuth authorization endpoint's). */
+  user: User;
   cookie: SessionCookie;
   response: DashboardSessionResponse;
 }
@@ -74,6 +77,7 @@ export class DashboardSignIns {
       await this.recordSession(manager, 'session.signed_in', user.organizationId, user.id, id, client);
     });
     return {
+      user,
       cookie: { refreshToken, maxAgeSeconds: this.absoluteMs / 1000 },
       response: await this.grants.grant(user, id),
     };

@@ -14,10 +14,12 @@ import { RetiredRefreshToken } from './retired-refresh-token.entity';
 import { SessionGrants } from './session-grants';
 import { SessionRefreshes } from './session-refreshes';
 import { SessionLiveness } from './session-liveness';
+import { BrowserSessions } from './browser-sessions';
 
 /**
  * Dashboard sessions (POST/DELETE /v1/auth/session, POST /v1/auth/session/refresh). SessionLiveness is
- * exported for the key check, which refuses the access tokens of an ended session.
+ * exported for the key check, which refuses the access tokens of an ended session; BrowserSessions and
+ * DashboardSignIns for the OAuth authorization pages, which sign in with the same session.
  */
 @Module({
   imports: [
@@ -34,8 +36,9 @@ import { SessionLiveness } from './session-liveness';
     DashboardSessionsRepository,
     RefreshTokens,
     SessionLiveness,
+    BrowserSessions,
   ],
-  exports: [SessionLiveness],
+  exports: [SessionLiveness, BrowserSessions, DashboardSignIns],
 })
 export class SessionsModule implements OnModuleInit {
   constructor(private readonly auditActions: AuditActions) {}

@@ -70,14 +70,15 @@ export interface AuthorizeOptions {
 
 /**
  * Follows an authorization request as a browser would until it leaves for the client: signs in when the
- * sign-in page shows, then answers the consent page. Answers the final redirect, the consent page's HTML
- * and the first response (an error page, when the request never reached the client).
+ * sign-in page shows, then answers the consent page. Answers the final redirect, the consent page's HTML,
+ * the first response (an error page, when the request never reached the client) and how many sign-in
+ * pages it answered (none for a browser signed in to the dashboard).
  */
 export async function authorize(
   http: TestAgent,
   params: Record<string, string | undefined>,
   options: AuthorizeOptions,
-): Promise<{ redirect: URL; consent?: string; first: Response }> {
+): Promise<{ redirect: URL; consent?: string; first: Response; signInPages: number }> {
   const jar = options.jar ?? new CookieJar();
   const query = new URLSearchParams(
     Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined),
@@ -85,16 +86,17 @@ export async function authorize(
   let res = await http.get(`/oauth/authorize?${query}`).set('Cookie', jar.header());
   const first = res;
   let consent: string | undefined;
+  let signInPages = 0;
   const redirectUri = params.redirect_uri ?? REDIRECT_URI;
   for (let step = 0; step < 12; step++) {
     jar.take(res);
     if (res.status === 302 || res.status === 303) {
       const location = res.headers.location as string;
-      if (location.startsWith(redirectUri)) return { redirect: new URL(location), consent, first };
+      if (location.startsWith(redirectUri)) return { redirect: new URL(location), consent, first, signInPages };
       res = await http.get(pathOf(location)).set('Cookie', jar.header());
       continue;
     }
-    if (res.status !== 200) return { redirect: new URL('about:blank'), consent, first: res };
+    if (res.status !== 200) return { redirect: new URL('about:blank'), consent, first: res, signInPages };
     const html = res.text;
     if (!html.includes('name="csrf"')) {
       // oidc-provider's own self-submitting form (switching the signed-in account ends its session
@@ -111,6 +113,7 @@ export async function authorize(
     }
     const csrf = hiddenValue(html, 'csrf');
     if (html.includes('name="password"')) {
+      signInPages++;
       res = await http
         .post(formAction(html))
         .type('form')
