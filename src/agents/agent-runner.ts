@@ -11,6 +11,15 @@ export interface AgentTask {
   organizationId: string;
   instruction: string;
   attachments: FileRecord[];
+  /** Credits reserved for the run (`max_credits`); its usage may not cost more. */
+  maxCredits?: number;
+  /** The prices the task was created with (what its usage costs). */
+  pricing?: AgentPricing;
+}
+
+/** What a config is checked against beside itself: the organization whose agent it is. */
+export interface AgentConfigContext {
+  organizationId: string;
 }
 
 /**
@@ -69,12 +78,16 @@ export interface AgentRunReporter {
   usage(usage: { input_tokens: number; output_tokens: number }): Promise<ReportedEvent>;
 }
 
-/** A failure the runner understands; `retryable` failures are tried again with backoff. */
+/**
+ * A failure the runner understands; `retryable` failures are tried again with backoff, and not before
+ * `retryAfterMs` when the agent named a wait (an upstream's Retry-After; the worker caps it at a minute).
+ */
 export class AgentFailure extends Error {
   constructor(
     readonly code: string,
     message: string,
     readonly retryable: boolean,
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'AgentFailure';
@@ -141,8 +154,11 @@ export interface AgentRunner {
    * (sealed) with its tasks at all. Absent means it may, so `outboundHeaders` carries the key.
    */
   readonly forwardsCredentials?: boolean;
-  /** Checks an agent's `config` at create/update time; throws a 400 ProblemException when invalid. */
-  validateConfig(config: Record<string, unknown>): Promise<void>;
+  /**
+   * Checks an agent's `config` at create/update time; throws a 400 ProblemException when invalid.
+   * `context` names the organization, for configs that name its resources (an llm agent's secret).
+   */
+  validateConfig(config: Record<string, unknown>, context?: AgentConfigContext): Promise<void>;
   run(context: AgentRunContext): Promise<unknown>;
 }
 

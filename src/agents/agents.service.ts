@@ -26,7 +26,7 @@ export class AgentsService {
   async create(principal: Principal, dto: CreateAgentDto): Promise<Agent> {
     const runner = this.runnerOrFail(dto.type);
     const config = dto.config ?? {};
-    await runner.validateConfig(config);
+    await runner.validateConfig(config, { organizationId: principal.organizationId });
     const agent = await this.agents.insert({
       id: newId(AGENT_ID),
       organizationId: principal.organizationId,
@@ -106,7 +106,9 @@ export class AgentsService {
   async update(principal: Principal, id: string, dto: UpdateAgentDto): Promise<Agent> {
     const agent = await this.get(principal, id);
     if (dto.config !== undefined) {
-      await this.runnerOrFail(agent.type).validateConfig(dto.config);
+      await this.runnerOrFail(agent.type).validateConfig(dto.config, {
+        organizationId: agent.organizationId,
+      });
       agent.config = dto.config;
     }
     if (dto.name !== undefined) agent.name = dto.name;

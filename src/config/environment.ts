@@ -285,6 +285,16 @@ export class EnvironmentVariables {
   OUTBOUND_TIMEOUT_MS = 10000;
 
   /**
+   * Text an llm agent's run sends of its task's attachments, in bytes in all; the attachment that passes
+   * it is cut short and named as truncated, later ones are named and not sent.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(104857600)
+  LLM_MAX_ATTACHMENT_BYTES = 1048576;
+
+  /**
    * Where GitHub's secret-scanning public keys are read (POST /v1/secret-scanning/github checks report
    * signatures with them). The operator's own setting, so a mirror on a private address is allowed.
    */

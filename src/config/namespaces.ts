@@ -116,6 +116,11 @@ export const outboundConfig = configNamespace('outbound', (env) => ({
   timeoutMs: env.OUTBOUND_TIMEOUT_MS,
 }));
 
+/** Model (llm) agents' runs. */
+export const llmAgentsConfig = configNamespace('llmAgents', (env) => ({
+  maxAttachmentBytes: env.LLM_MAX_ATTACHMENT_BYTES,
+}));
+
 export const leakedKeysConfig = configNamespace('leakedKeys', (env) => ({
   secretScanningKeysUrl: env.SECRET_SCANNING_KEYS_URL,
   revokeRequestsPerMinute: env.CREDENTIAL_REVOKE_REQUESTS_PER_MINUTE,
@@ -189,6 +194,7 @@ export const CONFIG_NAMESPACES = [
   auditConfig,
   filesConfig,
   outboundConfig,
+  llmAgentsConfig,
   leakedKeysConfig,
   tasksConfig,
   webhooksConfig,

@@ -2,13 +2,28 @@ import { ConfigOf } from '../config/config-namespace';
 import { outboundConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
 import { lookup } from 'node:dns/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress } from './address-policy';
 import { OutboundErrorCode, OutboundTargetError } from './outbound.errors';
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
+/**
+ * What one streamed response may carry in all: a model's longest answer (200,000 tokens) framed as
+ * server-sent events, a few hundred bytes of JSON around each delta, fits with room to spare.
+ */
+export const MAX_STREAMED_BYTES = 64 * 1024 * 1024;
+
+/** The WHATWG fetch signature SDKs accept as their `fetch` option. */
+export type StreamingFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface StreamingOptions {
+  /** Longest silence, waiting for the answer or between two of its chunks; default OUTBOUND_TIMEOUT_MS. */
+  idleTimeoutMs?: number;
+  /** Bytes the whole streamed body may carry; default MAX_STREAMED_BYTES. */
+  maxBytes?: number;
+}
 
 export class OutboundError extends Error {
   constructor(
@@ -77,6 +92,70 @@ export class SafeHttpClient {
     return this.send('GET', url, undefined, options);
   }
 
+  /**
+   * A fetch whose response body streams as it arrives (SDKs of model providers take it as their `fetch`),
+   * under the same policy as every call here: the target resolved and checked, the connection pinned to
+   * the checked address, no redirects; silence bounded by `idleTimeoutMs`, the whole body by `maxBytes`.
+   * A refused target rejects with an OutboundError (`target_not_allowed`), as the other calls do.
+   */
+  streamingFetch(options: StreamingOptions = {}): StreamingFetch {
+    return (input, init = {}) => this.stream(input, init, options);
+  }
+
+  private async stream(
+    input: string | URL | Request,
+    init: RequestInit,
+    options: StreamingOptions,
+  ): Promise<Response> {
+    if (input instanceof Request) throw new TypeError('pass the URL and the init, not a Request');
+    const target = new URL(String(input));
+    const body = bodyBytes(init.body);
+    const { address, family } = await this.resolveTarget(target);
+    const idleTimeoutMs = options.idleTimeoutMs ?? this.config.timeoutMs;
+    const maxBytes = options.maxBytes ?? MAX_STREAMED_BYTES;
+    const headers: Record<string, string> = { 'user-agent': 'Gatehouse/1' };
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    if (body) headers['content-length'] = String(body.length);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+
+    return new Promise<Response>((resolve, reject) => {
+      const request = send(target, {
+        method: init.method ?? 'GET',
+        lookup: pinnedTo(address, family),
+        timeout: idleTimeoutMs,
+        signal: init.signal ?? undefined,
+        headers,
+      });
+      request.on('timeout', () =>
+        request.destroy(new OutboundError('timeout', `nothing received for ${idleTimeoutMs} ms`)),
+      );
+      request.on('error', (error) =>
+        reject(
+          error instanceof OutboundError || error.name === 'AbortError'
+            ? error
+            : new OutboundError('connection_failed', error.message),
+        ),
+      );
+      request.on('response', (response: IncomingMessage) => {
+        const status = response.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
+          response.resume();
+          request.destroy();
+          return reject(
+            new OutboundError(
+              'redirect_not_followed',
+              `the target answered ${status}; redirects are not followed`,
+            ),
+          );
+        }
+        resolve(
+          new Response(bodyStream(request, response, maxBytes), { status, headers: headersOf(response) }),
+        );
+      });
+      request.end(body);
+    });
+  }
+
   private async send(
     method: 'GET' | 'POST',
     url: string,
@@ -87,13 +166,7 @@ export class SafeHttpClient {
     const { address, family } = await this.resolveTarget(target, options.operatorTarget === true);
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
-    const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-      if ((lookupOptions as { all?: boolean }).all) {
-        (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
-          { address, family },
-        ]);
-      } else callback(null, address, family);
-    };
+    const pinned = pinnedTo(address, family);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
 
     return new Promise<OutboundResponse>((resolve, reject) => {
@@ -184,4 +257,83 @@ export class SafeHttpClient {
     }
     return addresses[0];
   }
+}
+
+/** A lookup that answers the address already checked, so the connection goes nowhere else. */
+function pinnedTo(address: string, family: number): LookupFunction {
+  return (_hostname, lookupOptions, callback) => {
+    if ((lookupOptions as { all?: boolean }).all) {
+      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+        { address, family },
+      ]);
+    } else callback(null, address, family);
+  };
+}
+
+function bodyBytes(body: RequestInit['body']): Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  throw new TypeError('only string and byte bodies are sent');
+}
+
+function headersOf(response: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      headers.append(name, one);
+  }
+  return headers;
+}
+
+/**
+ * The response's bytes as they arrive; errors when the connection fails, times out, is aborted or
+ * passes `maxBytes` (then the connection is closed). Cancelling the stream closes the connection.
+ */
+function bodyStream(
+  request: ClientRequest,
+  response: IncomingMessage,
+  maxBytes: number,
+): ReadableStream<Uint8Array> | null {
+  if ([204, 205, 304].includes(response.statusCode ?? 0)) {
+    response.resume();
+    return null;
+  }
+  let received = 0;
+  let settled = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const fail = (error: Error): void => {
+        if (settled) return;
+        settled = true;
+        controller.error(error);
+      };
+      response.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        received += chunk.length;
+        if (received > maxBytes) {
+          const error = new OutboundError('response_too_large', `the response exceeded ${maxBytes} bytes`);
+          fail(error);
+          request.destroy(error);
+          return;
+        }
+        controller.enqueue(new Uint8Array(chunk));
+      });
+      response.on('end', () => {
+        if (settled) return;
+        settled = true;
+        controller.close();
+      });
+      response.on('error', fail);
+      response.on('aborted', () =>
+        fail(new OutboundError('connection_failed', 'the connection closed early')),
+      );
+      request.on('error', fail);
+    },
+    cancel() {
+      settled = true;
+      request.destroy();
+    },
+  });
 }

@@ -105,7 +105,17 @@ export class AgentRunContexts {
     return {
       runner,
       context: {
-        task: { id: task.id, organizationId, instruction: task.instruction, attachments },
+        task: {
+          id: task.id,
+          organizationId,
+          instruction: task.instruction,
+          attachments,
+          maxCredits: task.maxCredits,
+          pricing: {
+            credits_per_1k_input_tokens: task.creditsPer1kInputTokens,
+            credits_per_1k_output_tokens: task.creditsPer1kOutputTokens,
+          },
+        },
         agent,
         outboundHeaders: {
           ...(key ? { 'X-API-Key': key } : {}),

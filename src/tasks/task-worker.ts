@@ -246,7 +246,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async retryLater(task: Task, failure: AgentFailure): Promise<void> {
-    const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (task.attempts - 1)) * (0.5 + Math.random() / 2);
+    const exponential = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (task.attempts - 1)) * (0.5 + Math.random() / 2);
+    // The agent's own word on when to come back (an upstream's Retry-After), never past the cap.
+    const backoff = Math.min(MAX_BACKOFF_MS, Math.max(exponential, failure.retryAfterMs ?? 0));
     await this.db(() =>
       this.queue.retry(task.id, this.workerId, backoff, {
         status: 'failed',
