@@ -10,6 +10,7 @@ import { intersectPermissions, isPermission, type Permission } from '../../roles
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext, Principal } from '../principal';
 import { AccessTokenResolver } from './access-token.resolver';
+import { ConnectionHashMemo } from './connection-hash-memo';
 import { CredentialCache } from './credential-cache';
 import { isMcpRequest } from '../../mcp/mcp-http';
 
@@ -50,6 +51,8 @@ export class OAuthTokenResolver {
   private readonly mcpResource: string;
   private readonly restResource: string;
   private readonly cache: CredentialCache<ResolvedGrantToken>;
+  /** A connection's last token and its hash, as for API keys (see ConnectionHashMemo for why it is safe). */
+  private readonly hashes = new ConnectionHashMemo();
   private readonly lastUsedWritten = new LRUCache<string, true>({ max: 50_000, ttl: LAST_USED_EVERY_MS });
   private readonly logger = new Logger(OAuthTokenResolver.name);
 
@@ -74,7 +77,11 @@ export class OAuthTokenResolver {
    * expired, revoked) is refused as a malformed key would be, since it may as well be one: 401 either way.
    */
   resolve(value: string, request: Request): Principal | AccessDenial | Promise<Principal | AccessDenial> {
-    const hash = createHash('sha256').update(value).digest('base64url');
+    let hash = this.hashes.recall(request.socket, value);
+    if (hash === undefined) {
+      hash = createHash('sha256').update(value).digest('base64url');
+      this.hashes.remember(request.socket, value, hash);
+    }
     const resolved = this.cache.resolve(hash, () => this.loadToken(value));
     return resolved instanceof Promise
       ? resolved.then((loaded) => this.admit(loaded, request))
