@@ -22,6 +22,7 @@ import { McpModule } from './mcp/mcp.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { OrganizationPoliciesHttpModule } from './organization-policies/organization-policies-http.module';
+import { OrganizationSecretsHttpModule } from './organization-secrets/organization-secrets-http.module';
 import { SecretScanningModule } from './secret-scanning/secret-scanning.module';
 import { platformModules } from './platform.modules';
 import { RolesModule } from './roles/roles.module';
@@ -67,6 +68,7 @@ export class AppModule {
         TasksHttpModule,
         WebhooksHttpModule,
         OrganizationPoliciesHttpModule,
+        OrganizationSecretsHttpModule,
         SecretScanningModule,
         McpModule,
         OAuthModule,

@@ -12,6 +12,7 @@ import './events/events.declarations';
 import './files/files.declarations';
 import './identities/identities.declarations';
 import './organization-policies/organization-policies.declarations';
+import './organization-secrets/organization-secrets.declarations';
 import './roles/roles.declarations';
 import './sessions/sessions.declarations';
 import './tasks/tasks.declarations';

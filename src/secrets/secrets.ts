@@ -4,7 +4,11 @@ import { secretsConfig } from '../config/namespaces';
 import { SecretBox } from './secret-box';
 
 /** What a sealed value is for; each purpose has its own derived key, so one cannot open another's. */
-export type SealingPurpose = 'task-credentials' | 'event-secrets' | 'webhook-secrets';
+export type SealingPurpose =
+  | 'task-credentials'
+  | 'event-secrets'
+  | 'webhook-secrets'
+  | 'organization-secrets';
 
 /**
  * The one place the server's secrets are read. Everything that signs, hashes or seals asks here

@@ -20,6 +20,7 @@ import { PendingLeakReports1795941000000 } from './1795941000000-PendingLeakRepo
 import { AuditChainKey1795960000000 } from './1795960000000-AuditChainKey';
 import { OAuthServer1796000000000 } from './1796000000000-OAuthServer';
 import { AuditActorClient1796100000000 } from './1796100000000-AuditActorClient';
+import { OrganizationSecrets1796210000000 } from './1796210000000-OrganizationSecrets';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   AuditChainKey1795960000000,
   OAuthServer1796000000000,
   AuditActorClient1796100000000,
+  OrganizationSecrets1796210000000,
 ];
