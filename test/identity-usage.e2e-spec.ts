@@ -360,7 +360,9 @@ describe('GET /v1/usage?group_by=identity', () => {
 
   it.each([['identities'], ['IDENTITY'], ['']])('refuses group_by=%j with a field error', async (value) => {
     const problem = expectProblem(await organizationUsage({ group_by: value }), 400, 'validation_failed');
-    expect(problem.errors).toEqual([{ field: 'group_by', message: 'group_by must be one of key, identity' }]);
+    expect(problem.errors).toEqual([
+      { field: 'group_by', message: 'group_by must be one of key, identity, client' },
+    ]);
   });
 
   it('refuses group_by given twice', async () => {
