@@ -19,6 +19,8 @@ const MAX_BACKOFF_MS = 60_000;
 const CLAIM_BATCH = 64;
 // Renewals per lease: three may fail (a slow database moment) before a healthy task loses its lease.
 const HEARTBEATS_PER_LEASE = 4;
+// A running task's change is acted on within this (plus a statement): cancellations abort within a second.
+const CHANGE_CHECK_MS = 250;
 
 /**
  * The durable queue's consumer. One dispatcher keeps up to WORKER_CONCURRENCY tasks in flight (agents
@@ -49,6 +51,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private heartbeat?: NodeJS.Timeout;
   /** One renewal in flight: while the database is slow, ticks that pile up would each want a connection. */
   private renewing?: Promise<void>;
+  /** The renewal a change of a running task asked for, and when the last one ran. */
+  private changeCheck?: NodeJS.Timeout;
+  private lastChangeCheck = 0;
   /** Ends the dispatcher's current wait (a task was queued, a slot came free); remembered if none. */
   private nudge: () => void = () => (this.nudged = true);
   private nudged = false;
@@ -190,6 +195,9 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private async execute(task: Task, taskToken: string | undefined): Promise<void> {
     const controller = new AbortController();
     this.running.set(task.id, controller);
+    // A change of the task (its cancellation, a takeover) is checked within CHANGE_CHECK_MS rather than
+    // at the next heartbeat, so its run (an upstream model stream, say) is aborted within the second.
+    const unsubscribe = this.changes.subscribe(task.id, () => this.checkLeasesSoon());
     try {
       const result = await this.run(task, taskToken, controller.signal);
       await this.finish(task, { status: 'succeeded', result });
@@ -206,8 +214,24 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
           error: { code: failure.code, message: failure.message },
         });
     } finally {
+      unsubscribe();
       if (this.running.get(task.id) === controller) this.running.delete(task.id);
     }
+  }
+
+  /**
+   * A renewal soon, at most one per CHANGE_CHECK_MS whatever the events: a streaming run changes its
+   * task every few milliseconds, and one statement renews (and checks) every running task at once.
+   */
+  private checkLeasesSoon(): void {
+    if (this.changeCheck || this.stopping) return;
+    const wait = Math.max(0, this.lastChangeCheck + CHANGE_CHECK_MS - Date.now());
+    this.changeCheck = setTimeout(() => {
+      this.changeCheck = undefined;
+      this.lastChangeCheck = Date.now();
+      this.renewing ??= this.renewLeases().finally(() => (this.renewing = undefined));
+    }, wait);
+    this.changeCheck.unref();
   }
 
   private async run(task: Task, taskToken: string | undefined, signal: AbortSignal): Promise<unknown> {
@@ -311,6 +335,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       await this.db(() => this.queue.handBackMany(taskIds, this.workerId)).catch(() => undefined);
     }
     clearInterval(this.heartbeat);
+    clearTimeout(this.changeCheck);
     await this.renewing;
   }
 }
