@@ -55,10 +55,19 @@ export class AccessPolicies implements OnModuleInit, AccessStep {
     return this.placed;
   }
 
-  /** The first refusal of the policies, in their order (KeyCheck.authorize's step 4). */
-  async check(attempt: AccessAttempt): Promise<StepOutcome> {
-    for (const policy of this.policies) {
-      const denial = await policy.check(attempt);
+  /**
+   * The first refusal of the policies, in their order (KeyCheck.authorize's step 4): directly while they
+   * answer directly (none is registered by default), a promise from the first that waits.
+   */
+  check(attempt: AccessAttempt): StepOutcome | Promise<StepOutcome> {
+    return this.checkFrom(attempt, 0);
+  }
+
+  private checkFrom(attempt: AccessAttempt, from: number): StepOutcome | Promise<StepOutcome> {
+    for (let i = from; i < this.policies.length; i++) {
+      const denial = this.policies[i].check(attempt);
+      if (denial instanceof Promise)
+        return denial.then((known) => known ?? this.checkFrom(attempt, i + 1));
       if (denial) return denial;
     }
     return undefined;

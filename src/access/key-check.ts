@@ -37,7 +37,10 @@ export type AccessStepName = (typeof ACCESS_STEPS)[number];
  * service describes (`attempt.verification`) instead of this API's request. A new face (MCP, A2A) calls
  * `whole` too, so no rule is written twice.
  *
- * A step that decides without I/O answers directly, a pending one with a promise: `await` takes either.
+ * A step that decides without I/O answers directly, a pending one with a promise, and so do the parts:
+ * a part whose steps all answered directly answers directly too, so its guard can answer Nest `true`
+ * without a promise (Nest awaits only what is not a boolean). Each `await` of a value already known was
+ * a turn of the microtask queue and a promise, three or four a guard.
  */
 @Injectable()
 export class KeyCheck {
@@ -52,24 +55,28 @@ export class KeyCheck {
   ) {}
 
   /** Every step, in order: what POST /v1/keys/verify (and any other face that is not HTTP's guards) runs. */
-  async whole(attempt: AccessAttempt): Promise<StepOutcome> {
-    return (await this.identify(attempt)) ?? (await this.authorize(attempt)) ?? this.meter(attempt);
+  whole(attempt: AccessAttempt): Outcome {
+    return andThen(this.identify(attempt), (unidentified) =>
+      unidentified
+        ? unidentified
+        : andThen(this.authorize(attempt), (forbidden) => forbidden ?? this.meter(attempt)),
+    );
   }
 
   /** Who is calling, and from where (ApiKeyGuard). */
-  async identify(attempt: AccessAttempt): Promise<StepOutcome> {
+  identify(attempt: AccessAttempt): Outcome {
     // 1. credential: exactly one access token, API key or task token -> request.principal; 401 when
     //    none, malformed, unknown, expired, revoked or disabled (verify: the body's key, looked up among
     //    the caller's organization's keys only).
-    const unidentified = await this.credential.check(attempt);
-    if (unidentified) return unidentified;
-
     // 2. restrictions: the key's allowed_ips and allowed_referrers, 403 (verify: the body's ip, referrer).
-    return this.restrictions.check(attempt);
+    return andThen(
+      this.credential.check(attempt),
+      (unidentified) => unidentified ?? this.restrictions.check(attempt),
+    );
   }
 
   /** What the caller may do here (RolesGuard). */
-  async authorize(attempt: AccessAttempt): Promise<StepOutcome> {
+  authorize(attempt: AccessAttempt): Outcome {
     // 3. permission: the route's @RequirePermissions against the principal's, 403 (verify: the body's
     //    permission query against the key's).
     const forbidden = this.permission.check(attempt);
@@ -81,28 +88,45 @@ export class KeyCheck {
   }
 
   /** What the use costs, and whether the key may spend it now (KeyThrottlerGuard). */
-  async meter(attempt: AccessAttempt): Promise<StepOutcome> {
+  meter(attempt: AccessAttempt): Outcome {
     // 5. rate limit: @nestjs/throttler's windows of the key, then its identity's (rate-limits.module.ts),
     //    429 with Retry-After. Only API keys count; access and task tokens pass.
-    const limited = await this.rateLimit.check(attempt);
-    if (limited) return limited;
-
     // 6. credits: one credit of the key's balance and of its identity's, when they have one (verify: its
     //    `cost`), all or none; 429 credits_exhausted.
-    const unpaid = await this.credits.check(attempt);
-    if (unpaid) return unpaid;
+    return andThen(this.rateLimit.check(attempt), (limited) =>
+      limited
+        ? limited
+        : andThen(this.credits.check(attempt), (unpaid) => unpaid ?? this.admitted(attempt)),
+    );
+  }
 
-    // 7. concurrency: the key's requests in flight, 429 (verify: the verify call holds the verified key's
-    //    slot while it lasts). A refusal here, or a failure, gives step 6's credits back: a refused request
-    //    spends nothing.
+  /**
+   * 7. concurrency: the key's requests in flight, 429 (verify: the verify call holds the verified key's
+   *    slot while it lasts). A refusal here, or a failure, gives step 6's credits back: a refused request
+   *    spends nothing.
+   */
+  private admitted(attempt: AccessAttempt): Outcome {
     let busy: StepOutcome;
     try {
       busy = this.concurrency.check(attempt);
     } catch (error) {
-      await this.credits.giveBack(attempt).catch(() => undefined); // the step's failure is the one to tell
-      throw error;
+      // The step's failure is the one to tell.
+      return this.credits
+        .giveBack(attempt)
+        .catch(() => undefined)
+        .then(() => Promise.reject(error as Error));
     }
-    if (busy) await this.credits.giveBack(attempt);
-    return busy;
+    return busy ? this.credits.giveBack(attempt).then(() => busy) : undefined;
   }
+}
+
+/** A step's or a part's answer: directly when it was decided without I/O, else a promise of it. */
+export type Outcome = StepOutcome | Promise<StepOutcome>;
+
+/**
+ * `next(outcome)`, at once when `outcome` is known, after it when it is pending; a step that throws
+ * rejects the part's promise when one is pending, and throws when none is (the guard takes both alike).
+ */
+function andThen(outcome: Outcome, next: (known: StepOutcome) => Outcome): Outcome {
+  return outcome instanceof Promise ? outcome.then(next) : next(outcome);
 }

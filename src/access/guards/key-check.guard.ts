@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AccessAttempt, accessAttempt, StepOutcome } from '../access-attempt';
+import { type AccessAttempt, accessAttempt, type StepOutcome } from '../access-attempt';
 import { DenialRecorder } from '../denial-recorder';
 import { KeyCheck } from '../key-check';
 import { RouteMetadataCache } from '../route-metadata';
@@ -25,24 +25,36 @@ export abstract class KeyCheckGuard implements CanActivate {
     this.isPublic = new RouteMetadataCache(reflector, IS_PUBLIC);
   }
 
-  /** This guard's part of the key check. */
-  protected abstract part(attempt: AccessAttempt): Promise<StepOutcome>;
+  /** This guard's part of the key check: directly when its steps answered without I/O. */
+  protected abstract part(attempt: AccessAttempt): StepOutcome | Promise<StepOutcome>;
 
   /** Whether this guard's part is the check's last: a request it lets through is allowed. */
   protected abstract readonly completes: boolean;
 
+  /**
+   * `true` without a promise when the part answered directly: Nest awaits only what is not a boolean.
+   * A refusal or a failure is thrown either way, and Nest's guard runner, async, rejects with it alike.
+   */
   canActivate(context: ExecutionContext): true | Promise<true> {
     if (this.isPublic.get(context)) return true;
-    return this.checked(accessAttempt(context));
-  }
-
-  private async checked(attempt: AccessAttempt): Promise<true> {
-    let denial: StepOutcome;
+    const attempt = accessAttempt(context);
+    let outcome: StepOutcome | Promise<StepOutcome>;
     try {
-      denial = await this.part(attempt);
+      outcome = this.part(attempt);
     } catch (error) {
       throw this.denials.failed(attempt, error);
     }
+    if (outcome instanceof Promise)
+      return outcome.then(
+        (denial) => this.passed(attempt, denial),
+        (error: unknown) => {
+          throw this.denials.failed(attempt, error);
+        },
+      );
+    return this.passed(attempt, outcome);
+  }
+
+  private passed(attempt: AccessAttempt, denial: StepOutcome): true {
     if (denial) throw this.denials.refuse(attempt, denial);
     if (this.completes) this.denials.allow(attempt);
     return true;
