@@ -66,8 +66,7 @@ export class AccessPolicies implements OnModuleInit, AccessStep {
   private checkFrom(attempt: AccessAttempt, from: number): StepOutcome | Promise<StepOutcome> {
     for (let i = from; i < this.policies.length; i++) {
       const denial = this.policies[i].check(attempt);
-      if (denial instanceof Promise)
-        return denial.then((known) => known ?? this.checkFrom(attempt, i + 1));
+      if (denial instanceof Promise) return denial.then((known) => known ?? this.checkFrom(attempt, i + 1));
       if (denial) return denial;
     }
     return undefined;

@@ -94,9 +94,7 @@ export class KeyCheck {
     // 6. credits: one credit of the key's balance and of its identity's, when they have one (verify: its
     //    `cost`), all or none; 429 credits_exhausted.
     return andThen(this.rateLimit.check(attempt), (limited) =>
-      limited
-        ? limited
-        : andThen(this.credits.check(attempt), (unpaid) => unpaid ?? this.admitted(attempt)),
+      limited ? limited : andThen(this.credits.check(attempt), (unpaid) => unpaid ?? this.admitted(attempt)),
     );
   }
 
