@@ -111,8 +111,14 @@ export function startBenchServer(
   logFile?: string,
 ): BenchServer {
   const stdout = logFile ? openSync(logFile, 'a') : 'inherit';
+  // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits, named after it
+  // (summarize one with scripts/cpu-profile-summary.js).
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profileName = `${label.replace(/[^\w.-]+/g, '_')}-${Date.now()}.cpuprofile`;
   const child = fork(compiledFile, [], {
-    execArgv: [],
+    execArgv: profileDir
+      ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName}`]
+      : [],
     env: { ...env, ...COMPILED_APP_ENV },
     stdio: ['ignore', stdout, 'inherit', 'ipc'],
   });
