@@ -30,6 +30,7 @@ import { SessionsModule } from './sessions/sessions.module';
 import { TasksHttpModule } from './tasks/tasks-http.module';
 import { UsageHttpModule } from './usage/usage-http.module';
 import { WebhooksHttpModule } from './webhooks/webhooks-http.module';
+import { LlmAgentsModule } from './llm-agents/llm-agents.module';
 
 /**
  * The API process: the platform (platform.modules.ts), the feature modules with their controllers,
@@ -66,6 +67,8 @@ export class AppModule {
         FilesHttpModule,
         AgentsHttpModule,
         TasksHttpModule,
+        // The llm agent type, on every server (CONTRACT, "Model agents"), in both processes.
+        LlmAgentsModule,
         WebhooksHttpModule,
         OrganizationPoliciesHttpModule,
         OrganizationSecretsHttpModule,

@@ -6,6 +6,7 @@ import { EXTENSIONS } from './extensions';
 import { platformModules } from './platform.modules';
 import { TasksModule } from './tasks/tasks.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { LlmAgentsModule } from './llm-agents/llm-agents.module';
 
 /**
  * A worker-only process (`npm run start:worker`): the task queue's workers and webhook delivery, on
@@ -23,6 +24,8 @@ export class WorkerModule {
         // The extensions' declared configuration, beside the core's (src/config/extension-config.ts).
         ExtensionConfigModule.forRoot(config, configsOf(extensions)),
         TasksModule,
+        // The llm agent type, on every server (CONTRACT, "Model agents"), in both processes.
+        LlmAgentsModule,
         WebhooksModule,
         ...sharedModulesOf(extensions),
       ],

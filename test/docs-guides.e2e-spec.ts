@@ -54,6 +54,7 @@ const SHOWS: Record<string, (string | RegExp)[]> = {
     /event: status\ndata: \{"status":"succeeded"\}\n/,
     /"result":\{"summary":"README\.md: \d+ lines, \d+ words","result_file_id":"file_\w+"\}/,
   ],
+  'model-agents.md': ['"output":"You said: Hello model"', '"finish_reason":"end_turn"'],
   'webhooks.md': ['"secret":"whsec_'],
   'roles-and-audit.md': ['"valid":true'],
   'assistants.md': [
