@@ -50,13 +50,17 @@ const AGENT_CONFIG_DESCRIPTION =
   "The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), " +
   'at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` ' +
   '(1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; ' +
-  'unset, only WORKER_CONCURRENCY bounds them). `echo` takes none.';
+  'unset, only WORKER_CONCURRENCY bounds them). `llm`: `provider` (`openai`: Chat Completions, or ' +
+  '`anthropic`: the Messages API), `model`, `secret_id` (a secret of the organization, sent upstream as the ' +
+  "provider's credential), and optional `base_url` (default the provider's public API; refused when the " +
+  'outbound policy refuses it), `system` (at most 32 KiB), `max_output_tokens` (1..200000), `temperature` ' +
+  '(0..2 for openai, 0..1 for anthropic). `echo` takes none.';
 
 export class CreateAgentDto extends AgentCostFields {
   @DisplayNameField({ example: 'Summariser' })
   name: string;
 
-  @ApiProperty({ example: 'http', description: 'A registered agent type: echo, http, …' })
+  @ApiProperty({ example: 'http', description: 'A registered agent type: echo, http, llm, …' })
   @IsString()
   @Matches(AGENT_TYPE_NAME, { message: 'type must be a lowercase agent type' })
   type: string;
