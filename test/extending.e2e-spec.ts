@@ -56,7 +56,7 @@ describe('extensions: one list, loaded by the API and the worker', () => {
     });
 
     it('the API loads both parts of each: runners, routes, policies', async () => {
-      expect(api.app.get(AgentRunners).types()).toEqual(['echo', 'http', 'reverse']);
+      expect(api.app.get(AgentRunners).types()).toEqual(['echo', 'http', 'llm', 'reverse']);
       expect(api.app.get(AccessPolicies).inOrder.map(({ name }) => name)).toEqual([
         'MaintenanceWindowPolicy',
       ]);
@@ -67,7 +67,7 @@ describe('extensions: one list, loaded by the API and the worker', () => {
     });
 
     it('the worker loads the shared parts only: the runner, the service and its table, no route or policy', async () => {
-      expect(worker.get(AgentRunners, { strict: false }).types()).toEqual(['echo', 'http', 'reverse']);
+      expect(worker.get(AgentRunners, { strict: false }).types()).toEqual(['echo', 'http', 'llm', 'reverse']);
       expect(worker.get(DatasetsService, { strict: false })).toBeInstanceOf(DatasetsService);
       expect(worker.get(ProjectsService, { strict: false })).toBeInstanceOf(ProjectsService);
       // The worker ran the extensions' migrations on its database too.

@@ -1,5 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { AgentsModule } from '../agents/agents.module';
 import { FileStorageModule } from '../files/storage/file-storage.module';
 import { OrganizationSecrets } from '../organization-secrets/organization-secrets';
@@ -23,10 +23,14 @@ export class LlmAgentsModule implements OnModuleInit {
     private readonly dataSource: DataSource,
   ) {}
 
-  /** A secret an llm agent of its organization names cannot be deleted (409 secret_in_use). */
+  /**
+   * A secret an llm agent of its organization names cannot be deleted (409 secret_in_use). Asked inside
+   * the deletion's transaction: the query runs on its manager when the caller passes one (on the embedded
+   * database, one connection, a query beside the transaction would wait for it).
+   */
   onModuleInit(): void {
-    this.references.register(async (organizationId, secretId) => {
-      const rows = await this.dataSource.query<unknown[]>(
+    this.references.register(async (organizationId, secretId, manager?: EntityManager) => {
+      const rows = await (manager ?? this.dataSource).query<unknown[]>(
         `SELECT 1 FROM agents WHERE organization_id = $1 AND type = 'llm' AND config->>'secret_id' = $2 LIMIT 1`,
         [organizationId, secretId],
       );

@@ -205,6 +205,7 @@ describe('example extension: an agent type with a built-in agent (reverse)', () 
       expect(document.components.schemas.CreateTaskDto.properties.agent_type.enum).toEqual([
         'echo',
         'http',
+        'llm',
         'reverse',
       ]);
     });
@@ -222,7 +223,7 @@ describe('example extension: an agent type with a built-in agent (reverse)', () 
     afterAll(() => worker?.close());
 
     it('has the runner from the same extension, and runs its tasks', async () => {
-      expect(worker.get(AgentRunners, { strict: false }).types()).toEqual(['echo', 'http', 'reverse']);
+      expect(worker.get(AgentRunners, { strict: false }).types()).toEqual(['echo', 'http', 'llm', 'reverse']);
       const tasks = worker.get(TasksService, { strict: false });
       const principal = userOfNewOrganization('developer');
       const task = await tasks.create(
