@@ -111,7 +111,7 @@ export class OrganizationSecretsService {
       // checks `exists` when it does, so the window is that of its own write.
       const secret = await this.secrets.lockInOrganization(manager, principal.organizationId, id);
       if (!secret) throw notFound();
-      if (await this.references.inUse(principal.organizationId, id)) {
+      if (await this.references.inUse(principal.organizationId, id, manager)) {
         throw new OrganizationSecretError(
           OrganizationSecretErrorCode.SecretInUse,
           'An agent still names this secret; change or delete the agent first.',

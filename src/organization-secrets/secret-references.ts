@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 
-/** Whether something of the organization (an agent's config, say) names the secret now. */
-export type SecretReferenceCheck = (organizationId: string, secretId: string) => Promise<boolean>;
+/**
+ * Whether something of the organization (an agent's config, say) names the secret now. `manager` is the
+ * deleting transaction's (the secret's row locked): query through it, since on PGlite's one connection a
+ * query beside the transaction waits for it to end.
+ */
+export type SecretReferenceCheck = (
+  organizationId: string,
+  secretId: string,
+  manager?: EntityManager,
+) => Promise<boolean>;
 
 /**
  * Who uses a secret, asked without this module knowing who can: a module that names secrets (the
@@ -19,9 +28,9 @@ export class SecretReferences {
   }
 
   /** True when any registered check says the organization's secret is named somewhere. */
-  async inUse(organizationId: string, secretId: string): Promise<boolean> {
+  async inUse(organizationId: string, secretId: string, manager?: EntityManager): Promise<boolean> {
     for (const check of this.checks) {
-      if (await check(organizationId, secretId)) return true;
+      if (await check(organizationId, secretId, manager)) return true;
     }
     return false;
   }
