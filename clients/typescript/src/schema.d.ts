@@ -545,6 +545,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/oauth/grants/{id}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An OAuth grant's requests per hour or day, allowed and refused by reason
+     * @description As a key's usage (same query, same buckets), for the requests made with the grant's OAuth access tokens. Readable by the grant's user, or with `api_keys:read`; another user's grant answers 404. Counts are readable within 10 seconds.
+     */
+    get: operations['ofGrantUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/usage/series': {
     parameters: {
       query?: never;
@@ -573,8 +593,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The organization's keys (or identities) used in a range of hours, most requests first
-     * @description Default: the 24 hours that end with the current one. `group_by=identity` lists identities instead of keys (OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`.
+     * The organization's keys (or identities, or OAuth clients) used in a range of hours, most requests first
+     * @description Default: the 24 hours that end with the current one. `group_by=identity` lists identities instead of keys (OrganizationIdentityUsageResponse) and needs `identities:read` as well as `api_keys:read`. `group_by=client` lists the OAuth clients whose access tokens were used (OrganizationClientUsageResponse), summed over their grants. Keys and identities never include OAuth tokens' requests.
      */
     get: operations['getUsage'];
     put?: never;
@@ -869,6 +889,43 @@ export interface paths {
     head?: never;
     /** Change the organization's key policies (fields left out stay as they are) */
     patch: operations['updateOrganizationPolicies'];
+    trace?: never;
+  };
+  '/v1/secrets': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the organization's secrets, newest first */
+    get: operations['listOrganizationSecrets'];
+    put?: never;
+    /** Store a secret for agents to send upstream (write-only: its value is never shown again) */
+    post: operations['createOrganizationSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/secrets/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a secret (its name and last four characters, never its value) */
+    get: operations['getOrganizationSecret'];
+    put?: never;
+    post?: never;
+    /** Delete a secret that no agent names */
+    delete: operations['deleteOrganizationSecret'];
+    options?: never;
+    head?: never;
+    /** Rename a secret or replace its value */
+    patch: operations['updateOrganizationSecret'];
     trace?: never;
   };
   '/v1/secret-scanning/github': {
@@ -1805,6 +1862,9 @@ export interface components {
       | 'role.created'
       | 'role.deleted'
       | 'role.updated'
+      | 'secret.created'
+      | 'secret.deleted'
+      | 'secret.updated'
       | 'session.signed_in'
       | 'session.signed_out'
       | 'team.created'
@@ -1824,6 +1884,7 @@ export interface components {
       | 'oauth.*'
       | 'organization.*'
       | 'role.*'
+      | 'secret.*'
       | 'session.*'
       | 'team.*'
       | 'user.*'
@@ -1853,6 +1914,9 @@ export interface components {
       | 'role.created'
       | 'role.deleted'
       | 'role.updated'
+      | 'secret.created'
+      | 'secret.deleted'
+      | 'secret.updated'
       | 'session.signed_in'
       | 'session.signed_out'
       | 'team.created'
@@ -2302,6 +2366,26 @@ export interface components {
       /** @description Every bucket of the range, oldest first: the sums of the identity's keys, each for the time it belonged to the identity. */
       data: components['schemas']['UsageBucketResponse'][];
     };
+    GrantUsageResponse: {
+      /** @example grant_5JkQm2Tz8RpVw3Xy7NbLc4 */
+      grant_id: string;
+      client_id: string;
+      client_name: string | null;
+      /** @enum {string} */
+      granularity: 'hour' | 'day';
+      /**
+       * Format: date-time
+       * @description The start of the first bucket.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last bucket.
+       */
+      to: string;
+      /** @description Every bucket of the range, oldest first: the requests made with the grant's OAuth access tokens (no tasks or credits: a token spends none). */
+      data: components['schemas']['UsageBucketResponse'][];
+    };
     OrganizationUsageSeriesResponse: {
       /** @enum {string} */
       granularity: 'hour' | 'day';
@@ -2370,6 +2454,30 @@ export interface components {
       /** @description The identities whose keys were used under them in the range, most requests first (then by identity_id). */
       data: components['schemas']['IdentityUsageTotalResponse'][];
     };
+    ClientUsageTotalResponse: {
+      client_id: string;
+      /** @description As its newest grant names it. */
+      client_name: string | null;
+      requests: number;
+      allowed: number;
+      denied: number;
+      /** @description Always 0 today: OAuth access tokens spend no credits. */
+      credits_spent: number;
+    };
+    OrganizationClientUsageResponse: {
+      /**
+       * Format: date-time
+       * @description The start of the first hour.
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The start of the last hour.
+       */
+      to: string;
+      /** @description The OAuth clients whose grants' tokens were used in the range, most requests first (then by client_id). */
+      data: components['schemas']['ClientUsageTotalResponse'][];
+    };
     UploadFileForm: {
       /** Format: binary */
       file: string;
@@ -2408,7 +2516,7 @@ export interface components {
        * @example echo
        * @enum {string}
        */
-      type: 'echo' | 'http';
+      type: 'echo' | 'http' | 'llm';
       description: string | null;
       built_in: boolean;
       /** @description The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` (1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; unset, only WORKER_CONCURRENCY bounds them). `llm`: `provider` (`openai`: Chat Completions, or `anthropic`: the Messages API), `model`, `secret_id` (a secret of the organization, sent upstream as the provider's credential), and optional `base_url` (default the provider's public API; refused when the outbound policy refuses it), `system` (at most 32 KiB), `max_output_tokens` (1..200000), `temperature` (0..2 for openai, 0..1 for anthropic). `echo` takes none. */
@@ -2437,7 +2545,7 @@ export interface components {
        * @example http
        * @enum {string}
        */
-      type: 'echo' | 'http';
+      type: 'echo' | 'http' | 'llm';
       description?: string | null;
       /**
        * @description The agent type's settings, checked by its runner (400 invalid_config). `http`: `url` (required, http(s), at most 2000 characters), `timeout_ms` (100..300000, default OUTBOUND_TIMEOUT_MS) and `max_concurrency` (1..1000: at most that many runs of this agent at once in each worker process, its other tasks wait; unset, only WORKER_CONCURRENCY bounds them). `llm`: `provider` (`openai`: Chat Completions, or `anthropic`: the Messages API), `model`, `secret_id` (a secret of the organization, sent upstream as the provider's credential), and optional `base_url` (default the provider's public API; refused when the outbound policy refuses it), `system` (at most 32 KiB), `max_output_tokens` (1..200000), `temperature` (0..2 for openai, 0..1 for anthropic). `echo` takes none.
@@ -2470,7 +2578,7 @@ export interface components {
        * @example echo
        * @enum {string}
        */
-      agent_type: 'echo' | 'http';
+      agent_type: 'echo' | 'http' | 'llm';
       /**
        * @example [
        *       "file_9aZ…"
@@ -2515,7 +2623,7 @@ export interface components {
       status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
       instruction: string;
       /** @enum {string} */
-      agent_type: 'echo' | 'http';
+      agent_type: 'echo' | 'http' | 'llm';
       agent_id: string | null;
       attachments: string[];
       /** @description Attempts made so far. */
@@ -2770,6 +2878,44 @@ export interface components {
       /** @description null removes the limit. */
       max_key_lifetime_days?: number | null;
       require_expiration?: boolean;
+    };
+    CreateOrganizationSecretDto: {
+      /** @example openai-production */
+      name: string;
+      /** @description The value (a provider API key, say). Stored sealed; no response ever shows it again. */
+      value: string;
+    };
+    OrganizationSecretResponse: {
+      /** @example sec_4LsQ… */
+      id: string;
+      /** @example openai-production */
+      name: string;
+      /**
+       * @description The value's last four characters; null when the value is shorter than 16 characters.
+       * @example x9Qa
+       */
+      last4: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The last change of its name or value.
+       */
+      updated_at: string;
+      /**
+       * Format: date-time
+       * @description When a run last used it (to the minute); null until one does.
+       */
+      last_used_at: string | null;
+    };
+    OrganizationSecretPage: {
+      data: components['schemas']['OrganizationSecretResponse'][];
+      next_cursor: string | null;
+    };
+    UpdateOrganizationSecretDto: {
+      name?: string;
+      /** @description A new value, replacing the old one for every run from now on. */
+      value?: string;
     };
     GitHubReportedToken: {
       /** @description The value found. */
@@ -3131,6 +3277,10 @@ export interface components {
       | 'roles:update'
       | 'roles:delete'
       | 'roles:execute'
+      | 'secrets:create'
+      | 'secrets:read'
+      | 'secrets:update'
+      | 'secrets:delete'
       | 'tasks:create'
       | 'tasks:read'
       | 'tasks:update'
@@ -3166,6 +3316,7 @@ export interface components {
       | 'identities'
       | 'organization'
       | 'roles'
+      | 'secrets'
       | 'tasks'
       | 'teams'
       | 'users'
@@ -6336,7 +6487,7 @@ export interface operations {
     responses: {
       200: {
         headers: {
-          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session). */
+          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session), and the same value for the OAuth authorization pages (HttpOnly; SameSite=Lax; Path=/oauth). */
           'Set-Cookie'?: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
@@ -6403,7 +6554,7 @@ export interface operations {
       /** @description Signed out (also when there was no session). */
       204: {
         headers: {
-          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session). */
+          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session), and the same value for the OAuth authorization pages (HttpOnly; SameSite=Lax; Path=/oauth). */
           'Set-Cookie'?: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
@@ -6436,7 +6587,7 @@ export interface operations {
     responses: {
       200: {
         headers: {
-          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session). */
+          /** @description `gatehouse_session`: the session's refresh token (HttpOnly; SameSite=Strict; Path=/v1/auth/session), and the same value for the OAuth authorization pages (HttpOnly; SameSite=Lax; Path=/oauth). */
           'Set-Cookie'?: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
@@ -6864,6 +7015,109 @@ export interface operations {
       };
     };
   };
+  ofGrantUsage: {
+    parameters: {
+      query?: {
+        /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
+        from?: string;
+        /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
+        to?: string;
+        /** @description UTC hours or UTC days. */
+        granularity?: 'hour' | 'day';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GrantUsageResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
   getUsageSeries: {
     parameters: {
       query?: {
@@ -6962,8 +7216,8 @@ export interface operations {
         from?: string;
         /** @description ISO 8601, rounded down to the bucket: the start of the last bucket. Default: the current one. */
         to?: string;
-        /** @description `key`: the keys used in the range. `identity`: the identities whose keys were used under them (usage of keys without an identity is left out); needs `identities:read` as well. */
-        group_by?: 'key' | 'identity';
+        /** @description `key`: the keys used in the range. `identity`: the identities whose keys were used under them (usage of keys without an identity is left out); needs `identities:read` as well. `client`: the OAuth clients whose access tokens were used, summed over their users' grants (live grants). */
+        group_by?: 'key' | 'identity' | 'client';
       };
       header?: never;
       path?: never;
@@ -6971,7 +7225,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Keys (`group_by=key`, the default) or identities (`group_by=identity`). */
+      /** @description Keys (`group_by=key`, the default), identities (`group_by=identity`) or OAuth clients (`group_by=client`). */
       200: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -6986,7 +7240,8 @@ export interface operations {
         content: {
           'application/json':
             | components['schemas']['OrganizationUsageResponse']
-            | components['schemas']['OrganizationIdentityUsageResponse'];
+            | components['schemas']['OrganizationIdentityUsageResponse']
+            | components['schemas']['OrganizationClientUsageResponse'];
         };
       };
       /** @description Bad Request */
@@ -9477,6 +9732,482 @@ export interface operations {
       };
       /** @description Forbidden */
       403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  listOrganizationSecrets: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationSecretPage'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  createOrganizationSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateOrganizationSecretDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationSecretResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  getOrganizationSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationSecretResponse'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  deleteOrganizationSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      204: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Conflict */
+      409: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Too Many Requests */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Service Unavailable */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+    };
+  };
+  updateOrganizationSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateOrganizationSecretDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Limit-hour': components['headers']['X-RateLimit-Limit-hour'];
+          'X-RateLimit-Remaining-hour': components['headers']['X-RateLimit-Remaining-hour'];
+          'X-RateLimit-Reset-hour': components['headers']['X-RateLimit-Reset-hour'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['OrganizationSecretResponse'];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Unauthorized */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemSchema'];
+        };
+      };
+      /** @description Conflict */
+      409: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
