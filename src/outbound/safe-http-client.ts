@@ -315,7 +315,9 @@ function bodyStream(
         if (received > maxBytes) {
           const error = new OutboundError('response_too_large', `the response exceeded ${maxBytes} bytes`);
           fail(error);
-          request.destroy(error);
+          // The stream carries the error; destroyed without one, nothing else emits it.
+          response.destroy();
+          request.destroy();
           return;
         }
         controller.enqueue(new Uint8Array(chunk));
