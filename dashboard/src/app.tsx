@@ -19,6 +19,7 @@ import { Identities } from './pages/Identities';
 import { IdentityDetail } from './pages/IdentityDetail';
 import { NotFound, Settings, UsersAndTeams } from './pages/Overview';
 import { Roles } from './pages/Roles';
+import { Secrets } from './pages/Secrets';
 import { SignIn } from './pages/SignIn';
 import { TaskDetail } from './pages/TaskDetail';
 import { Tasks } from './pages/Tasks';
@@ -121,6 +122,12 @@ const ROUTES: Route[] = [
     title: 'Task',
     read: { permission: 'tasks:read', what: 'tasks' },
     render: ([id]) => <TaskDetail id={id} />,
+  },
+  {
+    path: /^\/secrets$/,
+    title: 'Secrets',
+    read: { permission: 'secrets:read', what: 'secrets' },
+    render: () => <Secrets />,
   },
   // Everyone has grants of their own to see and revoke; the API answers the organization's to api_keys:read.
   { path: /^\/connected-apps$/, title: 'Connected apps', render: () => <ConnectedApps /> },

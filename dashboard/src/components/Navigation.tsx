@@ -40,6 +40,7 @@ export const NAVIGATION: NavEntry[] = [
   { href: '/identities', label: 'Identities', read: 'identities:read' },
   { href: '/usage', label: 'Usage', read: 'api_keys:read' },
   { href: '/tasks', label: 'Tasks', read: 'tasks:read' },
+  { href: '/secrets', label: 'Secrets', read: 'secrets:read' },
   // No permission needed: everyone may see (and revoke) the apps they connected.
   { href: '/connected-apps', label: 'Connected apps' },
 ];
