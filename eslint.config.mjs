@@ -51,10 +51,10 @@ export default tseslint.config(
     },
   },
   {
-    // The README's agent (examples/agent) and service (examples/verify-service): plain JavaScript for
-    // Node 20, run as printed, outside the TypeScript project, so linted without type information and
-    // with Node's globals.
-    files: ['examples/agent/**/*.mjs', 'examples/verify-service/**/*.mjs'],
+    // The README's agent (examples/agent), service (examples/verify-service) and stand-in model server
+    // (examples/model-server): plain JavaScript for Node 20, run as printed, outside the TypeScript
+    // project, so linted without type information and with Node's globals.
+    files: ['examples/agent/**/*.mjs', 'examples/verify-service/**/*.mjs', 'examples/model-server/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { project: false },

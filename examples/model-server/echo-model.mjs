@@ -70,4 +70,4 @@ createServer((req, res) => {
     send(res, { type: 'message_stop' }, 'message_stop');
     res.end();
   });
-}).listen(PORT, '127.0.0.1', () => console.log(`echo model on http://127.0.0.1:${PORT}`));
+}).listen(PORT, '127.0.0.1', () => console.error(`echo model on http://127.0.0.1:${PORT}`));
