@@ -210,6 +210,13 @@ describe('organization secrets', () => {
     expect((await t.http.get(`/v1/secrets/${secret.id}`).set(a.auth).expect(200)).body).toEqual(secret);
   });
 
+  it('answers an empty PATCH with the secret as it is, writing no audit entry', async () => {
+    const secret = await createSecret(a.auth);
+    const res = await t.http.patch(`/v1/secrets/${secret.id}`).set(a.auth).send({}).expect(200);
+    expect(res.body).toEqual(secret);
+    expect((await auditOf(a.auth, secret.id)).map((entry) => entry.action)).toEqual(['secret.created']);
+  });
+
   it("answers 404 for another organization's secret, and reveal and exists know nothing of it", async () => {
     const secret = await createSecret(b.auth);
     expectProblem(await t.http.get(`/v1/secrets/${secret.id}`).set(a.auth), 404, 'not_found');

@@ -81,8 +81,10 @@ export class OrganizationSecretsService {
     dto: UpdateOrganizationSecretDto,
     origin: RequestOrigin,
   ): Promise<OrganizationSecretResponse> {
-    await this.find(principal, id);
+    const existing = await this.find(principal, id);
     const fields = (['name', 'value'] as const).filter((field) => dto[field] !== undefined);
+    // Nothing to change: no write, no audit entry.
+    if (!fields.length) return OrganizationSecretResponse.of(existing);
     try {
       const saved = await this.secrets.transaction(async (manager) => {
         const secret = await this.secrets.lockInOrganization(manager, principal.organizationId, id);
