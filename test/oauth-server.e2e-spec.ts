@@ -359,10 +359,7 @@ describe('OAuth 2.1 authorization server', () => {
         .set(CSRF)
         .expect(200);
       expect(renewed.body.user.id).toBe(developer.id);
-      const log = await app.http
-        .get('/v1/audit-log?action=session.signed_in')
-        .set(org.auth)
-        .expect(200);
+      const log = await app.http.get('/v1/audit-log?action=session.signed_in').set(org.auth).expect(200);
       expect(log.body.data.map((entry: { actor: { id: string } }) => entry.actor.id)).toContain(developer.id);
     });
 

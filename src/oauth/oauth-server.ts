@@ -175,17 +175,19 @@ export class OAuthServer implements OnModuleInit {
   private interactionPolicy(oidc: OidcProviderModule): unknown {
     const { Check, base } = oidc.interactionPolicy;
     const policy = base();
-    policy.get('login').checks.add(
-      new Check(
-        'dashboard_session',
-        'The dashboard session of this browser ended',
-        async (ctx: { req: IncomingMessage; oidc: { session: { accountId?: string } } }) =>
-          ctx.oidc.session.accountId !== undefined &&
-          (await this.accounts.signedIn(ctx.req)) !== ctx.oidc.session.accountId
-            ? Check.REQUEST_PROMPT
-            : Check.NO_NEED_TO_PROMPT,
-      ),
-    );
+    policy
+      .get('login')
+      .checks.add(
+        new Check(
+          'dashboard_session',
+          'The dashboard session of this browser ended',
+          async (ctx: { req: IncomingMessage; oidc: { session: { accountId?: string } } }) =>
+            ctx.oidc.session.accountId !== undefined &&
+            (await this.accounts.signedIn(ctx.req)) !== ctx.oidc.session.accountId
+              ? Check.REQUEST_PROMPT
+              : Check.NO_NEED_TO_PROMPT,
+        ),
+      );
     return policy;
   }
 

@@ -72,11 +72,7 @@ export interface OidcProviderModule {
 }
 
 export interface OidcCheckClass {
-  new (
-    reason: string,
-    description: string,
-    check: (ctx: any) => boolean | Promise<boolean>,
-  ): unknown;
+  new (reason: string, description: string, check: (ctx: any) => boolean | Promise<boolean>): unknown;
   readonly REQUEST_PROMPT: true;
   readonly NO_NEED_TO_PROMPT: false;
 }

@@ -92,7 +92,8 @@ export async function authorize(
     jar.take(res);
     if (res.status === 302 || res.status === 303) {
       const location = res.headers.location as string;
-      if (location.startsWith(redirectUri)) return { redirect: new URL(location), consent, first, signInPages };
+      if (location.startsWith(redirectUri))
+        return { redirect: new URL(location), consent, first, signInPages };
       res = await http.get(pathOf(location)).set('Cookie', jar.header());
       continue;
     }
