@@ -33,6 +33,7 @@ const NAMED: Readonly<Record<string, string>> = {
   'UsageController.ofIdentity': 'getIdentityUsage',
   'UsageController.ofOrganization': 'getUsage',
   'UsageController.seriesOfOrganization': 'getUsageSeries',
+  'UsageController.ofGrant': 'getOAuthGrantUsage',
   'FilesController.content': 'downloadFile',
   'TasksController.events': 'listTaskEvents',
   'TasksController.postEvent': 'createTaskEvent',

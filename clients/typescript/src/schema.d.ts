@@ -556,7 +556,7 @@ export interface paths {
      * An OAuth grant's requests per hour or day, allowed and refused by reason
      * @description As a key's usage (same query, same buckets), for the requests made with the grant's OAuth access tokens. Readable by the grant's user, or with `api_keys:read`; another user's grant answers 404. Counts are readable within 10 seconds.
      */
-    get: operations['ofGrantUsage'];
+    get: operations['getOAuthGrantUsage'];
     put?: never;
     post?: never;
     delete?: never;
@@ -7015,7 +7015,7 @@ export interface operations {
       };
     };
   };
-  ofGrantUsage: {
+  getOAuthGrantUsage: {
     parameters: {
       query?: {
         /** @description ISO 8601, rounded down to the bucket. Default: 23 buckets before `to`. At most 1000 buckets. */
