@@ -126,6 +126,22 @@ describeWithPostgres('OAuth usage')('OAuth access tokens in usage', () => {
     });
   });
 
+  it('counts a token presented at a resource it was not issued for under invalid_token', async () => {
+    const member = await createUser(a.http, org, 'developer');
+    const client = await OAuthTestClient.register(a.http, 'MCP-only Assistant');
+    const token = await client.accessToken(member.email, { resource: `${PUBLIC_URL}/mcp` });
+    const grantId = await grantOf(member.auth, client);
+    expectProblem(await a.http.get('/v1/agents').set(bearer(token)), 401, 'invalid_token');
+
+    const usage = await grantUsageWhen(grantId, member.auth, 1);
+    expect(lastBucket(usage)).toMatchObject({
+      requests: 1,
+      allowed: 0,
+      denied: 1,
+      denied_by_reason: { invalid_token: 1 },
+    });
+  });
+
   it("answers 404 for another organization's grant and for an unknown one", async () => {
     const elsewhere = await signUpOrganization(a.http, 'OAuth usage elsewhere');
     const client = await OAuthTestClient.register(a.http, 'Elsewhere Assistant');

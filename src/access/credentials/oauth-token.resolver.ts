@@ -98,10 +98,11 @@ export class OAuthTokenResolver {
     const { token, principal } = resolved;
     const resource = isMcpRequest(request.originalUrl) ? this.mcpResource : this.restResource;
     if (token.resource !== resource) {
+      // The token did resolve to its grant: the refusal counts in the grant's usage, as a revoked key's does.
       return new AccessDenial(
         AccessDenialCode.InvalidToken,
         `The access token was issued for ${token.resource}, not for ${resource}.`,
-      );
+      ).about({ organizationId: token.organizationId, id: token.grantId }, null);
     }
     if (!(principal instanceof AccessDenial)) this.markUsed(token.grantId);
     return principal;
