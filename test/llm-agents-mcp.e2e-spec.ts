@@ -39,7 +39,12 @@ describe('llm agents over MCP', () => {
         name: 'Model Writer',
         description: 'Writes with a model',
         type: 'llm',
-        config: { provider: 'openai', model: 'gpt-test', secret_id: secret.body.id, base_url: openai.baseUrl },
+        config: {
+          provider: 'openai',
+          model: 'gpt-test',
+          secret_id: secret.body.id,
+          base_url: openai.baseUrl,
+        },
         pricing: { credits_per_1k_input_tokens: 1, credits_per_1k_output_tokens: 2 },
         default_max_credits: 50,
       })
