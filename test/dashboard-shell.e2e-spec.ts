@@ -330,7 +330,7 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         // The contract's developer: everything on agents, tasks, files, workflows; nothing on keys, users,
         // teams, roles, webhooks, identities or the audit log, so Settings and its pages are not offered;
         // Connected apps (the user's own OAuth grants) needs no permission.
-        expect(await navLinkNames(page)).toEqual(['Tasks', 'Connected apps']);
+        expect(await navLinkNames(page)).toEqual(['Tasks', 'Agents', 'Connected apps']);
         await expectAccessible(page, 'Tasks (developer)');
       });
 
@@ -344,7 +344,7 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
         expect(said).toContain('api_keys:read');
         expect(said).toMatch(/api_manager or administrator/);
         expect(said).toMatch(/administrators \(users with the role administrator\)/);
-        expect(await navLinkNames(page)).toEqual(['Tasks', 'Connected apps']);
+        expect(await navLinkNames(page)).toEqual(['Tasks', 'Agents', 'Connected apps']);
         await expectAccessible(page, 'no access (viewer)');
         await screenshot(page, 'no-access');
 
@@ -402,6 +402,7 @@ describeInBrowser('test/dashboard-shell.e2e-spec.ts')(
           'Roles',
           'Webhooks',
           'Tasks',
+          'Agents',
           'Connected apps',
         ]) {
           expect(await navLink(phone, name).isVisible()).toBe(true);

@@ -11,6 +11,7 @@ import {
 } from './api/session';
 import { firstPage, Navigation, NAVIGATION, visibleEntries } from './components/Navigation';
 import { Loading, NoAccess, Page } from './components/Page';
+import { Agents } from './pages/Agents';
 import { ApiKeyDetail } from './pages/ApiKeyDetail';
 import { ApiKeys } from './pages/ApiKeys';
 import { AuditLog } from './pages/AuditLog';
@@ -122,6 +123,12 @@ const ROUTES: Route[] = [
     title: 'Task',
     read: { permission: 'tasks:read', what: 'tasks' },
     render: ([id]) => <TaskDetail id={id} />,
+  },
+  {
+    path: /^\/agents$/,
+    title: 'Agents',
+    read: { permission: 'agents:read', what: 'agents' },
+    render: () => <Agents />,
   },
   {
     path: /^\/secrets$/,

@@ -40,6 +40,8 @@ export const NAVIGATION: NavEntry[] = [
   { href: '/identities', label: 'Identities', read: 'identities:read' },
   { href: '/usage', label: 'Usage', read: 'api_keys:read' },
   { href: '/tasks', label: 'Tasks', read: 'tasks:read' },
+  // After Tasks, so that a developer (who may read both) still opens on Tasks.
+  { href: '/agents', label: 'Agents', read: 'agents:read' },
   { href: '/secrets', label: 'Secrets', read: 'secrets:read' },
   // No permission needed: everyone may see (and revoke) the apps they connected.
   { href: '/connected-apps', label: 'Connected apps' },
