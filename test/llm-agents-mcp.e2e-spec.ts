@@ -79,7 +79,6 @@ describe('llm agents over MCP', () => {
     openai.answer({
       kind: 'stream',
       deltas: ['Over', ' MCP', ', hello'],
-      model: 'gpt-test-served',
       inputTokens: 400,
       outputTokens: 100,
     });
