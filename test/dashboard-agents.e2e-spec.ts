@@ -68,7 +68,7 @@ describeInBrowser('test/dashboard-agents.e2e-spec.ts')('Agents page in a browser
     await navLink(page, 'Agents').click();
     await pageShown(page, 'Agents');
     // The built-in echo agent is listed, with nothing to edit.
-    await row('echo').getByText('Built in').waitFor();
+    await row('Echo').getByText('Built in').waitFor();
 
     await page.getByRole('button', { name: 'Create agent' }).click();
     const dialog = page.getByRole('dialog', { name: 'Create agent' });
@@ -150,6 +150,29 @@ describeInBrowser('test/dashboard-agents.e2e-spec.ts')('Agents page in a browser
     await row('Model Writer').getByText('openai · gpt-test-2').waitFor();
     const [agent] = await agents();
     expect(agent.config).toMatchObject({ model: 'gpt-test-2', temperature: 0.5, max_output_tokens: 500 });
+  });
+
+  it('keeps the settings the form has no field for when editing (an http agent’s max_concurrency)', async () => {
+    const http = await t.http
+      .post('/v1/agents')
+      .set(org.auth)
+      .send({ name: 'Endpoint', type: 'http', config: { url: 'http://127.0.0.1:9/run', max_concurrency: 3 } })
+      .expect(201);
+    await page.reload();
+    await pageShown(page, 'Agents');
+    await row('Endpoint').getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit Endpoint' });
+    expect(await dialog.getByLabel('URL').inputValue()).toBe('http://127.0.0.1:9/run');
+    await dialog.getByLabel('Timeout (ms)').fill('5000');
+    await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const saved = await t.http.get(`/v1/agents/${http.body.id}`).set(org.auth).expect(200);
+    expect(saved.body.config).toEqual({
+      url: 'http://127.0.0.1:9/run',
+      timeout_ms: 5000,
+      max_concurrency: 3,
+    });
+    await t.http.delete(`/v1/agents/${http.body.id}`).set(org.auth).expect(204);
   });
 
   it("runs a task of the agent, whose page shows the model's output and result", async () => {

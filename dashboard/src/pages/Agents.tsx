@@ -152,10 +152,17 @@ function numberOf(value: string, label: string): number | undefined {
   return number;
 }
 
-/** The config the type takes, with what was left blank left out (the API's defaults apply). */
-function configOf(form: Form): Record<string, unknown> {
-  const set = (entries: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined && value !== ''));
+/**
+ * The config the type takes, with what was left blank left out (the API's defaults apply). An update
+ * sends the whole config, so settings this form has no field for (an http agent's `max_concurrency`)
+ * are kept as they were.
+ */
+function configOf(form: Form, original: Record<string, unknown> = {}): Record<string, unknown> {
+  const set = (entries: Record<string, unknown>) => {
+    const kept = Object.entries(original).filter(([key]) => !(key in entries));
+    const typed = Object.entries(entries).filter(([, value]) => value !== undefined && value !== '');
+    return Object.fromEntries([...kept, ...typed]);
+  };
   if (form.type === 'http') {
     return set({ url: form.url, timeout_ms: numberOf(form.timeout_ms, 'Timeout') });
   }
@@ -227,7 +234,7 @@ function AgentDialog({
     const common = {
       name: form.name,
       description: form.description.trim() ? form.description : null,
-      config: configOf(form),
+      config: configOf(form, (agent?.config ?? {}) as Record<string, unknown>),
       pricing: pricingOf(form),
       default_max_credits: numberOf(form.default_max_credits, 'Default max credits') ?? null,
     };
