@@ -1,0 +1,405 @@
+/**
+ * `npm run bench:llm`: `llm` agents (src/llm-agents) against a Chat Completions upstream served by this
+ * process on loopback, through a forked bench-server process (API and worker in one, as bench:tasks runs
+ * them) at default settings; only ALLOW_PRIVATE_NETWORK_TARGETS=true, so the loopback upstream can be
+ * reached. The organization's secret is made with POST /v1/secrets, the agent with POST /v1/agents.
+ *
+ * 1. Streaming overhead: BENCH_LLM_STREAM_RUNS runs, one at a time, each answered by BENCH_LLM_DELTAS
+ *    deltas of DELTA_CHARS characters written as fast as the socket takes them, the task's events read
+ *    by a client through GET /v1/tasks/{id}/events (Server-Sent Events). The runner joins deltas arriving
+ *    within 50 ms into one `output` event, so events are not deltas: the rate is measured in content,
+ *    characters of delta text (every delta has the same length, so characters / DELTA_CHARS are
+ *    delta-equivalents). Upstream rate: the characters it sent / the time from its first delta written
+ *    to its last one taken by the socket. Client rate: the same characters / the time from the
+ *    upstream's first delta written to the client's receipt of the last of them (end to end, so the join
+ *    window and the event's way through PostgreSQL count against it). Goal: client / upstream ≥ 0.5.
+ *    Each run's received text is checked to equal what was sent, in order. Server CPU (process.cpuUsage
+ *    of the server process) over the runs is reported per delta.
+ * 2. BENCH_LLM_CONCURRENT_RUNS runs (default 200) created at once against an upstream that answers each
+ *    request after BENCH_LLM_ANSWER_MS (default 2000): runs/s from the first create until none is queued
+ *    or running (goal: ≥ 90 runs/s), every one checked to have succeeded with the upstream's text.
+ *
+ * Needs DATABASE_URL (a PostgreSQL server); the run gets a database of its own there, dropped after.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  Agent,
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { median, nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
+import { freshDatabase } from './bench-database';
+
+const STREAM_RUNS = Number(process.env.BENCH_LLM_STREAM_RUNS ?? 5);
+const DELTAS = Number(process.env.BENCH_LLM_DELTAS ?? 1000);
+const CONCURRENT_RUNS = Number(process.env.BENCH_LLM_CONCURRENT_RUNS ?? 200);
+const ANSWER_MS = Number(process.env.BENCH_LLM_ANSWER_MS ?? 2000);
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 20);
+/** Where the server writes a V8 CPU profile of the whole run, when set (open it in Chrome's DevTools). */
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
+/** Every delta is this long (`d0000042 ` and so on), so characters received count deltas. */
+const DELTA_CHARS = 9;
+const fmt = (n: number): string => n.toFixed(0);
+const deltaText = (i: number): string => `d${String(i).padStart(7, '0')} `;
+
+/** What the upstream did for one streamed answer, by the task's instruction (the user message). */
+interface Sent {
+  firstWrite: number;
+  lastTaken: number;
+  chars: number;
+  text: string;
+}
+
+/**
+ * A Chat Completions server: model `stream` answers DELTAS deltas as fast as the socket takes them (the
+ * write of the next one waits only for `drain`), model `slow` waits ANSWER_MS and then answers a short
+ * text. Both end with the usage chunk and `[DONE]`, as OpenAI's API does with include_usage.
+ */
+class BenchUpstream {
+  readonly sent = new Map<string, Sent>();
+  open = 0;
+  peakOpen = 0;
+  /** When each request arrived and when its answer ended (ms since the epoch), for the timeline. */
+  arrivals: number[] = [];
+  answered: number[] = [];
+  private server?: Server;
+
+  async listen(): Promise<string> {
+    this.server = createServer((req, res) => void this.answer(req, res));
+    this.server.keepAliveTimeout = 60_000;
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.arrivals.push(Date.now());
+    this.open++;
+    this.peakOpen = Math.max(this.peakOpen, this.open);
+    res.on('close', () => this.open--);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      model: string;
+      messages: { role: string; content: string }[];
+    };
+    const user = body.messages.find((message) => message.role === 'user')?.content ?? '';
+    if (body.model === 'slow') await sleep(ANSWER_MS);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const chunk = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
+    const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 0, model: body.model };
+    const write = async (text: string): Promise<void> => {
+      if (!res.write(text)) await once(res, 'drain');
+    };
+    const count = body.model === 'stream' ? DELTAS : 3;
+    const record: Sent = { firstWrite: 0, lastTaken: 0, chars: 0, text: '' };
+    await write(chunk({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] }));
+    record.firstWrite = performance.timeOrigin + performance.now();
+    for (let i = 0; i < count; i++) {
+      const text = deltaText(i);
+      record.text += text;
+      record.chars += text.length;
+      await write(chunk({ ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }));
+    }
+    // The last delta taken by the socket (its write callback), not merely queued.
+    await new Promise<void>((resolve) => res.write('', () => resolve()));
+    record.lastTaken = performance.timeOrigin + performance.now();
+    await write(chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+    await write(
+      chunk({
+        ...base,
+        choices: [],
+        usage: { prompt_tokens: 10, completion_tokens: count, total_tokens: 10 + count },
+      }),
+    );
+    res.end('data: [DONE]\n\n');
+    this.answered.push(Date.now());
+    this.sent.set(user, record);
+  }
+}
+
+/** One SSE client of a task: the output text it got, when each output event arrived, and the end. */
+function readEvents(
+  url: string,
+  authorization: string,
+  agent: Agent,
+): Promise<{ text: string; outputEvents: number; arrivals: { at: number; chars: number }[] }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers: { authorization, accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        reject(new Error(`GET events: ${res.statusCode}`));
+        return;
+      }
+      let buffer = '';
+      let text = '';
+      let outputEvents = 0;
+      const arrivals: { at: number; chars: number }[] = [];
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const at = performance.timeOrigin + performance.now();
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (!block.startsWith('id:')) continue;
+          const type = /^event: (.*)$/m.exec(block)?.[1];
+          if (type !== 'output') continue;
+          const { delta } = JSON.parse(/^data: (.*)$/m.exec(block)![1]) as { delta: string };
+          text += delta;
+          outputEvents++;
+          arrivals.push({ at, chars: delta.length });
+        }
+      });
+      // The stream ends after the terminal status event.
+      res.on('end', () => resolve({ text, outputEvents, arrivals }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function main(): Promise<void> {
+  if (!process.env.DATABASE_URL) {
+    console.log('bench:llm needs DATABASE_URL (a PostgreSQL server); skipped.');
+    return;
+  }
+  const upstream = new BenchUpstream();
+  const baseUrl = await upstream.listen();
+  const database = await freshDatabase(process.env.DATABASE_URL, 'bench_llm');
+  const child = fork(join(__dirname, 'bench-server.ts'), [], {
+    execArgv: [
+      '-r',
+      'ts-node/register/transpile-only',
+      ...(CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROFILE_DIR}`] : []),
+    ],
+    env: { ...process.env, DATABASE_URL: database.url, ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = once(child, 'exit');
+  try {
+    await run(child, upstream, baseUrl);
+  } finally {
+    await stopChild(child, exited, 15_000);
+    await upstream.close();
+    await database.drop();
+  }
+}
+
+async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, baseUrl: string): Promise<void> {
+  const next = <T>(type: string): Promise<T> => nextMessage<T>(child, type);
+  const cpu = async (): Promise<number> => {
+    const answer = next<{ micros: number }>('cpu');
+    child.send({ type: 'cpu' });
+    return (await answer).micros;
+  };
+  /** SQL statements the server sent so far (counted at its pg driver by bench-server.ts). */
+  const queries = async (): Promise<number> => {
+    const answer = next<{ total: number }>('queries');
+    child.send({ type: 'queries' });
+    return (await answer).total;
+  };
+  const { appUrl } = await next<{ appUrl: string }>('ready');
+  const authorization = `Bearer ${await signUpForBench(appUrl)}`;
+  // Not kept alive: with hundreds of sockets idle between phases, reusing one the server is closing
+  // (its keep-alive timeout) ends a request with ECONNRESET.
+  const connections = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const api = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        `${appUrl}${path}`,
+        {
+          method,
+          agent: connections,
+          headers: {
+            authorization,
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) reject(new Error(`${method} ${path}: ${status} ${text}`));
+            else resolve((status === 204 ? undefined : JSON.parse(text)) as T);
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+
+  const secret = await api<{ id: string }>('POST', '/v1/secrets', {
+    name: 'bench-upstream',
+    value: 'sk-bench-not-checked-by-the-upstream',
+  });
+  const makeAgent = (name: string, model: string): Promise<{ id: string }> =>
+    api('POST', '/v1/agents', {
+      name,
+      type: 'llm',
+      config: { provider: 'openai', model, secret_id: secret.id, base_url: baseUrl },
+    });
+  const streamAgent = await makeAgent('Bench streaming model', 'stream');
+  const slowAgent = await makeAgent('Bench slow model', 'slow');
+  const createTask = (agentId: string, instruction: string): Promise<{ id: string }> =>
+    api('POST', '/v1/tasks', { instruction, agent_type: 'llm', agent_id: agentId });
+  const isEmpty = async (status: string): Promise<boolean> =>
+    (await api<{ data: unknown[] }>('GET', `/v1/tasks?status=${status}&limit=1`)).data.length === 0;
+
+  console.log(`\nllm agents (Chat Completions upstream on loopback, default worker settings)`);
+  console.log(
+    `  load average at start: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(', ')} (2 cores, shared)`,
+  );
+
+  // 1. Streaming overhead. One warm-up run first (the SDK's and the outbound client's first use).
+  const streamRun = async (instruction: string) => {
+    const task = await createTask(streamAgent.id, instruction);
+    const received = await readEvents(`${appUrl}/v1/tasks/${task.id}/events`, authorization, connections);
+    const sent = upstream.sent.get(instruction);
+    if (!sent) throw new Error(`the upstream saw no request for ${instruction}`);
+    if (received.text !== sent.text) {
+      throw new Error(
+        `${instruction}: got ${received.text.length} of ${sent.text.length} characters, or not in order`,
+      );
+    }
+    const lastArrival = received.arrivals[received.arrivals.length - 1].at;
+    return {
+      upstreamMs: sent.lastTaken - sent.firstWrite,
+      endToEndMs: lastArrival - sent.firstWrite,
+      clientSpanMs: lastArrival - received.arrivals[0].at,
+      firstLatencyMs: received.arrivals[0].at - sent.firstWrite,
+      chars: sent.chars,
+      events: received.outputEvents,
+    };
+  };
+  if (STREAM_RUNS > 0) await streamOverhead();
+  await concurrentRuns();
+  connections.destroy();
+
+  async function streamOverhead(): Promise<void> {
+    await streamRun('warm-up stream');
+    const cpuBefore = await cpu();
+    const runs = [];
+    for (let i = 0; i < STREAM_RUNS; i++) runs.push(await streamRun(`stream ${i}`));
+    const streamCpu = (await cpu()) - cpuBefore;
+    const rate = (chars: number, ms: number): number => (chars * 1000) / Math.max(ms, 0.001);
+    const upstreamRates = runs.map((r) => rate(r.chars, r.upstreamMs));
+    const clientRates = runs.map((r) => rate(r.chars, r.endToEndMs));
+    const ratios = runs.map((r) => r.upstreamMs / r.endToEndMs);
+    console.log(
+      `\n1. streaming: ${STREAM_RUNS} runs one at a time, ${DELTAS} deltas of ${DELTA_CHARS} characters each (after 1 warm-up)`,
+    );
+    console.log(
+      `  upstream sent:    median ${fmt(median(upstreamRates))} chars/s = ${fmt(median(upstreamRates) / DELTA_CHARS)} deltas/s ` +
+        `(${fmt(median(runs.map((r) => r.upstreamMs)))} ms first to last delta; runs ${upstreamRates.map((x) => fmt(x / DELTA_CHARS)).join(', ')} deltas/s)`,
+    );
+    console.log(
+      `  client received:  median ${fmt(median(clientRates))} chars/s = ${fmt(median(clientRates) / DELTA_CHARS)} delta-equivalents/s ` +
+        `(upstream's first delta -> client's last, ${fmt(median(runs.map((r) => r.endToEndMs)))} ms; runs ${clientRates.map((x) => fmt(x / DELTA_CHARS)).join(', ')})`,
+    );
+    console.log(
+      `  output events:    median ${median(runs.map((r) => r.events))} per run = ${fmt(median(runs.map((r) => rate(r.events, r.endToEndMs))))} events/s ` +
+        `(${fmt(median(runs.map((r) => DELTAS / r.events)))} deltas per event); first output after ${fmt(median(runs.map((r) => r.firstLatencyMs)))} ms, ` +
+        `client's first to last ${fmt(median(runs.map((r) => r.clientSpanMs)))} ms`,
+    );
+    console.log(
+      `  client / upstream: median ${median(ratios).toFixed(2)} (runs ${ratios.map((x) => x.toFixed(2)).join(', ')}; goal >= 0.5)`,
+    );
+    console.log(
+      `  server CPU:       ${fmt(streamCpu / 1000)} ms for ${STREAM_RUNS * DELTAS} deltas -> ${fmt(streamCpu / (STREAM_RUNS * DELTAS))} µs per delta ` +
+        `(API and worker, one process; create, run, events, SSE included)`,
+    );
+  }
+
+  // 2. Concurrent runs against an upstream that answers after ANSWER_MS.
+  async function concurrentRuns(): Promise<void> {
+    // One warm-up round, untimed: the first runs of a process pay for its first connections and compiles.
+    await Promise.all(
+      Array.from({ length: CONCURRENT_RUNS }, (_, i) => createTask(slowAgent.id, `slow warm-up ${i}`)),
+    );
+    while (!((await isEmpty('queued')) && (await isEmpty('running')))) await sleep(POLL_MS);
+    upstream.peakOpen = 0;
+    upstream.arrivals = [];
+    upstream.answered = [];
+    const concurrentCpuBefore = await cpu();
+    const queriesBefore = await queries();
+    const start = Date.now();
+    const ids = await Promise.all(
+      Array.from({ length: CONCURRENT_RUNS }, (_, i) =>
+        createTask(slowAgent.id, `slow ${i}`).then((t) => t.id),
+      ),
+    );
+    const created = Date.now() - start;
+    while (!((await isEmpty('queued')) && (await isEmpty('running')))) await sleep(POLL_MS);
+    const observed = Date.now() - start;
+    const concurrentCpu = (await cpu()) - concurrentCpuBefore;
+    const concurrentQueries = (await queries()) - queriesBefore;
+    const tasks = await Promise.all(
+      ids.map((id) =>
+        api<{ status: string; result: { output: string } | null; created_at: string; completed_at: string }>(
+          'GET',
+          `/v1/tasks/${id}`,
+        ),
+      ),
+    );
+    const failed = tasks.filter(
+      (t) => t.status !== 'succeeded' || t.result?.output !== 'd0000000 d0000001 d0000002 ',
+    );
+    const latencies = tasks.map((t) => Date.parse(t.completed_at) - Date.parse(t.created_at));
+    const lastCompleted = Math.max(...tasks.map((t) => Date.parse(t.completed_at))) - start;
+    console.log(
+      `\n2. ${CONCURRENT_RUNS} runs created at once, upstream answering after ${ANSWER_MS} ms (after 1 warm-up round)`,
+    );
+    console.log(
+      `  end to end:       ${((CONCURRENT_RUNS * 1000) / observed).toFixed(1)} runs/s observed (${observed} ms), ` +
+        `${((CONCURRENT_RUNS * 1000) / lastCompleted).toFixed(1)} runs/s by completed_at (${lastCompleted} ms); goal >= 90 runs/s`,
+    );
+    console.log(
+      `  all created:      ${created} ms; created -> completed p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms`,
+    );
+    console.log(
+      `  upstream:         at most ${upstream.peakOpen} requests open at once; server CPU ${fmt(concurrentCpu / 1000)} ms (${fmt(concurrentCpu / CONCURRENT_RUNS)} µs per run); ` +
+        `${(concurrentQueries / CONCURRENT_RUNS).toFixed(1)} SQL statements per run (polling included)`,
+    );
+    const since = (times: number[], p: number): number => percentile(times, p) - start;
+    console.log(
+      `  timeline:         upstream requests arrived ${since(upstream.arrivals, 0)}..${since(upstream.arrivals, 50)}..${since(upstream.arrivals, 100)} ms ` +
+        `(first, median, last), answers ended ${since(upstream.answered, 0)}..${since(upstream.answered, 50)}..${since(upstream.answered, 100)} ms after the first create`,
+    );
+    console.log(
+      `  load average at end: ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(', ')}`,
+    );
+    if (failed.length)
+      throw new Error(`${failed.length} of ${CONCURRENT_RUNS} runs did not succeed with the upstream's text`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
