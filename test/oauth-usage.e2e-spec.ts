@@ -142,6 +142,24 @@ describeWithPostgres('OAuth usage')('OAuth access tokens in usage', () => {
     });
   });
 
+  it('counts a token of a user deactivated since under the grant, as user_deactivated', async () => {
+    const member = await createUser(a.http, org, 'developer');
+    const client = await OAuthTestClient.register(a.http, 'Assistant of a leaver');
+    const token = await client.accessToken(member.email);
+    const grantId = await grantOf(member.auth, client);
+    await a.http.get('/v1/agents').set(bearer(token)).expect(200);
+    await a.http.post(`/v1/users/${member.id}/deactivate`).set(org.auth).expect(200);
+    expectProblem(await b.http.get('/v1/agents').set(bearer(token)), 401, 'user_deactivated');
+
+    const usage = await grantUsageWhen(grantId, org.auth, 2);
+    expect(lastBucket(usage)).toMatchObject({
+      requests: 2,
+      allowed: 1,
+      denied: 1,
+      denied_by_reason: { user_deactivated: 1 },
+    });
+  });
+
   it("answers 404 for another organization's grant and for an unknown one", async () => {
     const elsewhere = await signUpOrganization(a.http, 'OAuth usage elsewhere');
     const client = await OAuthTestClient.register(a.http, 'Elsewhere Assistant');

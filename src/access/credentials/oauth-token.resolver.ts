@@ -104,7 +104,16 @@ export class OAuthTokenResolver {
         `The access token was issued for ${token.resource}, not for ${resource}.`,
       ).about({ organizationId: token.organizationId, id: token.grantId }, null);
     }
-    if (!(principal instanceof AccessDenial)) this.markUsed(token.grantId);
+    if (principal instanceof AccessDenial) {
+      // The consenting user is refused (deactivated): counted in the grant's usage, on a denial of this
+      // request's own (the user's may be shared by every request that names them).
+      const { code, detail, headers, auditDetails, problemFields } = principal;
+      return new AccessDenial(code, detail, headers, auditDetails, problemFields).about(
+        { organizationId: token.organizationId, id: token.grantId },
+        null,
+      );
+    }
+    this.markUsed(token.grantId);
     return principal;
   }
 
