@@ -172,7 +172,9 @@ export const DisplayNameField = (options: { example?: string; optional?: boolean
  */
 export const DescriptionField = (): PropertyDecorator =>
   applyDecorators(
-    ApiPropertyOptional({ maxLength: 500, nullable: true }),
+    // `type` said, not inferred: in a file the Swagger plugin does not read (an extension's), `string | null`
+    // reflects as Object, and the document would call the field an object.
+    ApiPropertyOptional({ type: String, maxLength: 500, nullable: true }),
     IsOptional(),
     IsString(),
     MaxLength(500),
