@@ -35,7 +35,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { median, nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
+import { jsonApi, median, nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
 import { freshDatabase } from './bench-database';
 
 const STREAM_RUNS = Number(process.env.BENCH_LLM_STREAM_RUNS ?? 5);
@@ -219,36 +219,7 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
   // Not kept alive: with hundreds of sockets idle between phases, reusing one the server is closing
   // (its keep-alive timeout) ends a request with ECONNRESET.
   const connections = new Agent({ keepAlive: false, maxSockets: Infinity });
-  const api = <T>(method: string, path: string, body?: unknown): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        `${appUrl}${path}`,
-        {
-          method,
-          agent: connections,
-          headers: {
-            authorization,
-            ...(payload === undefined
-              ? {}
-              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) reject(new Error(`${method} ${path}: ${status} ${text}`));
-            else resolve((status === 204 ? undefined : JSON.parse(text)) as T);
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const api = jsonApi(appUrl, { authorization }, connections);
 
   const secret = await api<{ id: string }>('POST', '/v1/secrets', {
     name: 'bench-upstream',

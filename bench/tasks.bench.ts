@@ -27,7 +27,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
+import { jsonApi, nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
 import { freshDatabase } from './bench-database';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 3000);
@@ -153,36 +153,7 @@ async function run(
   // node:http with kept-alive connections, one per client: the bench shares the machine with the server,
   // and fetch costs the client several times the CPU per request.
   const connections = new Agent({ keepAlive: true, maxSockets: CLIENTS + 2 });
-  const api = <T>(method: string, path: string, body?: unknown): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        `${appUrl}${path}`,
-        {
-          method,
-          agent: connections,
-          headers: {
-            ...auth,
-            ...(payload === undefined
-              ? {}
-              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) reject(new Error(`${method} ${path}: ${status} ${text}`));
-            else resolve((status === 204 ? undefined : JSON.parse(text)) as T);
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const api = jsonApi(appUrl, auth, connections);
 
   /** Tasks of a status, newest first, following the cursor until `enough` holds of what was read. */
   const listUntil = async (status: string, enough: (all: TaskView[]) => boolean): Promise<TaskView[]> => {
