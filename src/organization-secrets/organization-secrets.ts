@@ -21,11 +21,26 @@ export class OrganizationSecrets {
     private readonly clock: Clock,
   ) {}
 
+  /** Reveals under way, by organization and secret: runs that start together share one. */
+  private readonly revealing = new Map<string, Promise<string | undefined>>();
+
   /**
    * The secret's value, opened for a run, and last_used_at stamped (once a minute at most). Undefined
-   * when the id is unknown or another organization's, both alike.
+   * when the id is unknown or another organization's, both alike. Single-flight: the runs of one agent
+   * claimed together share one read, and nothing is kept once it answers, so a value replaced or a
+   * secret deleted applies to the next run.
    */
-  async reveal(organizationId: string, secretId: string): Promise<string | undefined> {
+  reveal(organizationId: string, secretId: string): Promise<string | undefined> {
+    const key = `${organizationId}/${secretId}`;
+    let revealed = this.revealing.get(key);
+    if (!revealed) {
+      revealed = this.readAndMark(organizationId, secretId).finally(() => this.revealing.delete(key));
+      this.revealing.set(key, revealed);
+    }
+    return revealed;
+  }
+
+  private async readAndMark(organizationId: string, secretId: string): Promise<string | undefined> {
     if (!isIdOf(ORGANIZATION_SECRET_ID, secretId)) return undefined;
     const secret = await this.secrets.findInOrganization(organizationId, secretId);
     if (!secret) return undefined;

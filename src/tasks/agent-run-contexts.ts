@@ -147,22 +147,13 @@ export class AgentRunContexts {
     };
     return new AttemptReporter(
       {
-        post: (event) => db(() => this.taskEvents.postEvent(run, task.id, event)),
-        isLive: () => db(() => this.isLive(task, workerId)),
+        post: (event) =>
+          db(() =>
+            this.taskEvents.postEvent(run, task.id, event, { attempts: task.attempts, leaseOwner: workerId }),
+          ),
       },
       attempt.signal,
     );
-  }
-
-  /** A task token's liveness test (TaskTokens.lookup), for the attempt this worker claimed. */
-  private async isLive(task: Task, workerId: string): Promise<boolean> {
-    const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM tasks
-        WHERE id = $1 AND organization_id = $2 AND status = 'running' AND attempts = $3
-          AND lease_owner = $4 AND lease_expires_at > now()`,
-      [task.id, task.organizationId, task.attempts, workerId],
-    );
-    return rows.length > 0;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { AttemptReporter, type AttemptReporterPorts } from './attempt-reporter';
 import type { PostTaskEventDto } from './dto/task.dto';
+import { TaskError, TaskErrorCode } from './tasks.errors';
 
 /** Ports that store what is posted, live while `live` says so; `gate` holds posts until opened. */
 function ports(live = true) {
@@ -8,9 +9,9 @@ function ports(live = true) {
   const gate = { held: false, opened: Promise.resolve() };
   const fake: AttemptReporterPorts & { live: boolean } = {
     live,
-    isLive: async () => fake.live,
     post: async (event) => {
       if (gate.held) await gate.opened;
+      if (!fake.live) throw new TaskError(TaskErrorCode.TaskTokenExpired, 'ended');
       posted.push(event);
       return { seq: posted.length, type: event.type };
     },

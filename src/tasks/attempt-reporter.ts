@@ -4,10 +4,12 @@ import { TaskError, TaskErrorCode } from './tasks.errors';
 
 /** What a reporter needs of the tasks module, for one attempt of one task. */
 export interface AttemptReporterPorts {
-  /** Appends the event as `POST /v1/tasks/{id}/events` does: checked, capped, usage priced and budgeted. */
+  /**
+   * Appends the event as `POST /v1/tasks/{id}/events` does (checked, capped, usage priced and budgeted),
+   * only while the attempt is the task's running one, its lease held by this worker (a task token's
+   * test); otherwise rejects with `task_token_expired`.
+   */
   post(event: PostTaskEventDto): Promise<PostedTaskEventResponse>;
-  /** True while the attempt is the task's running one, its lease held by this worker (a task token's test). */
-  isLive(): Promise<boolean>;
 }
 
 const attemptEnded = (): TaskError =>
@@ -65,8 +67,13 @@ export class AttemptReporter implements AgentRunReporter {
 
   private async post(type: PostedTaskEventType, data: Record<string, unknown>): Promise<ReportedEvent> {
     // A report made before the run ended goes on (end() waits for it); the row still has the last word.
-    if (this.ended || !(await this.ports.isLive())) throw attemptEnded();
-    const { seq } = await this.ports.post({ type, data });
-    return { seq };
+    if (this.ended) throw attemptEnded();
+    try {
+      const { seq } = await this.ports.post({ type, data });
+      return { seq };
+    } catch (error) {
+      if (error instanceof TaskError && error.code === TaskErrorCode.TaskTokenExpired) throw attemptEnded();
+      throw error;
+    }
   }
 }

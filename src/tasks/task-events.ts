@@ -8,7 +8,7 @@ import { TaskChanges } from './task-changes';
 import { BUDGET_EXCEEDED, costOf } from './task-costs';
 import { checkedEventData } from './task-event-data';
 import { EventFollower, TaskEventFeeds } from './task-event-feed';
-import { TaskEventRow, TaskQueueRepository } from './task-queue.repository';
+import { type RunningAttempt, TaskEventRow, TaskQueueRepository } from './task-queue.repository';
 import type { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 import { TasksService } from './tasks.service';
@@ -66,7 +66,12 @@ export class TaskEvents {
    * as the task's next event. Usage adds up; usage that costs more than the run reserved ends it as
    * failed, `budget_exceeded`, charged max_credits.
    */
-  async postEvent(principal: Principal, id: string, dto: PostTaskEventDto): Promise<PostedTaskEventResponse> {
+  async postEvent(
+    principal: Principal,
+    id: string,
+    dto: PostTaskEventDto,
+    attempt?: RunningAttempt,
+  ): Promise<PostedTaskEventResponse> {
     const data = checkedEventData(dto.type, dto.data);
     const usage =
       dto.type === 'usage'
@@ -79,6 +84,7 @@ export class TaskEvents {
       data,
       usage,
       MAX_TASK_EVENTS,
+      attempt,
     );
     if (!appended.appended) {
       throw appended.reason === 'too_many_events'

@@ -36,6 +36,19 @@ export type AppendedEvent =
   | { appended: false; reason: 'not_running' | 'too_many_events' };
 
 /**
+ * The attempt a worker's own report is for: appended only while it is still the task's running one
+ * (its attempt number, its lease held by that worker and not run out), as a task token is checked.
+ */
+export interface RunningAttempt {
+  attempts: number;
+  leaseOwner: string;
+}
+
+/** SQL: true when no attempt is named (an agent's post, its token checked already) or it still holds. */
+const attemptHolds = (attemptsParam: string, ownerParam: string): string =>
+  `(${attemptsParam}::int IS NULL OR (attempts = ${attemptsParam} AND lease_owner = ${ownerParam} AND lease_expires_at > now()))`;
+
+/**
  * What a run costs when it ends, in SQL (the same rounding as costOf in task-costs.ts), never more than
  * what it reserved.
  */
@@ -221,6 +234,7 @@ export class TaskQueueRepository {
     data: Record<string, unknown>,
     usage: { inputTokens: number; outputTokens: number },
     maxEvents: number,
+    attempt?: RunningAttempt,
   ): Promise<AppendedEvent> {
     const [row] = await this.dataSource.query<
       {
@@ -237,12 +251,23 @@ export class TaskQueueRepository {
                 progress = CASE WHEN $2 = 'progress' THEN $3::jsonb ELSE progress END,
                 input_tokens = input_tokens + $4, output_tokens = output_tokens + $5
           WHERE id = $1 AND organization_id = $7 AND status = 'running' AND event_seq < $6
+            AND ${attemptHolds('$8', '$9')}
           RETURNING id, event_seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
                     credits_per_1k_output_tokens),
        e AS (INSERT INTO task_events (task_id, seq, type, data) SELECT id, event_seq, $2, $3::jsonb FROM t)
        SELECT event_seq AS seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
               credits_per_1k_output_tokens FROM t`,
-      [taskId, type, JSON.stringify(data), usage.inputTokens, usage.outputTokens, maxEvents, organizationId],
+      [
+        taskId,
+        type,
+        JSON.stringify(data),
+        usage.inputTokens,
+        usage.outputTokens,
+        maxEvents,
+        organizationId,
+        attempt?.attempts ?? null,
+        attempt?.leaseOwner ?? null,
+      ],
     );
     if (row) {
       return {
@@ -257,11 +282,13 @@ export class TaskQueueRepository {
         },
       };
     }
-    const [task] = await this.dataSource.query<{ status: string }[]>(
-      `SELECT status FROM tasks WHERE id = $1`,
-      [taskId],
+    // Refused: at the cap, or the run (or this attempt of it) is over.
+    const [task] = await this.dataSource.query<{ live: boolean }[]>(
+      `SELECT status = 'running' AND ${attemptHolds('$2', '$3')} AS live
+         FROM tasks WHERE id = $1`,
+      [taskId, attempt?.attempts ?? null, attempt?.leaseOwner ?? null],
     );
-    return { appended: false, reason: task?.status === 'running' ? 'too_many_events' : 'not_running' };
+    return { appended: false, reason: task?.live ? 'too_many_events' : 'not_running' };
   }
 
   /**
