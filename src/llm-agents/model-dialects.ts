@@ -2,6 +2,15 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { StreamingFetch } from '../outbound/safe-http-client';
 import { DEFAULT_BASE_URLS, type LlmProvider } from './llm-config';
+import { readServerSentEvents } from './server-sent-events';
+
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+};
 
 /** One request of a run, in the terms both providers share. */
 export interface ModelRequest {
@@ -57,22 +66,33 @@ class ChatCompletionsDialect implements ModelDialect {
     // OpenAI's own API takes max_completion_tokens (its reasoning models refuse max_tokens); the servers
     // that speak its dialect all take max_tokens, not all the newer name.
     const capField = request.baseUrl === DEFAULT_BASE_URLS.openai ? 'max_completion_tokens' : 'max_tokens';
-    const stream = await client.chat.completions.create(
-      {
-        model: request.model,
-        messages: [
-          ...(request.system ? [{ role: 'system' as const, content: request.system }] : []),
-          { role: 'user' as const, content: request.user },
-        ],
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(request.maxOutputTokens !== undefined ? { [capField]: request.maxOutputTokens } : {}),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      },
-      { signal },
-    );
+    const response = await client.chat.completions
+      .create(
+        {
+          model: request.model,
+          messages: [
+            ...(request.system ? [{ role: 'system' as const, content: request.system }] : []),
+            { role: 'user' as const, content: request.user },
+          ],
+          stream: true,
+          stream_options: { include_usage: true },
+          ...(request.maxOutputTokens !== undefined ? { [capField]: request.maxOutputTokens } : {}),
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        },
+        { signal },
+      )
+      .asResponse();
     const answer: ModelAnswer = { model: request.model, finishReason: null, inputTokens: 0, outputTokens: 0 };
-    for await (const chunk of stream) {
+    let done = false;
+    // The SDK's Stream, message by message (see readServerSentEvents): `[DONE]` ends the answer, and a
+    // chunk carrying `error` is the SDK's APIError.
+    await readServerSentEvents(response.body, (_event, data) => {
+      if (done || data.startsWith('[DONE]')) {
+        done = true;
+        return;
+      }
+      const chunk = JSON.parse(data) as OpenAI.ChatCompletionChunk & { error?: unknown };
+      if (chunk.error) throw new OpenAI.APIError(undefined, chunk.error, undefined, response.headers);
       if (chunk.model) answer.model = chunk.model;
       const choice = chunk.choices?.[0];
       if (choice?.delta?.content) onDelta(choice.delta.content);
@@ -83,7 +103,7 @@ class ChatCompletionsDialect implements ModelDialect {
         answer.inputTokens = chunk.usage.prompt_tokens ?? 0;
         answer.outputTokens = chunk.usage.completion_tokens ?? 0;
       }
-    }
+    });
     return answer;
   }
 }
@@ -118,19 +138,29 @@ class MessagesDialect implements ModelDialect {
       maxRetries: 0,
       timeout: SDK_TIMEOUT_MS,
     });
-    const stream = await client.messages.create(
-      {
-        model: request.model,
-        max_tokens: request.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-        ...(request.system ? { system: request.system } : {}),
-        messages: [{ role: 'user', content: request.user }],
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        stream: true,
-      },
-      { signal },
-    );
+    const response = await client.messages
+      .create(
+        {
+          model: request.model,
+          max_tokens: request.maxOutputTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+          ...(request.system ? { system: request.system } : {}),
+          messages: [{ role: 'user', content: request.user }],
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+          stream: true,
+        },
+        { signal },
+      )
+      .asResponse();
     const answer: ModelAnswer = { model: request.model, finishReason: null, inputTokens: 0, outputTokens: 0 };
-    for await (const event of stream) {
+    // The SDK's MessageStream, message by message (see readServerSentEvents): unnamed messages and
+    // `ping` are skipped, `error` is the SDK's APIError.
+    await readServerSentEvents(response.body, (name, data) => {
+      if (name === null || name === 'ping' || !data) return;
+      if (name === 'error') {
+        const body = safeJson(data) as { error?: { type?: Anthropic.ErrorType } } | undefined;
+        throw new Anthropic.APIError(undefined, body ?? data, undefined, response.headers, body?.error?.type);
+      }
+      const event = JSON.parse(data) as Anthropic.RawMessageStreamEvent;
       switch (event.type) {
         case 'message_start': {
           const { usage, model } = event.message;
@@ -152,7 +182,7 @@ class MessagesDialect implements ModelDialect {
           answer.outputTokens = event.usage.output_tokens ?? answer.outputTokens;
           break;
       }
-    }
+    });
     return answer;
   }
 }
