@@ -30,7 +30,7 @@ async function writeProgress(t: TestApp, taskId: string, percent: number): Promi
      SELECT $1, event_seq, 'progress', jsonb_build_object('percent', $2::int) FROM counted`,
     [taskId, percent],
   );
-  t.app.get(TaskChanges).changed([taskId]);
+  t.app.get(TaskChanges).changed([taskId], 'events');
 }
 
 describe('many event streams of one task', () => {

@@ -162,15 +162,32 @@ describeWithPostgres('GET /v1/tasks/{id}/events across instances')(
           { timeoutMs: 60_000, intervalMs: 100 },
         );
         expect(listens.value).toBe(true);
+        // An event other than a status change, written as an agent's post is: its notification says so.
+        await database.query(
+          `WITH counted AS (UPDATE tasks SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+           INSERT INTO task_events (task_id, seq, type, data)
+           SELECT $1, event_seq, 'progress', '{"percent": 50}' FROM counted`,
+          [id],
+        );
+        await pollUntil(
+          async () => stream.events.length,
+          (n) => n >= 2,
+          EVENTUALLY,
+        );
       } finally {
         await database.end();
       }
       await a.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
       await stream.ended;
-      expect(stream.events.map((e) => e.data)).toEqual([status('queued'), status('cancelled')]);
+      expect(stream.events.map((e) => e.data)).toEqual([
+        status('queued'),
+        { percent: 50 },
+        status('cancelled'),
+      ]);
       // Heard, not only found by the streams' once-a-second look (which no test can tell apart by time
-      // on a loaded machine).
-      expect(heard.mock.calls.some(([ids]) => ids.includes(id))).toBe(true);
+      // on a loaded machine): the progress as a change of events, the cancellation as one of status.
+      expect(heard.mock.calls).toContainEqual([[id], 'events']);
+      expect(heard.mock.calls).toContainEqual([[id], 'status']);
     });
   },
 );

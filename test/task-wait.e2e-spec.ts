@@ -7,6 +7,8 @@ import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { pollUntil } from './support/keys';
 import { queueTask, startWithHeldAgent } from './support/held-agent';
 import { startTestApp, TestApp } from './support/test-app';
+import { DataSource } from 'typeorm';
+import { TaskQueueRepository } from '../src/tasks/task-queue.repository';
 
 /**
  * `GET /v1/tasks/{id}?wait=N` (contract, "Agent runs"): answers as soon as the task is no longer queued or
@@ -86,6 +88,32 @@ describe('GET /v1/tasks/{id}?wait=N', () => {
     expect(value.res.status).toBe(200);
     expect(value.res.body).toMatchObject({ id, status: 'cancelled' });
     expect(first).toBe(true);
+  });
+
+  it('answers once the recheck of the waited tasks finds an end no process heard of', async () => {
+    const id = await queueTask(t.http, org.auth);
+    const rechecked = jest.spyOn(t.app.get(TaskQueueRepository), 'endedAmong');
+    const read = timedWait(t.http, org.auth, id, 60);
+    // Waiting once a recheck has looked for it (and found it queued).
+    const looked = await pollUntil(
+      async () => rechecked.mock.calls.some(([tasks]) => tasks.some((task) => task.id === id)),
+      (yes) => yes,
+      { timeoutMs: 60_000, intervalMs: 20 },
+    );
+    expect(looked.value).toBe(true);
+    // Ended with the triggers off (no status event, no notification) and without TaskChanges: only the
+    // recheck, which looks at every task waited on here in one statement, can find it.
+    await t.app.get(DataSource).transaction(async (manager) => {
+      await manager.query(`SET LOCAL session_replication_role = replica`);
+      await manager.query(`UPDATE tasks SET status = 'cancelled', completed_at = now() WHERE id = $1`, [id]);
+    });
+    const { res } = await read;
+    expect(res.body).toMatchObject({ id, status: 'cancelled' });
+    const found = await Promise.all(
+      rechecked.mock.results.map((result) => result.value as Promise<string[]>),
+    );
+    expect(found.some((ids) => ids.includes(id))).toBe(true);
+    rechecked.mockRestore();
   });
 
   it('answers at once for a task that has ended already', async () => {

@@ -10,6 +10,19 @@ import { PostgresListener } from '../database/postgres-listener';
 export const TASK_EVENTS_CHANNEL = 'gatehouse_task_events';
 
 /**
+ * What changed of a task: its status (queued, running, an end; its status event), or only its other
+ * events (output, progress, usage, output files). A notification says which by its payload: the task id
+ * alone for a status change, the id and ` events` for the others (see the TaskEventNotifyKind migration).
+ */
+export type TaskChange = 'status' | 'events';
+const EVENTS_SUFFIX = ' events';
+
+/** Whom a change wakes: every change (an event stream) or status changes only (a wait for the end). */
+export interface TaskInterest {
+  statusOnly?: boolean;
+}
+
+/**
  * Wakes the requests that wait on a task (`GET /v1/tasks/{id}?wait=N`, its event stream) when it has a
  * new event. In the process that changed it at once (`changed`, after the commit); in every other process
  * through PostgreSQL LISTEN/NOTIFY on the triggers' notification, so a woken request reads the change.
@@ -23,15 +36,23 @@ export const TASK_EVENTS_CHANNEL = 'gatehouse_task_events';
 @Injectable()
 export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger('TaskChanges');
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new Map<string, Set<{ wake: () => void; statusOnly: boolean }>>();
   private listener?: PostgresListener;
   private closing = false;
 
   constructor(@Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>) {}
 
-  /** After the commit that changed these tasks, for the requests of this process that wait on them. */
-  changed(taskIds: readonly string[]): void {
-    for (const id of taskIds) for (const wake of this.watchers.get(id) ?? []) wake();
+  /**
+   * After the commit that changed these tasks, for the requests of this process that wait on them: a
+   * change of events only wakes none of those that care for the status alone (an output delta does not
+   * make a `?wait` read the task again).
+   */
+  changed(taskIds: readonly string[], change: TaskChange): void {
+    for (const id of taskIds) {
+      for (const watcher of this.watchers.get(id) ?? []) {
+        if (change === 'status' || !watcher.statusOnly) watcher.wake();
+      }
+    }
   }
 
   /**
@@ -39,13 +60,17 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
    * not missed. `next(ms)` resolves when the task changed since the last call, or after `ms`, to whether the
    * caller may wait again (false once the process shuts down); `close()` when done.
    */
-  watch(taskId: string): TaskWatch {
+  watch(taskId: string, interest: TaskInterest = {}): TaskWatch {
     let changed = false;
     let wake: (() => void) | undefined;
-    const unsubscribe = this.subscribe(taskId, () => {
-      changed = true;
-      wake?.();
-    });
+    const unsubscribe = this.subscribe(
+      taskId,
+      () => {
+        changed = true;
+        wake?.();
+      },
+      interest,
+    );
     return {
       next: async (ms) => {
         if (!changed && !this.closing) {
@@ -72,16 +97,16 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
    * Calls `onChange` at each change of the task from now on (and once at shutdown), until the returned
    * function is called. Subscribe before reading the task's state, as `watch` does.
    */
-  subscribe(taskId: string, onChange: () => void): () => void {
+  subscribe(taskId: string, onChange: () => void, interest: TaskInterest = {}): () => void {
     this.listen();
     let watchers = this.watchers.get(taskId);
     if (!watchers) this.watchers.set(taskId, (watchers = new Set()));
     const own = watchers;
-    // A wrapper of its own, so that subscribing one function twice gives two independent subscriptions.
-    const wake = (): void => onChange();
-    own.add(wake);
+    // An entry of its own, so that subscribing one function twice gives two independent subscriptions.
+    const watcher = { wake: (): void => onChange(), statusOnly: interest.statusOnly ?? false };
+    own.add(watcher);
     return () => {
-      own.delete(wake);
+      own.delete(watcher);
       if (!own.size && this.watchers.get(taskId) === own) this.watchers.delete(taskId);
     };
   }
@@ -91,7 +116,14 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
     this.listener = new PostgresListener(
       this.database.url,
       TASK_EVENTS_CHANNEL,
-      { onMessage: (taskId) => this.changed([taskId]) },
+      {
+        // A payload of the format before TaskEventNotifyKind (from an instance not upgraded yet) is a
+        // bare id: taken as a status change, which wakes every watcher, as every change did then.
+        onMessage: (payload) =>
+          payload.endsWith(EVENTS_SUFFIX)
+            ? this.changed([payload.slice(0, -EVENTS_SUFFIX.length)], 'events')
+            : this.changed([payload], 'status'),
+      },
       this.logger,
     );
     // Until it listens, the watches' rechecks answer alone; after a failed first connection the next
@@ -106,7 +138,7 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
   /** Shutdown: the waiting requests answer now with what they have, so the server can close. */
   onModuleDestroy(): void {
     this.closing = true;
-    for (const watchers of this.watchers.values()) for (const wake of watchers) wake();
+    for (const watchers of this.watchers.values()) for (const watcher of watchers) watcher.wake();
   }
 
   async onApplicationShutdown(): Promise<void> {

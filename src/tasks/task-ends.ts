@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { Principal } from '../access/principal';
 import type { TaskEventData } from '../events/event-payloads.dto';
 import { EventsService } from '../events/events.service';
@@ -8,7 +8,7 @@ import { ACTIVE_TASK_STATUSES, Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 import { TasksService } from './tasks.service';
 
-// A waiting read looks at the task again at least this often, whatever it heard (see TaskChanges).
+// The tasks waited on in this process are looked at again together this often, whatever was heard.
 const WAIT_RECHECK_MS = 1000;
 
 /**
@@ -17,7 +17,14 @@ const WAIT_RECHECK_MS = 1000;
  * sends to every process, which making and reading a task never need.
  */
 @Injectable()
-export class TaskEnds {
+export class TaskEnds implements OnModuleDestroy {
+  private readonly logger = new Logger('TaskEnds');
+  /** The tasks waited on here, by id: their organization and how many waits each has. */
+  private readonly waited = new Map<string, { organizationId: string; waits: number }>();
+  private recheck?: NodeJS.Timeout;
+  /** A recheck under way: one at a time, however slow the database. */
+  private rechecking = false;
+
   constructor(
     private readonly tasks: TasksService,
     private readonly queue: TaskQueueRepository,
@@ -27,26 +34,63 @@ export class TaskEnds {
 
   /**
    * The task once it is no longer queued or running, or after `seconds` as it is then (a long poll:
-   * `GET /v1/tasks/{id}?wait=N`). Woken by the task's end in any process (TaskChanges), and reads again
-   * at least every second.
+   * `GET /v1/tasks/{id}?wait=N`). Woken by a change of the task's status in any process (TaskChanges;
+   * its output and other events wake nothing), and by the recheck every second of all the tasks waited
+   * on here in one statement, for an end this process did not hear of. The task is read when woken only.
    */
   async getWhenEnded(principal: Principal, id: string, seconds: number): Promise<Task> {
-    let task = await this.tasks.get(principal, id);
-    if (!ACTIVE_TASK_STATUSES.includes(task.status)) return task;
-    const deadline = Date.now() + seconds * 1000;
-    const watch = this.changes.watch(task.id);
+    // Watching before the read: an end between the read and the wait is not missed.
+    const watch = this.changes.watch(id, { statusOnly: true });
     try {
-      // Read again once watching: an end between the first read and the watch is not missed.
-      task = await this.tasks.get(principal, id);
-      while (ACTIVE_TASK_STATUSES.includes(task.status) && Date.now() < deadline) {
-        const mayWaitAgain = await watch.next(Math.min(WAIT_RECHECK_MS, deadline - Date.now()));
-        task = await this.tasks.get(principal, id);
-        if (!mayWaitAgain) break;
+      let task = await this.tasks.get(principal, id);
+      const deadline = Date.now() + seconds * 1000;
+      if (!ACTIVE_TASK_STATUSES.includes(task.status) || Date.now() >= deadline) return task;
+      const stopRechecking = this.recheckWhileWaiting(task);
+      try {
+        while (ACTIVE_TASK_STATUSES.includes(task.status) && Date.now() < deadline) {
+          const mayWaitAgain = await watch.next(deadline - Date.now());
+          task = await this.tasks.get(principal, id);
+          if (!mayWaitAgain) break;
+        }
+      } finally {
+        stopRechecking();
       }
+      return task;
     } finally {
       watch.close();
     }
-    return task;
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.recheck);
+    this.recheck = undefined;
+  }
+
+  private recheckWhileWaiting(task: Task): () => void {
+    const entry = this.waited.get(task.id) ?? { organizationId: task.organizationId, waits: 0 };
+    entry.waits++;
+    this.waited.set(task.id, entry);
+    this.recheck ??= setInterval(() => void this.recheckWaited(), WAIT_RECHECK_MS).unref();
+    return () => {
+      if (--entry.waits > 0) return;
+      this.waited.delete(task.id);
+      if (!this.waited.size) this.onModuleDestroy();
+    };
+  }
+
+  /** Wakes the waits of the tasks that ended unheard of (a notification lost, the listener down). */
+  private async recheckWaited(): Promise<void> {
+    const waited = [...this.waited].map(([id, { organizationId }]) => ({ id, organizationId }));
+    if (!waited.length || this.rechecking) return;
+    this.rechecking = true;
+    try {
+      const ended = await this.queue.endedAmong(waited);
+      if (ended.length) this.changes.changed(ended, 'status');
+    } catch (error) {
+      this.logger.warn(`recheck of waited tasks failed: ${(error as Error).message}`);
+    } finally {
+      this.rechecking = false;
+    }
   }
 
   /** Queued or running tasks become cancelled at once; a running worker notices at its next heartbeat. */
@@ -62,7 +106,7 @@ export class TaskEnds {
       ]),
     );
     if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
-    this.changes.changed([task.id]);
+    this.changes.changed([task.id], 'status');
     return this.tasks.get(principal, id);
   }
 }

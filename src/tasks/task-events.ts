@@ -91,7 +91,7 @@ export class TaskEvents {
         ? new TaskError(TaskErrorCode.TooManyTaskEvents, `A task keeps at most ${MAX_TASK_EVENTS} events.`)
         : new TaskError(TaskErrorCode.TaskTokenExpired, "The task token's run has ended.");
     }
-    this.changes.changed([id]);
+    this.changes.changed([id], 'events');
     if (dto.type === 'usage' && costOf(appended.usage) > appended.usage.maxCredits) {
       await this.endOverBudget(principal, id);
     }
@@ -114,6 +114,6 @@ export class TaskEvents {
         },
       ]),
     );
-    if (ended) this.changes.changed([id]);
+    if (ended) this.changes.changed([id], 'status');
   }
 }

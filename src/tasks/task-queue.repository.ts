@@ -44,6 +44,17 @@ export interface RunningAttempt {
   leaseOwner: string;
 }
 
+/**
+ * SQL: the running tasks among the ids of `idsParam` that meet `condition`, locked in the order of their
+ * ids. The statements that change several running tasks at once (a heartbeat's renewal of every lease,
+ * the outcomes recorded together) lock them in this one order: each in an order of its own (the array's,
+ * the scan's), two of them of one worker deadlocked now and then under load, and PostgreSQL ended one
+ * (a run's outcome then failed and was retried as `agent_crashed`).
+ */
+const lockedInIdOrder = (idsParam: string, condition: string): string =>
+  `SELECT id FROM tasks WHERE id = ANY(${idsParam}::text[]) AND status = 'running' AND ${condition}
+    ORDER BY id FOR UPDATE`;
+
 /** SQL: true when no attempt is named (an agent's post, its token checked already) or it still holds. */
 const attemptHolds = (attemptsParam: string, ownerParam: string): string =>
   `(${attemptsParam}::int IS NULL OR (attempts = ${attemptsParam} AND lease_owner = ${ownerParam} AND lease_expires_at > now()))`;
@@ -327,6 +338,18 @@ export class TaskQueueRepository {
     return new Map(rows.map((row) => [row.id, Number(row.seq)]));
   }
 
+  /** Which of these tasks (each of its organization) are no longer queued or running: one statement. */
+  async endedAmong(tasks: readonly { id: string; organizationId: string }[]): Promise<string[]> {
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      `SELECT t.id FROM tasks t
+         JOIN unnest($1::text[], $2::text[]) AS w(id, organization_id)
+           ON t.id = w.id AND t.organization_id = w.organization_id
+        WHERE t.status NOT IN ('queued', 'running')`,
+      [tasks.map((task) => task.id), tasks.map((task) => task.organizationId)],
+    );
+    return rows.map((row) => row.id);
+  }
+
   /** The oldest due task, or one whose lease expired (its worker died), now running under `workerId`. */
   async claim(workerId: string, leaseMs: number): Promise<Task | undefined> {
     const [task] = await this.claimBatch(workerId, leaseMs, 1);
@@ -394,8 +417,10 @@ export class TaskQueueRepository {
   async renewMany(taskIds: readonly string[], workerId: string, leaseMs: number): Promise<string[]> {
     if (!taskIds.length) return [];
     const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
-      `UPDATE tasks SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
-        WHERE id = ANY($1::text[]) AND lease_owner = $2 AND status = 'running' RETURNING id`,
+      `WITH owned AS (${lockedInIdOrder('$1', 'lease_owner = $2')})
+       UPDATE tasks SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
+         FROM owned WHERE tasks.id = owned.id AND tasks.lease_owner = $2 AND tasks.status = 'running'
+       RETURNING tasks.id`,
       [taskIds, workerId, leaseMs],
     );
     return rows.map((row) => row.id);
@@ -438,11 +463,12 @@ export class TaskQueueRepository {
   ): Promise<FinishedTaskRow[]> {
     return this.dataSource.transaction(async (manager) => {
       const [rows] = await manager.query<[FinishedTaskRow[], number]>(
-        `UPDATE tasks SET status = o.status, result = o.result, error = o.error, completed_at = now(),
+        `WITH owned AS (${lockedInIdOrder('$2', 'lease_owner = $1')})
+         UPDATE tasks SET status = o.status, result = o.result, error = o.error, completed_at = now(),
                 updated_at = now(), lease_owner = NULL, lease_expires_at = NULL, sealed_credential = NULL,
                 credits_charged = ${SETTLED_COST}
-           FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) AS o(id, status, result, error)
-          WHERE tasks.id = o.id AND tasks.lease_owner = $1 AND tasks.status = 'running'
+           FROM owned, unnest($2::text[], $3::text[], $4::jsonb[], $5::jsonb[]) AS o(id, status, result, error)
+          WHERE tasks.id = owned.id AND tasks.id = o.id AND tasks.lease_owner = $1 AND tasks.status = 'running'
           RETURNING ${ENDED_TASK_COLUMNS}`,
         [
           workerId,

@@ -33,7 +33,7 @@ const CHANGE_CHECK_MS = 250;
  * cancellation, or a lost lease, is noticed within one heartbeat). Outcomes finishing together are
  * recorded in one transaction, each only while this worker still owns the lease, so an outcome is
  * recorded once. Failures are retried with exponential backoff and jitter up to TASK_MAX_ATTEMPTS. The
- * worker's statements go through a few connections of the pool (TASK_WORKER_CONNECTIONS), however many
+ * worker's statements go through a few connections of the pool (WORKER_DATABASE_CONNECTIONS), however many
  * runs are in flight. On shutdown it stops claiming, gives running tasks the grace period, then hands
  * the rest back to the queue.
  */
@@ -124,7 +124,11 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
           this.logger.warn(`claim failed: ${(error as Error).message}`);
         }
       }
-      if (claimed.length) this.changes.changed(claimed.map((task) => task.id));
+      if (claimed.length)
+        this.changes.changed(
+          claimed.map((task) => task.id),
+          'status',
+        );
       const tokens = await this.contexts.mintTokens(claimed, this.workerId, this.db);
       if (tokens) for (const task of claimed) this.start(task, tokens.get(task.id));
       // Claim again at once while the queue gives all that was asked; otherwise wait for a nudge (a task
@@ -197,7 +201,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.running.set(task.id, controller);
     // A change of the task (its cancellation, a takeover) is checked within CHANGE_CHECK_MS rather than
     // at the next heartbeat, so its run (an upstream model stream, say) is aborted within the second.
-    const unsubscribe = this.changes.subscribe(task.id, () => this.checkLeasesSoon());
+    const unsubscribe = this.changes.subscribe(task.id, () => this.checkLeasesSoon(), { statusOnly: true });
     try {
       const result = await this.run(task, taskToken, controller.signal);
       await this.finish(task, { status: 'succeeded', result });
@@ -316,7 +320,10 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
         },
       ),
     );
-    this.changes.changed(finished.map((row) => row.id));
+    this.changes.changed(
+      finished.map((row) => row.id),
+      'status',
+    );
   }
 
   /** First phase of shutdown: the database is still open to finish or hand back work. */

@@ -54,7 +54,7 @@ describe('task event feeds (service level)', () => {
        SELECT $1, event_seq, 'progress', '{"message": "step"}' FROM counted RETURNING seq`,
       [taskId],
     );
-    if (notify) context.get(TaskChanges).changed([taskId]);
+    if (notify) context.get(TaskChanges).changed([taskId], 'events');
     return seq;
   }
 

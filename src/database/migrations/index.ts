@@ -21,6 +21,7 @@ import { AuditChainKey1795960000000 } from './1795960000000-AuditChainKey';
 import { OAuthServer1796000000000 } from './1796000000000-OAuthServer';
 import { AuditActorClient1796100000000 } from './1796100000000-AuditActorClient';
 import { OrganizationSecrets1796210000000 } from './1796210000000-OrganizationSecrets';
+import { TaskEventNotifyKind1796220000000 } from './1796220000000-TaskEventNotifyKind';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   OAuthServer1796000000000,
   AuditActorClient1796100000000,
   OrganizationSecrets1796210000000,
+  TaskEventNotifyKind1796220000000,
 ];
