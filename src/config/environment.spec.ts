@@ -1,5 +1,5 @@
 import { ConfigurationError, validateEnvironment } from './environment';
-import { databaseConfig, TASK_WORKER_CONNECTIONS } from './namespaces';
+import { databaseConfig } from './namespaces';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -69,18 +69,23 @@ describe('validateEnvironment', () => {
       'WORKER_CONCURRENCY must not be greater than 10000',
     ]);
     expect(problemsOf({ WORKER_CONCURRENCY: '-1' })).toEqual(['WORKER_CONCURRENCY must not be less than 0']);
-    const backgroundConnections = async (workers: string) =>
+    const backgroundConnections = async (workers: string, connections?: string) =>
       (
         await databaseConfig.loadFrom({
-          ...validateEnvironment({ WORKER_CONCURRENCY: workers }),
+          ...validateEnvironment({
+            WORKER_CONCURRENCY: workers,
+            ...(connections ? { WORKER_DATABASE_CONNECTIONS: connections } : {}),
+          }),
           TOKEN_SIGNING_SECRET: 'x'.repeat(32),
           API_KEY_HASH_SECRET: 'y'.repeat(32),
           AUDIT_CHAIN_SECRET: 'z'.repeat(32),
           extensionVariables: {},
         })()
       ).backgroundConnections;
-    expect(await backgroundConnections('512')).toBe(TASK_WORKER_CONNECTIONS + 1);
-    expect(await backgroundConnections('10000')).toBe(TASK_WORKER_CONNECTIONS + 1);
+    // The worker's share (WORKER_DATABASE_CONNECTIONS, 8 by default) and the webhook loop's one.
+    expect(await backgroundConnections('512')).toBe(8 + 1);
+    expect(await backgroundConnections('10000')).toBe(8 + 1);
+    expect(await backgroundConnections('512', '3')).toBe(3 + 1);
     expect(await backgroundConnections('2')).toBe(2 + 1);
     expect(await backgroundConnections('0')).toBe(1);
   });

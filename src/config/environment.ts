@@ -63,9 +63,8 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   /**
-   * Connections kept for requests. The pool holds this many plus a few for the task worker's own
-   * statements (4, whatever WORKER_CONCURRENCY is: see TASK_WORKER_CONNECTIONS) and one per webhook loop, so
-   * background work can never starve requests.
+   * Connections kept for requests. The pool holds this many plus the task worker's own
+   * (WORKER_DATABASE_CONNECTIONS) and one per webhook loop, so background work can never starve requests.
    */
   @Transform(toInt)
   @IsInt()
@@ -321,6 +320,19 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(10000)
   WORKER_CONCURRENCY = 512;
+
+  /**
+   * Connections of the pool the task worker's statements use at most, whatever WORKER_CONCURRENCY is
+   * (fewer when WORKER_CONCURRENCY is smaller): claims, a run's reports and outcomes queue for them
+   * instead of growing the pool with the runs in flight. 8 keeps 200 model runs in flight at 85 runs/s on
+   * one instance (bench:llm; 4 held it at 73, its reports and outcomes queued); each instance holds
+   * DATABASE_POOL_SIZE + this + WEBHOOK_WORKERS connections of PostgreSQL's max_connections.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  WORKER_DATABASE_CONNECTIONS = 8;
 
   /** How often an idle worker looks for work, and how long a claimed task's lease lasts. */
   @Transform(toInt)

@@ -27,18 +27,20 @@ export const lifecycleConfig = configNamespace('lifecycle', (env) => ({
 }));
 
 /**
- * Pooled connections the task worker of a process uses at most, whatever WORKER_CONCURRENCY is. A run
- * holds a connection only for its own short statements (its agent's row, its attachments), never while
- * its agent works; the worker's shared statements are batched (one claim, one lease renewal of every
- * running task per heartbeat, the outcomes finishing together in one transaction). So the in-flight
- * count is bounded by memory, and its statements queue for these few connections (TaskWorker) instead
- * of growing the pool with it: hundreds of connections per process would exhaust PostgreSQL's
- * max_connections across instances and starve requests of the pool that they share.
+ * Pooled connections the task worker of a process uses at most: WORKER_DATABASE_CONNECTIONS, and no more
+ * than the runs it may have in flight. A run holds a connection only for its own short statements (its
+ * agent's row, its attachments, its reports), never while its agent works; the worker's shared statements
+ * are batched (one claim, one lease renewal of every running task per heartbeat, the outcomes finishing
+ * together in one transaction). So the in-flight count is bounded by memory, and its statements queue for
+ * these few connections (TaskWorker) instead of growing the pool with it: hundreds of connections per
+ * process would exhaust PostgreSQL's max_connections across instances and starve requests of the pool
+ * that they share.
  */
-export const TASK_WORKER_CONNECTIONS = 4;
 
-const taskWorkerConnections = (env: { WORKER_CONCURRENCY: number }): number =>
-  Math.min(env.WORKER_CONCURRENCY, TASK_WORKER_CONNECTIONS);
+const taskWorkerConnections = (env: {
+  WORKER_CONCURRENCY: number;
+  WORKER_DATABASE_CONNECTIONS: number;
+}): number => Math.min(env.WORKER_CONCURRENCY, env.WORKER_DATABASE_CONNECTIONS);
 
 export const databaseConfig = configNamespace('database', (env) => ({
   /** Unset: the embedded PGlite under `dataDir`. */
@@ -128,7 +130,7 @@ export const leakedKeysConfig = configNamespace('leakedKeys', (env) => ({
 
 export const tasksConfig = configNamespace('tasks', (env) => ({
   workerConcurrency: env.WORKER_CONCURRENCY,
-  /** The worker's statements in flight at once: its share of the pool (see TASK_WORKER_CONNECTIONS). */
+  /** The worker's statements in flight at once: its share of the pool (WORKER_DATABASE_CONNECTIONS). */
   databaseConnections: Math.max(1, taskWorkerConnections(env)),
   pollMs: env.WORKER_POLL_MS,
   leaseMs: env.TASK_LEASE_MS,

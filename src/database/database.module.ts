@@ -43,7 +43,7 @@ export class DatabaseModule {
                 // worker holds none while an agent runs (only for its short statements), so requests
                 // still get their turn. On a server, requests keep DATABASE_POOL_SIZE connections
                 // whatever the task worker (a few on top, however many runs it has in flight: see
-                // TASK_WORKER_CONNECTIONS) and the webhook loops (one each) are doing.
+                // WORKER_DATABASE_CONNECTIONS) and the webhook loops (one each) are doing.
                 poolSize: endpoint.isEmbedded ? 1 : config.poolSize + config.backgroundConnections,
                 // With one connection, `pg` applies this timeout to the wait in its queue too. The embedded
                 // database is in this process and cannot be unreachable; a busy moment must not turn into 503s.

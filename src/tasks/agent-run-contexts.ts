@@ -17,7 +17,7 @@ import type { Task } from './task.entity';
 import { TaskEvents } from './task-events';
 import { TasksService } from './tasks.service';
 
-/** A statement of the worker's, on its share of the pool (TaskWorker's TASK_WORKER_CONNECTIONS). */
+/** A statement of the worker's, on its share of the pool (TaskWorker's WORKER_DATABASE_CONNECTIONS). */
 export type WorkerStatement = <T>(statement: () => Promise<T>) => Promise<T>;
 
 /** One attempt of a task, as the worker claimed it. */
