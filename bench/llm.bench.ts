@@ -15,9 +15,17 @@
  *    window and the event's way through PostgreSQL count against it). Goal: client / upstream ≥ 0.5.
  *    Each run's received text is checked to equal what was sent, in order. Server CPU (process.cpuUsage
  *    of the server process) over the runs is reported per delta.
- * 2. BENCH_LLM_CONCURRENT_RUNS runs (default 200) created at once against an upstream that answers each
- *    request after BENCH_LLM_ANSWER_MS (default 2000): runs/s from the first create until none is queued
- *    or running (goal: ≥ 90 runs/s), every one checked to have succeeded with the upstream's text.
+ *    Beside it, the decoding alone of one such answer (1,000 chunks in one body, in memory): the openai
+ *    SDK's own stream decoder against readServerSentEvents (src/llm-agents/server-sent-events.ts), the
+ *    measurement behind the runner's reading streams itself.
+ * 2. BENCH_LLM_CONCURRENT_RUNS runs (default 200) kept in flight against an upstream that answers each
+ *    request after BENCH_LLM_ANSWER_MS (default 2000): each of 200 clients creates a run, waits for its
+ *    end (GET /v1/tasks/{id}?wait) and creates the next, for BENCH_LLM_SUSTAINED_S seconds (default 10)
+ *    after one round of warm-up; runs/s are the runs that ended in that window over its length (at most
+ *    200 / 2 s = 100 runs/s; goal ≥ 90). Every run is checked to have succeeded with the upstream's text.
+ * 3. The same number of runs created at once, from an idle instance: runs/s from the first create until
+ *    none is queued or running, a burst's figure, which counts creating and finishing all of them on one
+ *    process against a single 2 s wait (BENCH_LLM_BURST=0 leaves it out).
  *
  * Needs DATABASE_URL (a PostgreSQL server); the run gets a database of its own there, dropped after.
  */
@@ -35,6 +43,8 @@ import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Stream } from 'openai/streaming';
+import { readServerSentEvents } from '../src/llm-agents/server-sent-events';
 import { jsonApi, median, nextMessage, percentile, signUpForBench, stopChild } from './bench-child';
 import { freshDatabase } from './bench-database';
 
@@ -42,6 +52,7 @@ const STREAM_RUNS = Number(process.env.BENCH_LLM_STREAM_RUNS ?? 5);
 const DELTAS = Number(process.env.BENCH_LLM_DELTAS ?? 1000);
 const CONCURRENT_RUNS = Number(process.env.BENCH_LLM_CONCURRENT_RUNS ?? 200);
 const ANSWER_MS = Number(process.env.BENCH_LLM_ANSWER_MS ?? 2000);
+const SUSTAINED_S = Number(process.env.BENCH_LLM_SUSTAINED_S ?? 10);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 20);
 /** Where the server writes a V8 CPU profile of the whole run, when set (open it in Chrome's DevTools). */
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
@@ -69,6 +80,9 @@ class BenchUpstream {
   peakOpen = 0;
   /** When each request arrived and when its answer ended (ms since the epoch), for the timeline. */
   arrivals: number[] = [];
+  /** The same, by the request's user message (a run's instruction). */
+  arrivalOf = new Map<string, number>();
+  answerOf = new Map<string, number>();
   answered: number[] = [];
   private server?: Server;
 
@@ -97,6 +111,7 @@ class BenchUpstream {
       messages: { role: string; content: string }[];
     };
     const user = body.messages.find((message) => message.role === 'user')?.content ?? '';
+    this.arrivalOf.set(user, this.arrivals[this.arrivals.length - 1]);
     if (body.model === 'slow') await sleep(ANSWER_MS);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const chunk = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
@@ -127,6 +142,7 @@ class BenchUpstream {
     );
     res.end('data: [DONE]\n\n');
     this.answered.push(Date.now());
+    this.answerOf.set(user, Date.now());
     this.sent.set(user, record);
   }
 }
@@ -267,8 +283,62 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
     };
   };
   if (STREAM_RUNS > 0) await streamOverhead();
-  await concurrentRuns();
+  if (STREAM_RUNS > 0) await decoding();
+  if (SUSTAINED_S > 0) await sustainedRuns();
+  if (process.env.BENCH_LLM_BURST !== '0') await burstOfRuns();
   connections.destroy();
+
+  /** Decoding one answer of DELTAS chunks, held in memory: the SDK's decoder and the runner's. */
+  async function decoding(): Promise<void> {
+    const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 0, model: 'stream' };
+    const text = Array.from(
+      { length: DELTAS },
+      (_, i) =>
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: deltaText(i) }, finish_reason: null }] })}\n\n`,
+    ).join('');
+    const bytes = new TextEncoder().encode(`${text}data: [DONE]\n\n`);
+    // Socket-sized pieces, as a body arrives.
+    const body = (): ReadableStream<Uint8Array> => {
+      let offset = 0;
+      return new ReadableStream({
+        pull(controller) {
+          if (offset >= bytes.length) return controller.close();
+          controller.enqueue(bytes.slice(offset, (offset += 16 * 1024)));
+        },
+      });
+    };
+    const time = async (decode: () => Promise<number>): Promise<number> => {
+      const times: number[] = [];
+      for (let i = 0; i < 21; i++) {
+        const start = performance.now();
+        if ((await decode()) !== DELTAS) throw new Error('a decoder lost chunks');
+        times.push(performance.now() - start);
+      }
+      return median(times);
+    };
+    const sdk = await time(async () => {
+      let deltas = 0;
+      const stream = Stream.fromSSEResponse<{ choices: { delta: { content?: string } }[] }>(
+        new Response(body()),
+        new AbortController(),
+      );
+      for await (const chunk of stream) if (chunk.choices[0]?.delta.content) deltas++;
+      return deltas;
+    });
+    const ours = await time(async () => {
+      let deltas = 0;
+      await readServerSentEvents(body(), (_event, data) => {
+        if (data.startsWith('[DONE]')) return;
+        const chunk = JSON.parse(data) as { choices: { delta: { content?: string } }[] };
+        if (chunk.choices[0]?.delta.content) deltas++;
+      });
+      return deltas;
+    });
+    console.log(
+      `  decoding alone:   one answer of ${DELTAS} chunks in memory, median of 21: the openai SDK's stream ${sdk.toFixed(1)} ms, ` +
+        `readServerSentEvents (the runner's) ${ours.toFixed(1)} ms (${(sdk / ours).toFixed(1)}x)`,
+    );
+  }
 
   async function streamOverhead(): Promise<void> {
     await streamRun('warm-up stream');
@@ -305,8 +375,103 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
     );
   }
 
-  // 2. Concurrent runs against an upstream that answers after ANSWER_MS.
-  async function concurrentRuns(): Promise<void> {
+  // 2. CONCURRENT_RUNS runs kept in flight against an upstream that answers after ANSWER_MS.
+  async function sustainedRuns(): Promise<void> {
+    const warmUpMs = ANSWER_MS * 1.5;
+    const start = Date.now();
+    const windowStart = start + warmUpMs;
+    const windowEnd = windowStart + SUSTAINED_S * 1000;
+    const ended: number[] = [];
+    /** Per run in the window: the medians of its phases (see below) and its attempts. */
+    const trace: number[][] = [];
+    const latencies: number[] = [];
+    let failed = 0;
+    upstream.peakOpen = 0;
+    const cpuBefore = await cpu();
+    const queriesBefore = await queries();
+    let cpuInWindow = 0;
+    let queriesInWindow = 0;
+    const windowCounters = (async () => {
+      await sleep(windowStart - Date.now());
+      const [c, q] = [await cpu(), await queries()];
+      await sleep(windowEnd - Date.now());
+      cpuInWindow = (await cpu()) - c;
+      queriesInWindow = (await queries()) - q;
+    })();
+    let runs = 0;
+    const client = async (slot: number): Promise<void> => {
+      while (Date.now() < windowEnd) {
+        const created = Date.now();
+        const run = runs++;
+        const task = await createTask(slowAgent.id, `sustained ${slot} ${run}`);
+        let state: {
+          status: string;
+          result: { output: string } | null;
+          attempts: number;
+          created_at: string;
+          started_at: string;
+          completed_at: string;
+        };
+        do {
+          state = await api('GET', `/v1/tasks/${task.id}?wait=30`);
+        } while (state.status === 'queued' || state.status === 'running');
+        const at = Date.now();
+        if (state.status !== 'succeeded' || state.result?.output !== 'd0000000 d0000001 d0000002 ') failed++;
+        if (at >= windowStart && at < windowEnd) {
+          // Where a run's time went: the server's timestamps and the upstream's, in order.
+          const instruction = `sustained ${slot} ${run}`;
+          const [createdAt, startedAt, completedAt] = [
+            state.created_at,
+            state.started_at,
+            state.completed_at,
+          ].map(Date.parse);
+          const arrived = upstream.arrivalOf.get(instruction) ?? NaN;
+          const answered = upstream.answerOf.get(instruction) ?? NaN;
+          trace.push([
+            createdAt - created,
+            startedAt - createdAt,
+            arrived - startedAt,
+            answered - arrived,
+            completedAt - answered,
+            at - completedAt,
+            state.attempts,
+          ]);
+          ended.push(at);
+          latencies.push(at - created);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENT_RUNS }, (_, slot) => client(slot)));
+    await windowCounters;
+    const totalCpu = (await cpu()) - cpuBefore;
+    const totalQueries = (await queries()) - queriesBefore;
+    const rate = ended.length / SUSTAINED_S;
+    const phase = (i: number): string => fmt(median(trace.map((t) => t[i])));
+    const retried = trace.filter((t) => t[6] > 1).length;
+    console.log(
+      `\n2. ${CONCURRENT_RUNS} runs kept in flight for ${SUSTAINED_S} s (after ${(warmUpMs / 1000).toFixed(1)} s of warm-up), upstream answering after ${ANSWER_MS} ms`,
+    );
+    console.log(
+      `  runs ended:       ${rate.toFixed(1)} runs/s (${ended.length} in the window; at most ${((CONCURRENT_RUNS * 1000) / ANSWER_MS).toFixed(0)} runs/s; goal >= 90)`,
+    );
+    console.log(
+      `  create -> end:    p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (the upstream's ${ANSWER_MS} ms included; seen by the client)`,
+    );
+    console.log(
+      `  a run's time:     medians: request -> created ${phase(0)} ms, created -> started ${phase(1)} ms, started -> upstream request ${phase(2)} ms, ` +
+        `upstream ${phase(3)} ms, its answer -> completed ${phase(4)} ms, completed -> the client's answer ${phase(5)} ms; ${retried} runs took more than one attempt`,
+    );
+    console.log(
+      `  server:           CPU ${fmt(cpuInWindow / Math.max(1, ended.length))} µs and ${(queriesInWindow / Math.max(1, ended.length)).toFixed(1)} SQL statements per run in the window ` +
+        `(${fmt(cpuInWindow / 1000 / SUSTAINED_S / 10)}% of a core); ${runs} runs, ${fmt(totalCpu / 1000)} ms CPU, ${totalQueries} statements in all; ` +
+        `at most ${upstream.peakOpen} upstream requests open at once`,
+    );
+    if (failed)
+      throw new Error(`${failed} of ${runs} sustained runs did not succeed with the upstream's text`);
+  }
+
+  // 3. A burst of runs against an upstream that answers after ANSWER_MS.
+  async function burstOfRuns(): Promise<void> {
     // One warm-up round, untimed: the first runs of a process pay for its first connections and compiles.
     await Promise.all(
       Array.from({ length: CONCURRENT_RUNS }, (_, i) => createTask(slowAgent.id, `slow warm-up ${i}`)),
@@ -330,26 +495,31 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
     const concurrentQueries = (await queries()) - queriesBefore;
     const tasks = await Promise.all(
       ids.map((id) =>
-        api<{ status: string; result: { output: string } | null; created_at: string; completed_at: string }>(
-          'GET',
-          `/v1/tasks/${id}`,
-        ),
+        api<{
+          status: string;
+          result: { output: string } | null;
+          attempts: number;
+          created_at: string;
+          completed_at: string;
+        }>('GET', `/v1/tasks/${id}`),
       ),
     );
     const failed = tasks.filter(
       (t) => t.status !== 'succeeded' || t.result?.output !== 'd0000000 d0000001 d0000002 ',
     );
     const latencies = tasks.map((t) => Date.parse(t.completed_at) - Date.parse(t.created_at));
+    const retried = tasks.filter((t) => t.attempts > 1).length;
     const lastCompleted = Math.max(...tasks.map((t) => Date.parse(t.completed_at))) - start;
     console.log(
-      `\n2. ${CONCURRENT_RUNS} runs created at once, upstream answering after ${ANSWER_MS} ms (after 1 warm-up round)`,
+      `\n3. ${CONCURRENT_RUNS} runs created at once, upstream answering after ${ANSWER_MS} ms (after 1 warm-up round)`,
     );
     console.log(
       `  end to end:       ${((CONCURRENT_RUNS * 1000) / observed).toFixed(1)} runs/s observed (${observed} ms), ` +
-        `${((CONCURRENT_RUNS * 1000) / lastCompleted).toFixed(1)} runs/s by completed_at (${lastCompleted} ms); goal >= 90 runs/s`,
+        `${((CONCURRENT_RUNS * 1000) / lastCompleted).toFixed(1)} runs/s by completed_at (${lastCompleted} ms); a burst, no goal`,
     );
     console.log(
-      `  all created:      ${created} ms; created -> completed p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms`,
+      `  all created:      ${created} ms; created -> completed p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms; ` +
+        `${retried} runs took more than one attempt`,
     );
     console.log(
       `  upstream:         at most ${upstream.peakOpen} requests open at once; server CPU ${fmt(concurrentCpu / 1000)} ms (${fmt(concurrentCpu / CONCURRENT_RUNS)} µs per run); ` +
