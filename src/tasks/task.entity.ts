@@ -22,6 +22,9 @@ export const ACTIVE_TASK_STATUSES: readonly string[] = ['queued', 'running'];
 @Index('tasks_lease_idx', ['leaseExpiresAt'], { where: "status = 'running'" })
 // The settlements Redis still owes a refund (TaskCreditSettlements).
 @Index('tasks_refund_pending_idx', ['completedAt'], { where: "credits_refund_state = 'pending'" })
+@Index('tasks_organization_context_idx', ['organizationId', 'contextId', 'createdAt'], {
+  where: 'context_id IS NOT NULL',
+})
 @Index('tasks_idempotency_key', ['organizationId', 'idempotencyKey'], {
   unique: true,
   where: 'idempotency_key IS NOT NULL',
@@ -47,6 +50,10 @@ export class Task {
 
   @Column({ type: 'text', default: 'queued' })
   status: TaskStatus;
+
+  /** The A2A conversation (`contextId`) of a task made over A2A; null for the others. */
+  @Column({ name: 'context_id', type: 'text', nullable: true })
+  contextId: string | null;
 
   @Column({ type: 'jsonb', nullable: true })
   result: unknown;

@@ -22,6 +22,7 @@ import { OAuthServer1796000000000 } from './1796000000000-OAuthServer';
 import { AuditActorClient1796100000000 } from './1796100000000-AuditActorClient';
 import { OrganizationSecrets1796210000000 } from './1796210000000-OrganizationSecrets';
 import { TaskEventNotifyKind1796220000000 } from './1796220000000-TaskEventNotifyKind';
+import { A2aContexts1796230000000 } from './1796230000000-A2aContexts';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   AuditActorClient1796100000000,
   OrganizationSecrets1796210000000,
   TaskEventNotifyKind1796220000000,
+  A2aContexts1796230000000,
 ];
