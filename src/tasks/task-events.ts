@@ -28,6 +28,9 @@ export function eventCursor(cursor: string | undefined): number {
  * reports. Apart from TasksService, which makes and reads the task itself: the log is the part a run
  * writes to, with its own collaborators (the shared feeds, the change signal, the budget's end).
  */
+/** A task's event as its streams and lists hand it over (rows of task_events). */
+export type { TaskEventRow } from './task-queue.repository';
+
 @Injectable()
 export class TaskEvents {
   constructor(
@@ -48,6 +51,16 @@ export class TaskEvents {
     const rows = await this.queue.eventsAfter(task.id, eventCursor(query.cursor), limit + 1);
     const data = rows.slice(0, limit);
     return { data, next_cursor: rows.length > limit ? String(data[data.length - 1].seq) : null };
+  }
+
+  /** The number of the task's last event (0 for none): a stream that shows the task now goes on after it. */
+  async lastSeq(task: Task): Promise<number> {
+    return (await this.queue.lastEvent(task.id))?.seq ?? 0;
+  }
+
+  /** The task's streamed output, its `output` deltas joined in order ('' for none): one statement. */
+  outputText(task: Task): Promise<string> {
+    return this.queue.outputText(task.id);
   }
 
   /**

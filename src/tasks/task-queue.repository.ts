@@ -35,6 +35,14 @@ export type AppendedEvent =
     }
   | { appended: false; reason: 'not_running' | 'too_many_events' };
 
+/** What a list of an organization's tasks may be narrowed to. */
+export interface TaskFilter {
+  status?: Task['status'];
+  agentId?: string;
+  /** An A2A conversation: the tasks made in it. */
+  contextId?: string;
+}
+
 /**
  * The attempt a worker's own report is for: appended only while it is still the task's running one
  * (its attempt number, its lease held by that worker and not run out), as a task token is checked.
@@ -154,17 +162,17 @@ export class TaskQueueRepository {
       `INSERT INTO tasks (id, organization_id, instruction, agent_type, agent_id, attachments, status,
                           attempts, max_attempts, idempotency_key, sealed_credential, created_by,
                           max_credits, credits_per_1k_input_tokens, credits_per_1k_output_tokens,
-                          credit_reservation)
+                          credit_reservation, context_id)
        SELECT t.id, t.organization_id, t.instruction, t.agent_type, t.agent_id,
               ARRAY(SELECT jsonb_array_elements_text(t.attachments)), 'queued', 0, t.max_attempts,
               t.idempotency_key, t.sealed_credential, t.created_by, t.max_credits, t.price_in, t.price_out,
-              t.credit_reservation
+              t.credit_reservation, t.context_id
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::int[],
                      $8::text[], $9::text[], $10::text[], $11::int[], $12::float8[], $13::float8[],
-                     $14::jsonb[])
+                     $14::jsonb[], $15::text[])
            AS t(id, organization_id, instruction, agent_type, agent_id, attachments, max_attempts,
                 idempotency_key, sealed_credential, created_by, max_credits, price_in, price_out,
-                credit_reservation)
+                credit_reservation, context_id)
        ON CONFLICT (organization_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING id, run_after, created_at, updated_at`,
       [
@@ -182,6 +190,7 @@ export class TaskQueueRepository {
         tasks.map((task) => task.creditsPer1kInputTokens),
         tasks.map((task) => task.creditsPer1kOutputTokens),
         tasks.map((task) => (task.creditReservation ? JSON.stringify(task.creditReservation) : null)),
+        tasks.map((task) => task.contextId ?? null),
       ],
     );
     const inserted = new Map(rows.map((row) => [row.id, row]));
@@ -205,11 +214,13 @@ export class TaskQueueRepository {
     return this.tasks.findOneBy({ organizationId, idempotencyKey });
   }
 
-  page(organizationId: string, status: Task['status'] | undefined, query: ListQueryDto): Promise<Page<Task>> {
+  page(organizationId: string, filter: TaskFilter, query: ListQueryDto): Promise<Page<Task>> {
     const builder = this.tasks
       .createQueryBuilder('task')
       .where('task.organization_id = :organizationId', { organizationId });
-    if (status) builder.andWhere('task.status = :status', { status });
+    if (filter.status) builder.andWhere('task.status = :status', { status: filter.status });
+    if (filter.agentId) builder.andWhere('task.agent_id = :agentId', { agentId: filter.agentId });
+    if (filter.contextId) builder.andWhere('task.context_id = :contextId', { contextId: filter.contextId });
     return paginate(builder, query);
   }
 
@@ -220,6 +231,16 @@ export class TaskQueueRepository {
         WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
       [taskId, afterSeq, limit],
     );
+  }
+
+  /** A task's output deltas joined in order. */
+  async outputText(taskId: string): Promise<string> {
+    const [row] = await this.dataSource.query<{ text: string | null }[]>(
+      `SELECT string_agg(data->>'delta', '' ORDER BY seq) AS text FROM task_events
+        WHERE task_id = $1 AND type = 'output'`,
+      [taskId],
+    );
+    return row?.text ?? '';
   }
 
   /** A task's last event (undefined for none): the end of its primary key's range. */

@@ -8,13 +8,13 @@ import type { CreditAccount } from '../api-keys/credits/credit-ledger';
 import type { Principal } from '../access/principal';
 import { isIdOf, newId } from '../common/ids';
 import { TASK_ID } from './tasks.declarations';
-import type { Page } from '../common/pagination';
+import type { ListQueryDto, Page } from '../common/pagination';
 import { SecretBox } from '../secrets/secret-box';
 import { Secrets } from '../secrets/secrets';
 import { FilesService } from '../files/files.service';
 import { CreateTaskDto, ListTasksQueryDto } from './dto/task.dto';
 import { TaskWakeups } from './task-wakeups';
-import { TaskQueueRepository } from './task-queue.repository';
+import { type TaskFilter, TaskQueueRepository } from './task-queue.repository';
 import type { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
 
@@ -64,6 +64,8 @@ export class TasksService {
     idempotencyKey: string | undefined,
     forwardKey: string | undefined,
     credits?: TaskCreditReserver,
+    /** The A2A conversation the task is made in (A2A's SendMessage); none for REST and MCP. */
+    contextId?: string,
   ): Promise<Task> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new TaskError(
@@ -144,6 +146,7 @@ export class TasksService {
       creditsPer1kInputTokens: pricing.credits_per_1k_input_tokens,
       creditsPer1kOutputTokens: pricing.credits_per_1k_output_tokens,
       creditReservation: reservation,
+      contextId: contextId ?? null,
     });
     let inserted: boolean;
     try {
@@ -163,7 +166,17 @@ export class TasksService {
   }
 
   list(principal: Principal, query: ListTasksQueryDto): Promise<Page<Task>> {
-    return this.queue.page(principal.organizationId, query.status, query);
+    return this.queue.page(principal.organizationId, { status: query.status }, query);
+  }
+
+  /** One agent's tasks, newest first, narrowed to a status or an A2A conversation (A2A's ListTasks). */
+  listOfAgent(
+    principal: Principal,
+    agentId: string,
+    filter: Omit<TaskFilter, 'agentId'>,
+    query: ListQueryDto,
+  ) {
+    return this.queue.page(principal.organizationId, { ...filter, agentId }, query);
   }
 
   async get(principal: Principal, id: string): Promise<Task> {
