@@ -51,10 +51,15 @@ export default tseslint.config(
     },
   },
   {
-    // The README's agent (examples/agent), service (examples/verify-service) and stand-in model server
-    // (examples/model-server): plain JavaScript for Node 20, run as printed, outside the TypeScript
+    // The README's agent (examples/agent), service (examples/verify-service), stand-in model server
+    // (examples/model-server) and A2A orchestrator (examples/a2a): plain JavaScript for Node 20, run as printed, outside the TypeScript
     // project, so linted without type information and with Node's globals.
-    files: ['examples/agent/**/*.mjs', 'examples/verify-service/**/*.mjs', 'examples/model-server/**/*.mjs'],
+    files: [
+      'examples/agent/**/*.mjs',
+      'examples/verify-service/**/*.mjs',
+      'examples/model-server/**/*.mjs',
+      'examples/a2a/**/*.mjs',
+    ],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { project: false },
@@ -64,18 +69,26 @@ export default tseslint.config(
         fetch: 'readonly',
         FormData: 'readonly',
         Blob: 'readonly',
+        Headers: 'readonly',
       },
     },
   },
   {
-    // Scripts npm runs before the build exists (scripts/build-if-stale.js): plain CommonJS for Node 20,
-    // outside the TypeScript project, so linted without type information.
-    files: ['scripts/**/*.js'],
+    // Scripts npm runs before the build exists (scripts/build-if-stale.js) and jest's resolver
+    // (test/support/jest-resolver.js): plain CommonJS for Node 20, outside the TypeScript project, so
+    // linted without type information.
+    files: ['scripts/**/*.js', 'test/support/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       sourceType: 'commonjs',
       parserOptions: { project: false },
-      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', console: 'readonly' },
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        console: 'readonly',
+        process: 'readonly',
+      },
     },
     rules: {
       ...tseslint.configs.disableTypeChecked.rules,

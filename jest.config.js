@@ -3,6 +3,8 @@
 // program): type errors are `npm run typecheck`'s job. Tests that read the OpenAPI document load the
 // @nestjs/swagger plugin's metadata first (test/support/openapi-metadata.ts).
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
+// jose as CommonJS for @a2a-js/sdk's CommonJS build, which jest cannot otherwise load (see the file).
+const resolver = '<rootDir>/test/support/jest-resolver.js';
 // Where tests and the code they load live: jest crawls only these (not node_modules' 40,000 files, nor
 // dist/ or the dashboard), which takes about 0.1 s off the start of every run.
 const roots = ['<rootDir>/src', '<rootDir>/test', '<rootDir>/examples'];
@@ -21,6 +23,7 @@ module.exports = {
       roots,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
+      resolver,
     },
     {
       displayName: 'e2e',
@@ -35,6 +38,7 @@ module.exports = {
         '<rootDir>/examples/extensions/**/*.e2e-spec.ts',
       ],
       transform: { '^.+\\.ts$': tsJest },
+      resolver,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
@@ -50,6 +54,7 @@ module.exports = {
         '<rootDir>/examples/extensions/**/*.medium-spec.ts',
       ],
       transform: { '^.+\\.ts$': tsJest },
+      resolver,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

@@ -13,7 +13,8 @@ interface ProtectedResourceMetadata {
 }
 
 /**
- * RFC 9728 metadata of the two resources OAuth tokens are issued for: the MCP server and the REST API.
+ * RFC 9728 metadata of the resources OAuth tokens are issued for: the MCP server, the A2A agents and the
+ * REST API.
  * Public: a client reads it before it holds any credential, from the 401's `resource_metadata`.
  */
 @ApiExcludeController()
@@ -25,6 +26,12 @@ export class ProtectedResourceController {
   @Public()
   mcp(): ProtectedResourceMetadata {
     return this.metadataOf('/mcp');
+  }
+
+  @Get('a2a')
+  @Public()
+  a2a(): ProtectedResourceMetadata {
+    return this.metadataOf('/a2a');
   }
 
   @Get('v1')

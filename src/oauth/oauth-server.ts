@@ -69,7 +69,7 @@ function loadOidcProvider(): Promise<OidcProviderModule> {
 
 /**
  * The OAuth 2.1 authorization server: oidc-provider, configured for the contract (authorization code with
- * PKCE S256 only, resource indicators `<PUBLIC_URL>/mcp` and `<PUBLIC_URL>/v1`, refresh token rotation
+ * PKCE S256 only, resource indicators `<PUBLIC_URL>/mcp`, `<PUBLIC_URL>/v1` and `<PUBLIC_URL>/a2a`, refresh token rotation
  * with reuse detection, open dynamic client registration, client ID metadata documents), its state in
  * PostgreSQL (OAuthRecordsRepository). OAuthRoutes mounts it on the Express app under /oauth.
  */
@@ -78,7 +78,7 @@ export class OAuthServer implements OnModuleInit {
   private readonly logger = new Logger(OAuthServer.name);
   private instance?: OidcProvider;
   private oidcErrors?: OidcProviderModule['errors'];
-  readonly resources: { mcp: string; v1: string };
+  readonly resources: { mcp: string; v1: string; a2a: string };
   readonly issuer: string;
 
   constructor(
@@ -92,7 +92,7 @@ export class OAuthServer implements OnModuleInit {
     @InjectThrottlerStorage() private readonly throttler: ThrottlerStorage,
   ) {
     this.issuer = publicSettings.url.replace(/\/+$/, '');
-    this.resources = { mcp: `${this.issuer}/mcp`, v1: `${this.issuer}/v1` };
+    this.resources = { mcp: `${this.issuer}/mcp`, v1: `${this.issuer}/v1`, a2a: `${this.issuer}/a2a` };
   }
 
   get provider(): OidcProvider {

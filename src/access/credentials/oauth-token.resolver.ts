@@ -13,6 +13,7 @@ import { AccessTokenResolver } from './access-token.resolver';
 import { ConnectionHashMemo } from './connection-hash-memo';
 import { CredentialCache } from './credential-cache';
 import { isMcpRequest } from '../../mcp/mcp-http';
+import { A2A_PATH, isA2aRequest } from '../../a2a/a2a-http';
 
 /** A token as the key check needs it, cached by the hash of its value: what it is, and whom it acts for. */
 interface ResolvedGrantToken {
@@ -50,6 +51,7 @@ const LAST_USED_EVERY_MS = 60_000;
 export class OAuthTokenResolver {
   private readonly mcpResource: string;
   private readonly restResource: string;
+  private readonly a2aResource: string;
   private readonly cache: CredentialCache<ResolvedGrantToken>;
   /** A connection's last token and its hash, as for API keys (see ConnectionHashMemo for why it is safe). */
   private readonly hashes = new ConnectionHashMemo();
@@ -65,6 +67,7 @@ export class OAuthTokenResolver {
   ) {
     this.mcpResource = `${publicUrl.url}/mcp`;
     this.restResource = `${publicUrl.url}/v1`;
+    this.a2aResource = `${publicUrl.url}${A2A_PATH}`;
     this.cache = new CredentialCache(bus, grantTokenTouchedBy);
   }
 
@@ -96,7 +99,11 @@ export class OAuthTokenResolver {
       );
     }
     const { token, principal } = resolved;
-    const resource = isMcpRequest(request.originalUrl) ? this.mcpResource : this.restResource;
+    const resource = isMcpRequest(request.originalUrl)
+      ? this.mcpResource
+      : isA2aRequest(request.originalUrl)
+        ? this.a2aResource
+        : this.restResource;
     if (token.resource !== resource) {
       // The token did resolve to its grant: the refusal counts in the grant's usage, as a revoked key's does.
       return new AccessDenial(

@@ -14,7 +14,7 @@ export class OAuthGrantEventData {
   client: OAuthEventClient;
   /** The permissions granted. */
   scopes: string[];
-  /** `<PUBLIC_URL>/mcp` or `<PUBLIC_URL>/v1`. */
+  /** `<PUBLIC_URL>/mcp`, `<PUBLIC_URL>/a2a` or `<PUBLIC_URL>/v1`. */
   resource: string;
   actor: EventActor;
 }
