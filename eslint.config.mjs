@@ -87,7 +87,6 @@ export default tseslint.config(
         module: 'writable',
         __dirname: 'readonly',
         console: 'readonly',
-        process: 'readonly',
       },
     },
     rules: {

@@ -19,6 +19,7 @@ import { ServiceIndexModule } from './health/service-index.module';
 import { IdentitiesHttpModule } from './identities/identities-http.module';
 import { AfterApiRoutes } from './http/after-api-routes';
 import { McpModule } from './mcp/mcp.module';
+import { A2aModule } from './a2a/a2a.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { MetricsHttpModule } from './metrics/metrics-http.module';
 import { OrganizationPoliciesHttpModule } from './organization-policies/organization-policies-http.module';
@@ -74,6 +75,7 @@ export class AppModule {
         OrganizationSecretsHttpModule,
         SecretScanningModule,
         McpModule,
+        A2aModule,
         OAuthModule,
         MetricsHttpModule,
         // GET /: read by people, not on any request's path.

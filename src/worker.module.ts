@@ -7,6 +7,7 @@ import { platformModules } from './platform.modules';
 import { TasksModule } from './tasks/tasks.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { LlmAgentsModule } from './llm-agents/llm-agents.module';
+import { A2aPushModule } from './a2a/push/a2a-push.module';
 
 /**
  * A worker-only process (`npm run start:worker`): the task queue's workers and webhook delivery, on
@@ -27,6 +28,8 @@ export class WorkerModule {
         // The llm agent type, on every server (CONTRACT, "Model agents"), in both processes.
         LlmAgentsModule,
         WebhooksModule,
+        // A2A's push notifications are deliveries of the webhook worker: made where it runs.
+        A2aPushModule,
         ...sharedModulesOf(extensions),
       ],
     };

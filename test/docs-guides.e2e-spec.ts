@@ -55,6 +55,13 @@ const SHOWS: Record<string, (string | RegExp)[]> = {
     /"result":\{"summary":"README\.md: \d+ lines, \d+ words","result_file_id":"file_\w+"\}/,
   ],
   'model-agents.md': ['"output":"You said: Hello model"', '"finish_reason":"end_turn"'],
+  'agents-for-agents.md': [
+    '"protocolVersion":"0.3"',
+    /task task_\w+: TASK_STATE_COMPLETED/,
+    'stream: status TASK_STATE_COMPLETED',
+    'conversation docs-conversation: 2 tasks',
+    '"state":"completed"',
+  ],
   'webhooks.md': ['"secret":"whsec_'],
   'roles-and-audit.md': ['"valid":true'],
   'assistants.md': [

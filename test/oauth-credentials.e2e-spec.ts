@@ -75,6 +75,28 @@ describe('OAuth access tokens as a credential', () => {
     expect(atMcp.headers['www-authenticate']).toContain('error="invalid_token"');
   });
 
+  it('for the A2A resource, is taken at /a2a/… and nowhere else', async () => {
+    const forA2a = await client.accessToken(org.email, {
+      resource: `${PUBLIC_URL}/a2a`,
+      scope: 'agents:read',
+    });
+    const agents = await t.http.get('/v1/agents').set(org.auth).expect(200);
+    const echo = agents.body.data.find((agent: { name: string }) => agent.name === 'Echo') as { id: string };
+    const card = await t.http
+      .get(`/a2a/${echo.id}/.well-known/agent-card.json`)
+      .set(bearer(forA2a))
+      .set('A2A-Version', '1.0')
+      .expect(200);
+    expect(card.body.supportedInterfaces[0].url).toBe(`${PUBLIC_URL}/a2a/${echo.id}`);
+    expectProblem(await t.http.get('/v1/agents').set(bearer(forA2a)), 401, 'invalid_token');
+    const forRest = await client.accessToken(org.email, { scope: 'agents:read' });
+    const atA2a = await t.http.get(`/a2a/${echo.id}/.well-known/agent-card.json`).set(bearer(forRest));
+    expectProblem(atA2a, 401, 'invalid_token');
+    expect(atA2a.headers['www-authenticate']).toContain(
+      `resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/a2a"`,
+    );
+  });
+
   it('never exceeds the user: a permission the user loses leaves the token at its next request', async () => {
     const member = await createUser(t.http, org, 'developer');
     const token = await client.accessToken(member.email, { scope: 'agents:read tasks:create' });

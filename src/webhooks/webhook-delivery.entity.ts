@@ -2,7 +2,11 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColum
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-/** One event to one endpoint; retried until it succeeds or the retry schedule runs out. */
+/**
+ * One event to one endpoint, retried until it succeeds or the retry schedule runs out: an outbox event
+ * to a webhook, or a task's status event to an A2A push config (src/a2a/push; the migration
+ * A2aPushConfigs writes those), never both.
+ */
 @Entity({ name: 'webhook_deliveries' })
 @Index('webhook_deliveries_webhook_created_idx', ['webhookId', 'createdAt'])
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status = 'pending'" })
@@ -14,12 +18,23 @@ export class WebhookDelivery {
   @Column({ name: 'organization_id', type: 'text' })
   organizationId: string;
 
-  @Column({ name: 'webhook_id', type: 'text' })
-  webhookId: string;
+  /** Null for an A2A push delivery. */
+  @Column({ name: 'webhook_id', type: 'text', nullable: true })
+  webhookId: string | null;
 
   /** Also the `webhook-id` header: the same for every attempt, so receivers can deduplicate. */
-  @Column({ name: 'event_id', type: 'text' })
-  eventId: string;
+  @Column({ name: 'event_id', type: 'text', nullable: true })
+  eventId: string | null;
+
+  /** An A2A push delivery's task, config and status event (the task event's number). */
+  @Column({ name: 'a2a_task_id', type: 'text', nullable: true })
+  a2aTaskId: string | null;
+
+  @Column({ name: 'a2a_push_config_id', type: 'text', nullable: true })
+  a2aPushConfigId: string | null;
+
+  @Column({ name: 'a2a_event_seq', type: 'integer', nullable: true })
+  a2aEventSeq: number | null;
 
   @Column({ name: 'event_type', type: 'text' })
   eventType: string;

@@ -10,6 +10,7 @@ import { EventsService } from '../events/events.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import type { DomainEvent } from '../events/event.entity';
 import type { WebhookDelivery } from './webhook-delivery.entity';
+import { type DeliveryOutcome, DeliveryTargets } from './delivery-targets';
 import { signWebhook } from './webhook-signature';
 import type { Webhook } from './webhook.entity';
 import { WebhooksRepository } from './webhooks.repository';
@@ -58,6 +59,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     private readonly events: EventsService,
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
+    private readonly targets: DeliveryTargets,
   ) {
     this.schedule = config.retryScheduleSeconds;
   }
@@ -131,6 +133,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async attempt(delivery: WebhookDelivery): Promise<void> {
+    if (delivery.webhookId === null || delivery.eventId === null) return this.attemptForTarget(delivery);
     const webhook = await this.repository.findWebhook(delivery.webhookId);
     const event = await this.events.find(delivery.eventId);
     if (!webhook || !event)
@@ -168,17 +171,41 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   /**
+   * A delivery of another kind (DeliveryTargets): attempted by its target, retried on the same schedule,
+   * with no endpoint to count failures against; one no target owns ends, as its kind is not loaded here.
+   */
+  private async attemptForTarget(delivery: WebhookDelivery): Promise<void> {
+    const target = this.targets.of(delivery);
+    const outcome: DeliveryOutcome = target
+      ? await target
+          .attempt(delivery)
+          .catch((error: Error) => ({ failed: true, error: error.message.slice(0, 500) }))
+      : { failed: true, final: true, error: 'no_delivery_target' };
+    const retryIn = this.schedule[delivery.attempts - 1];
+    const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true);
+    await this.repository.transaction((manager) =>
+      this.repository.settle(manager, delivery.id, {
+        status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
+        lastResponseStatus: outcome.status ?? null,
+        lastError: outcome.error,
+        deliveredAt: outcome.failed ? null : new Date(),
+        nextAttemptAt:
+          outcome.failed && !giveUp
+            ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
+            : null,
+      }),
+    );
+  }
+
+  /**
    * Settles an attempt, and counts it against the endpoint. The endpoint row is locked first, as in every
    * transaction that changes an endpoint and its deliveries (see WebhooksRepository), and read fresh: once
    * another loop has disabled it, a failure here ends the delivery instead of scheduling a retry, and is
    * not counted again.
    */
-  private async record(
-    delivery: WebhookDelivery,
-    outcome: { failed: boolean; status?: number; error: string | null; final?: boolean },
-  ): Promise<void> {
+  private async record(delivery: WebhookDelivery, outcome: DeliveryOutcome): Promise<void> {
     await this.repository.transaction(async (manager) => {
-      const webhook = await this.repository.lockWebhook(manager, delivery.webhookId);
+      const webhook = await this.repository.lockWebhook(manager, delivery.webhookId!);
       const endpointOn = webhook !== null && webhook.enabled;
       const retryIn = this.schedule[delivery.attempts - 1];
       const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true || !endpointOn);

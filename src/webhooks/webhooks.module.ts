@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditActions } from '../audit/audit-actions';
+import { DeliveryTargets } from './delivery-targets';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookEventTypes } from './webhook-event-types';
@@ -12,12 +13,12 @@ import { WebhooksService } from './webhooks.service';
 /**
  * Webhook endpoints and durable, signed delivery of outbox events, and the registry of the event types
  * an endpoint can subscribe to (WebhookEventTypes): a module that records events imports this one to
- * declare them.
+ * declare them. Other kinds of delivery register with DeliveryTargets (A2A's push notifications).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Webhook, WebhookDelivery])],
-  providers: [WebhooksRepository, WebhooksService, WebhookDeliveryWorker, WebhookEventTypes],
-  exports: [WebhooksService, WebhookDeliveryWorker, WebhookEventTypes],
+  providers: [WebhooksRepository, WebhooksService, WebhookDeliveryWorker, WebhookEventTypes, DeliveryTargets],
+  exports: [WebhooksService, WebhookDeliveryWorker, WebhookEventTypes, DeliveryTargets],
 })
 export class WebhooksModule implements OnModuleInit {
   constructor(

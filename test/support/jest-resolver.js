@@ -7,6 +7,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
+const process = require('node:process');
 
 const SDK_DIR = `${path.sep}node_modules${path.sep}@a2a-js${path.sep}sdk${path.sep}`;
 const OUT_ROOT = path.join(__dirname, '..', '.generated', 'jose-cjs');

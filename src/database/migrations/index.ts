@@ -23,6 +23,7 @@ import { AuditActorClient1796100000000 } from './1796100000000-AuditActorClient'
 import { OrganizationSecrets1796210000000 } from './1796210000000-OrganizationSecrets';
 import { TaskEventNotifyKind1796220000000 } from './1796220000000-TaskEventNotifyKind';
 import { A2aContexts1796230000000 } from './1796230000000-A2aContexts';
+import { A2aPushConfigs1796240000000 } from './1796240000000-A2aPushConfigs';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   OrganizationSecrets1796210000000,
   TaskEventNotifyKind1796220000000,
   A2aContexts1796230000000,
+  A2aPushConfigs1796240000000,
 ];

@@ -112,7 +112,8 @@ export class DeliveryResponse {
   static of(delivery: WebhookDelivery): DeliveryResponse {
     return {
       id: delivery.id,
-      event_id: delivery.eventId,
+      // A webhook's deliveries (the ones listed) always have their event.
+      event_id: delivery.eventId ?? '',
       event_type: delivery.eventType,
       status: delivery.status,
       attempts: delivery.attempts,
