@@ -3197,7 +3197,7 @@ export interface components {
       client: components['schemas']['OAuthEventClient'];
       /** @description The permissions granted. */
       scopes: string[];
-      /** @description `<PUBLIC_URL>/mcp` or `<PUBLIC_URL>/v1`. */
+      /** @description `<PUBLIC_URL>/mcp`, `<PUBLIC_URL>/a2a` or `<PUBLIC_URL>/v1`. */
       resource: string;
       actor: components['schemas']['EventActor'];
     };
@@ -3207,7 +3207,7 @@ export interface components {
       client: components['schemas']['OAuthEventClient'];
       /** @description The permissions granted. */
       scopes: string[];
-      /** @description `<PUBLIC_URL>/mcp` or `<PUBLIC_URL>/v1`. */
+      /** @description `<PUBLIC_URL>/mcp`, `<PUBLIC_URL>/a2a` or `<PUBLIC_URL>/v1`. */
       resource: string;
       actor: components['schemas']['EventActor'];
     };
