@@ -265,6 +265,22 @@ describe('A2A: agents for other agents', () => {
     expect(answer.contextId).toEqual(expect.any(String));
   });
 
+  it('takes max_credits from the metadata, and shows history as asked (historyLength)', async () => {
+    const answer = taskOfResult(
+      await client.sendMessage(send([textPart('priced')], { metadata: { 'gatehouse/max_credits': 7 } })),
+    );
+    const task = await t.http.get(`/v1/tasks/${answer.id}`).set(org.auth).expect(200);
+    expect(task.body.max_credits).toBe(7);
+    const full = await client.getTask({ tenant: '', id: answer.id });
+    expect(full.history.map((m) => [m.role, m.parts[0].content])).toEqual([
+      [Role.ROLE_USER, { $case: 'text', value: 'priced' }],
+    ]);
+    expect((await client.getTask({ tenant: '', id: answer.id, historyLength: 0 })).history).toEqual([]);
+    await expect(
+      client.sendMessage(send([textPart('x')], { metadata: { 'gatehouse/max_credits': -1 } })),
+    ).rejects.toThrow(/max_credits/);
+  });
+
   it('answers at once with returnImmediately, and the task is read later with GetTask', async () => {
     const held = await clientOf(publicUrl, heldAgent, admin.key);
     const answer = taskOfResult(
@@ -401,6 +417,14 @@ describe('A2A: agents for other agents', () => {
       statusTimestampAfter: undefined,
     });
     expect(listed.tasks.map((task) => task.id).sort()).toEqual([a.id, b.id].sort());
+    const cancelledOnly = await client.listTasks({
+      tenant: '',
+      contextId,
+      status: TaskState.TASK_STATE_CANCELED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
+    expect(cancelledOnly.tasks).toEqual([]);
 
     const other = await signUpOrganization(t.http);
     const otherKey = await createKey(t.http, other.auth, { name: 'other' });
