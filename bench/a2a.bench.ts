@@ -21,26 +21,17 @@
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=…] npm run bench:a2a
  */
 import { execSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentCard, Role, TaskState } from '@a2a-js/sdk';
 import { type Client, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { type BenchServer, median, postJson, startBenchServer } from './bench-child';
+import { median, postJson, startBenchServer } from './bench-child';
 import { freshDatabase } from './bench-database';
+import { organization, phase, profilerPreload, type Sample, setting } from './paired-rounds';
 import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
-
-function setting(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < 0) {
-    console.error(`${name}=${raw}: expected a number >= 0`);
-    process.exit(2);
-  }
-  return Math.max(min, value);
-}
 
 const CLIENTS = Math.floor(setting('BENCH_CLIENTS', 20, 1));
 const SUBSCRIBERS = Math.floor(setting('BENCH_SUBSCRIBERS', 20, 2));
@@ -48,6 +39,7 @@ const STREAM_EVENTS = Math.floor(setting('BENCH_STREAM_EVENTS', 200, 1));
 const DURATION = setting('BENCH_DURATION', 5, 1);
 const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 7, 5));
 const WARMUP = setting('BENCH_WARMUP', 2, 0);
+const ROUND_SETTINGS = { rounds: ROUNDS, duration: DURATION, warmup: WARMUP };
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** `tasks` or `streams` runs that phase alone (e.g. for a profile); both by default. */
 const ONLY = process.env.BENCH_ONLY;
@@ -55,41 +47,10 @@ const ONLY = process.env.BENCH_ONLY;
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Issue 46: A2A at half the rate of the REST routes it stands for, or better. */
 const GOAL = 0.5;
-/** No rate limit a run can reach. */
-const UNREACHABLE_LIMITS = { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 };
-
-interface Sample {
-  /** Requests (operations: a task run, a list) a second. */
-  rps: number;
-  /** The server's CPU per operation, µs. */
-  cpu: number;
-  /** This process's (the clients') CPU per operation, µs: it shares the machine with the server. */
-  clientCpu: number;
-}
 
 interface TaskView {
   id: string;
   status: string;
-}
-
-/** An organization of its own, and an administrator key of it for both sides. */
-async function organization(
-  appUrl: string,
-  name: string,
-): Promise<{ token: string; key: string; auth: Record<string, string> }> {
-  const { access_token: token } = await postJson<{ access_token: string }>(appUrl, '/v1/auth/signup', {
-    organization_name: name,
-    email: `${name.toLowerCase().replace(/\W+/g, '-')}@example.test`,
-    password: 'bench-password',
-    name,
-  });
-  const { key } = await postJson<{ key: string }>(
-    appUrl,
-    '/v1/api-keys',
-    { name: `${name} key`, role: 'administrator', type: 'service', rate_limit: UNREACHABLE_LIMITS },
-    token,
-  );
-  return { token, key, auth: { authorization: `Bearer ${key}` } };
 }
 
 /** SDK clients of the agent, its card fetched once, its interfaces pointed at where the server listens. */
@@ -138,77 +99,7 @@ const sendMessage = (instruction: string) => ({
   metadata: undefined,
 });
 
-/** `workers` loops of `operation` until `seconds` are up; the operations a second and the server's CPU each. */
-async function measure(
-  server: BenchServer,
-  workers: number,
-  seconds: number,
-  operation: (worker: number) => Promise<void>,
-): Promise<Sample> {
-  const cpuBefore = await server.cpu();
-  const clientBefore = process.cpuUsage();
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        await operation(worker);
-        done++;
-      }
-    }),
-  );
-  const elapsed = performance.now() - start;
-  const client = process.cpuUsage(clientBefore);
-  const cpu = (await server.cpu()) - cpuBefore;
-  return { rps: (done * 1000) / elapsed, cpu: cpu / done, clientCpu: (client.user + client.system) / done };
-}
-
 type Side = 'a2a' | 'rest';
-
-/** Warm-up, then ROUNDS rounds of both sides, the first side alternating. */
-async function phase(
-  server: BenchServer,
-  workers: number,
-  operations: Record<Side, (worker: number) => Promise<void>>,
-): Promise<Record<Side, Sample[]>> {
-  if (WARMUP > 0) {
-    await measure(server, workers, WARMUP, operations.rest);
-    await measure(server, workers, WARMUP, operations.a2a);
-  }
-  const samples: Record<Side, Sample[]> = { a2a: [], rest: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const order: Side[] = round % 2 ? ['a2a', 'rest'] : ['rest', 'a2a'];
-    for (const side of order) samples[side].push(await measure(server, workers, DURATION, operations[side]));
-  }
-  return samples;
-}
-
-/**
- * A file for `--require` that profiles the process it is loaded into and writes the profile into `dir` as
- * it exits: Node 20 refuses --cpu-prof in NODE_OPTIONS, and the server is forked without arguments.
- */
-function profilerPreload(dir: string): string {
-  const file = join(dir, 'a2a-bench-profiler.js');
-  writeFileSync(
-    file,
-    `const { Session } = require('node:inspector');
-const { writeFileSync } = require('node:fs');
-const session = new Session();
-session.connect();
-session.post('Profiler.enable');
-session.post('Profiler.setSamplingInterval', { interval: 500 });
-session.post('Profiler.start');
-process.on('exit', () => {
-  // The in-process session answers synchronously, so the profile is written before the process ends.
-  session.post('Profiler.stop', (error, result) => {
-    if (!error) writeFileSync(${JSON.stringify(dir)} + '/server-' + process.pid + '.cpuprofile', JSON.stringify(result.profile));
-  });
-});
-`,
-  );
-  return file;
-}
 
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
@@ -236,7 +127,9 @@ async function main(): Promise<void> {
       BENCH_LOG_LEVEL: LOG_LEVEL,
       // The streams phase's http agent listens on loopback.
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-      ...(CPU_PROFILE_DIR ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR)}` } : {}),
+      ...(CPU_PROFILE_DIR
+        ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR, 'a2a-bench')}` }
+        : {}),
     },
     join(logDir, 'gatehouse.log'),
   );
@@ -288,26 +181,32 @@ async function main(): Promise<void> {
       );
       const taskClients = await connectClients(appUrl, agent.id, tasksOrg.key, CLIENTS);
       let n = 0;
-      return phase(app, CLIENTS, {
-        rest: async () => {
-          const task = await postJson<TaskView>(
-            appUrl,
-            '/v1/tasks',
-            { instruction: `rest task ${n++}`, agent_type: 'echo', agent_id: agent.id },
-            tasksOrg.key,
-          );
-          const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
-          if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+      return phase(
+        app,
+        CLIENTS,
+        ['a2a', 'rest'],
+        {
+          rest: async () => {
+            const task = await postJson<TaskView>(
+              appUrl,
+              '/v1/tasks',
+              { instruction: `rest task ${n++}`, agent_type: 'echo', agent_id: agent.id },
+              tasksOrg.key,
+            );
+            const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
+            if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+          },
+          a2a: async (worker) => {
+            const answer = (await taskClients[worker].sendMessage(sendMessage(`a2a task ${n++}`))) as {
+              id?: string;
+              status?: { state: TaskState };
+            };
+            if (answer.status?.state !== TaskState.TASK_STATE_COMPLETED)
+              throw new Error(`SendMessage: ${JSON.stringify(answer).slice(0, 500)}`);
+          },
         },
-        a2a: async (worker) => {
-          const answer = (await taskClients[worker].sendMessage(sendMessage(`a2a task ${n++}`))) as {
-            id?: string;
-            status?: { state: TaskState };
-          };
-          if (answer.status?.state !== TaskState.TASK_STATE_COMPLETED)
-            throw new Error(`SendMessage: ${JSON.stringify(answer).slice(0, 500)}`);
-        },
-      });
+        ROUND_SETTINGS,
+      );
     }
 
     /** Statements per delivered progress event with `subscribers` SubscribeToTask streams on one task. */

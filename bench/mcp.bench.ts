@@ -27,24 +27,15 @@
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=…] npm run bench:mcp
  */
 import { execSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type BenchServer, median, postJson, startBenchServer } from './bench-child';
+import { median, postJson, startBenchServer } from './bench-child';
 import { freshDatabase } from './bench-database';
+import { organization, phase, profilerPreload, type Sample, setting } from './paired-rounds';
 import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
-
-function setting(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < 0) {
-    console.error(`${name}=${raw}: expected a number >= 0`);
-    process.exit(2);
-  }
-  return Math.max(min, value);
-}
 
 const CLIENTS = Math.floor(setting('BENCH_CLIENTS', 20, 1));
 const LIST_CLIENTS = Math.floor(setting('BENCH_LIST_CLIENTS', 20, 1));
@@ -52,6 +43,7 @@ const AGENTS = Math.floor(setting('BENCH_AGENTS', 100, 1));
 const DURATION = setting('BENCH_DURATION', 5, 1);
 const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 7, 5));
 const WARMUP = setting('BENCH_WARMUP', 2, 0);
+const ROUND_SETTINGS = { rounds: ROUNDS, duration: DURATION, warmup: WARMUP };
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** `tasks` or `agents` runs that phase alone (e.g. for a profile); both by default. */
 const ONLY = process.env.BENCH_ONLY;
@@ -59,41 +51,10 @@ const ONLY = process.env.BENCH_ONLY;
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Issue 44: MCP at half the rate of the REST routes it stands for, or better. */
 const GOAL = 0.5;
-/** No rate limit a run can reach. */
-const UNREACHABLE_LIMITS = { requests_per_minute: 1_000_000, requests_per_hour: 60_000_000 };
-
-interface Sample {
-  /** Requests (operations: a task run, a list) a second. */
-  rps: number;
-  /** The server's CPU per operation, µs. */
-  cpu: number;
-  /** This process's (the clients') CPU per operation, µs: it shares the machine with the server. */
-  clientCpu: number;
-}
 
 interface TaskView {
   id: string;
   status: string;
-}
-
-/** An organization of its own, and an administrator key of it for both sides. */
-async function organization(
-  appUrl: string,
-  name: string,
-): Promise<{ token: string; key: string; auth: Record<string, string> }> {
-  const { access_token: token } = await postJson<{ access_token: string }>(appUrl, '/v1/auth/signup', {
-    organization_name: name,
-    email: `${name.toLowerCase().replace(/\W+/g, '-')}@example.test`,
-    password: 'bench-password',
-    name,
-  });
-  const { key } = await postJson<{ key: string }>(
-    appUrl,
-    '/v1/api-keys',
-    { name: `${name} key`, role: 'administrator', type: 'service', rate_limit: UNREACHABLE_LIMITS },
-    token,
-  );
-  return { token, key, auth: { authorization: `Bearer ${key}` } };
 }
 
 async function connectClients(mcpUrl: string, key: string, count: number): Promise<Client[]> {
@@ -110,77 +71,7 @@ async function connectClients(mcpUrl: string, key: string, count: number): Promi
   );
 }
 
-/** `workers` loops of `operation` until `seconds` are up; the operations a second and the server's CPU each. */
-async function measure(
-  server: BenchServer,
-  workers: number,
-  seconds: number,
-  operation: (worker: number) => Promise<void>,
-): Promise<Sample> {
-  const cpuBefore = await server.cpu();
-  const clientBefore = process.cpuUsage();
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        await operation(worker);
-        done++;
-      }
-    }),
-  );
-  const elapsed = performance.now() - start;
-  const client = process.cpuUsage(clientBefore);
-  const cpu = (await server.cpu()) - cpuBefore;
-  return { rps: (done * 1000) / elapsed, cpu: cpu / done, clientCpu: (client.user + client.system) / done };
-}
-
 type Side = 'mcp' | 'rest';
-
-/** Warm-up, then ROUNDS rounds of both sides, the first side alternating. */
-async function phase(
-  server: BenchServer,
-  workers: number,
-  operations: Record<Side, (worker: number) => Promise<void>>,
-): Promise<Record<Side, Sample[]>> {
-  if (WARMUP > 0) {
-    await measure(server, workers, WARMUP, operations.rest);
-    await measure(server, workers, WARMUP, operations.mcp);
-  }
-  const samples: Record<Side, Sample[]> = { mcp: [], rest: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const order: Side[] = round % 2 ? ['mcp', 'rest'] : ['rest', 'mcp'];
-    for (const side of order) samples[side].push(await measure(server, workers, DURATION, operations[side]));
-  }
-  return samples;
-}
-
-/**
- * A file for `--require` that profiles the process it is loaded into and writes the profile into `dir` as
- * it exits: Node 20 refuses --cpu-prof in NODE_OPTIONS, and the server is forked without arguments.
- */
-function profilerPreload(dir: string): string {
-  const file = join(dir, 'mcp-bench-profiler.js');
-  writeFileSync(
-    file,
-    `const { Session } = require('node:inspector');
-const { writeFileSync } = require('node:fs');
-const session = new Session();
-session.connect();
-session.post('Profiler.enable');
-session.post('Profiler.setSamplingInterval', { interval: 500 });
-session.post('Profiler.start');
-process.on('exit', () => {
-  // The in-process session answers synchronously, so the profile is written before the process ends.
-  session.post('Profiler.stop', (error, result) => {
-    if (!error) writeFileSync(${JSON.stringify(dir)} + '/server-' + process.pid + '.cpuprofile', JSON.stringify(result.profile));
-  });
-});
-`,
-  );
-  return file;
-}
 
 async function main(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
@@ -206,7 +97,9 @@ async function main(): Promise<void> {
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
       BENCH_LOG_LEVEL: LOG_LEVEL,
-      ...(CPU_PROFILE_DIR ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR)}` } : {}),
+      ...(CPU_PROFILE_DIR
+        ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR, 'mcp-bench')}` }
+        : {}),
     },
     join(logDir, 'gatehouse.log'),
   );
@@ -249,27 +142,33 @@ async function main(): Promise<void> {
       const taskClients = await connectClients(mcpUrl, tasksOrg.key, CLIENTS);
       clients.push(...taskClients);
       let n = 0;
-      return phase(app, CLIENTS, {
-        rest: async () => {
-          const task = await postJson<TaskView>(
-            appUrl,
-            '/v1/tasks',
-            { instruction: `rest task ${n++}`, agent_type: 'echo' },
-            tasksOrg.key,
-          );
-          const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
-          if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+      return phase(
+        app,
+        CLIENTS,
+        ['mcp', 'rest'],
+        {
+          rest: async () => {
+            const task = await postJson<TaskView>(
+              appUrl,
+              '/v1/tasks',
+              { instruction: `rest task ${n++}`, agent_type: 'echo' },
+              tasksOrg.key,
+            );
+            const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
+            if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+          },
+          mcp: async (worker) => {
+            const result = await taskClients[worker].callTool({
+              name: 'run_echo',
+              arguments: { instruction: `mcp task ${n++}` },
+            });
+            const task = result.structuredContent as TaskView | undefined;
+            if (result.isError || task?.status !== 'succeeded')
+              throw new Error(`run_echo: ${JSON.stringify(result).slice(0, 500)}`);
+          },
         },
-        mcp: async (worker) => {
-          const result = await taskClients[worker].callTool({
-            name: 'run_echo',
-            arguments: { instruction: `mcp task ${n++}` },
-          });
-          const task = result.structuredContent as TaskView | undefined;
-          if (result.isError || task?.status !== 'succeeded')
-            throw new Error(`run_echo: ${JSON.stringify(result).slice(0, 500)}`);
-        },
-      });
+        ROUND_SETTINGS,
+      );
     }
 
     async function agentPhase(): Promise<Record<Side, Sample[]> & { tools: number; listLimit: number }> {
@@ -292,17 +191,23 @@ async function main(): Promise<void> {
         await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth)
       ).data.length;
       if (expectedPage < listLimit) throw new Error(`GET /v1/agents: ${expectedPage} of ${AGENTS} agents`);
-      const samples = await phase(app, LIST_CLIENTS, {
-        rest: async () => {
-          const page = await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth);
-          if (page.data.length !== expectedPage)
-            throw new Error(`GET /v1/agents: ${page.data.length} of ${expectedPage}`);
+      const samples = await phase(
+        app,
+        LIST_CLIENTS,
+        ['mcp', 'rest'],
+        {
+          rest: async () => {
+            const page = await getJson<{ data: unknown[] }>(`/v1/agents?limit=${listLimit}`, agentsOrg.auth);
+            if (page.data.length !== expectedPage)
+              throw new Error(`GET /v1/agents: ${page.data.length} of ${expectedPage}`);
+          },
+          mcp: async (worker) => {
+            const { tools } = await listClients[worker].listTools();
+            if (tools.length !== expectedTools) throw new Error(`tools/list: ${tools.length} tools`);
+          },
         },
-        mcp: async (worker) => {
-          const { tools } = await listClients[worker].listTools();
-          if (tools.length !== expectedTools) throw new Error(`tools/list: ${tools.length} tools`);
-        },
-      });
+        ROUND_SETTINGS,
+      );
       return { ...samples, tools: expectedTools, listLimit };
     }
   } catch (error) {

@@ -5,11 +5,7 @@ import { SecretBox } from './secret-box';
 
 /** What a sealed value is for; each purpose has its own derived key, so one cannot open another's. */
 export type SealingPurpose =
-  | 'task-credentials'
-  | 'event-secrets'
-  | 'webhook-secrets'
-  | 'organization-secrets'
-  | 'a2a-push-tokens';
+  'task-credentials' | 'event-secrets' | 'webhook-secrets' | 'organization-secrets' | 'a2a-push-tokens';
 
 /**
  * The one place the server's secrets are read. Everything that signs, hashes or seals asks here

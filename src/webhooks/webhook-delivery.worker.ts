@@ -13,7 +13,7 @@ import type { WebhookDelivery } from './webhook-delivery.entity';
 import { type DeliveryOutcome, DeliveryTargets } from './delivery-targets';
 import { signWebhook } from './webhook-signature';
 import type { Webhook } from './webhook.entity';
-import { WebhooksRepository } from './webhooks.repository';
+import { type DeliverySettlement, WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 const FAN_OUT_BATCH = 100;
@@ -181,20 +181,32 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
           .attempt(delivery)
           .catch((error: Error) => ({ failed: true, error: error.message.slice(0, 500) }))
       : { failed: true, final: true, error: 'no_delivery_target' };
-    const retryIn = this.schedule[delivery.attempts - 1];
-    const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true);
     await this.repository.transaction((manager) =>
-      this.repository.settle(manager, delivery.id, {
-        status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
-        lastResponseStatus: outcome.status ?? null,
-        lastError: outcome.error,
-        deliveredAt: outcome.failed ? null : new Date(),
-        nextAttemptAt:
-          outcome.failed && !giveUp
-            ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
-            : null,
-      }),
+      this.repository.settle(manager, delivery.id, this.settlementOf(delivery, outcome, true)),
     );
+  }
+
+  /**
+   * What an attempt settles a delivery to: succeeded, due again on the retry schedule (±20% jitter), or
+   * failed for good once the schedule ran out, the failure is final, or the target is off.
+   */
+  private settlementOf(
+    delivery: WebhookDelivery,
+    outcome: DeliveryOutcome,
+    targetOn: boolean,
+  ): DeliverySettlement {
+    const retryIn = this.schedule[delivery.attempts - 1];
+    const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true || !targetOn);
+    return {
+      status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
+      lastResponseStatus: outcome.status ?? null,
+      lastError: outcome.error,
+      deliveredAt: outcome.failed ? null : new Date(),
+      nextAttemptAt:
+        outcome.failed && !giveUp
+          ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
+          : null,
+    };
   }
 
   /**
@@ -207,18 +219,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     await this.repository.transaction(async (manager) => {
       const webhook = await this.repository.lockWebhook(manager, delivery.webhookId!);
       const endpointOn = webhook !== null && webhook.enabled;
-      const retryIn = this.schedule[delivery.attempts - 1];
-      const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true || !endpointOn);
-      await this.repository.settle(manager, delivery.id, {
-        status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
-        lastResponseStatus: outcome.status ?? null,
-        lastError: outcome.error,
-        deliveredAt: outcome.failed ? null : new Date(),
-        nextAttemptAt:
-          outcome.failed && !giveUp
-            ? new Date(Date.now() + retryIn * 1000 * (0.8 + Math.random() * 0.4))
-            : null,
-      });
+      await this.repository.settle(manager, delivery.id, this.settlementOf(delivery, outcome, endpointOn));
       if (!endpointOn || outcome.final) return;
       if (!outcome.failed) {
         await this.repository.resetFailures(manager, webhook.id);
