@@ -1,4 +1,13 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  ForeignKey,
+  Index,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -11,6 +20,19 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 @Index('webhook_deliveries_webhook_created_idx', ['webhookId', 'createdAt'])
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status = 'pending'" })
 @Index('webhook_deliveries_event_webhook_key', ['eventId', 'webhookId'], { unique: true })
+// An A2A push delivery: once per (task, config, status event); its config's deletion takes it away.
+@Index('webhook_deliveries_a2a_push_key', ['a2aTaskId', 'a2aPushConfigId', 'a2aEventSeq'], {
+  unique: true,
+  where: 'a2a_push_config_id IS NOT NULL',
+})
+@ForeignKey('a2a_push_configs', ['a2aTaskId', 'a2aPushConfigId'], ['taskId', 'id'], {
+  name: 'webhook_deliveries_a2a_push_config_fkey',
+  onDelete: 'CASCADE',
+})
+@Check(
+  'webhook_deliveries_target_check',
+  `(("webhook_id" IS NOT NULL AND "event_id" IS NOT NULL AND "a2a_push_config_id" IS NULL) OR ("webhook_id" IS NULL AND "a2a_task_id" IS NOT NULL AND "a2a_push_config_id" IS NOT NULL AND "a2a_event_seq" IS NOT NULL))`,
+)
 export class WebhookDelivery {
   @PrimaryColumn({ type: 'text' })
   id: string;
