@@ -493,10 +493,20 @@ describe('A2A: agents for other agents', () => {
           },
         });
       }
-      const deliveries = await t.app
-        .get(DataSource)
-        .query(`SELECT status, attempts FROM webhook_deliveries WHERE a2a_task_id = $1`, [answer.id]);
-      expect(deliveries).toEqual([{ status: 'succeeded', attempts: 2 }]);
+      // The receiver answered before the worker records the attempt: wait for the record.
+      const deliveries = await pollUntil(
+        () =>
+          t.app
+            .get(DataSource)
+            .query<{ status: string; attempts: number }[]>(
+              `SELECT status, attempts FROM webhook_deliveries WHERE a2a_task_id = $1`,
+              [answer.id],
+            ),
+        (rows) => rows.every((row) => row.status !== 'pending'),
+        EVENTUALLY,
+      );
+      expect(deliveries.value).toEqual([{ status: 'succeeded', attempts: 2 }]);
+      expect(receiver.received).toHaveLength(2);
 
       await held.deleteTaskPushNotificationConfig({ tenant: '', taskId: answer.id, id: 'orchestrator-1' });
       await expect(
