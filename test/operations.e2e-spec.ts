@@ -20,8 +20,10 @@ const apiRoutes = (app: INestApplication): Array<{ method: string; path: string 
 /** The documentation's own routes (UI, assets, the document itself) are not API operations. */
 const isDocumentationPath = (path: string): boolean =>
   path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);
-// Not REST operations: MCP's JSON-RPC endpoint (docs/assistants.md) and RFC 9728's metadata documents.
-const isOutsideRest = (path: string): boolean => path === '/mcp' || path.startsWith('/.well-known/');
+// Not REST operations: MCP's and A2A's JSON-RPC endpoints and A2A's agent cards (docs/assistants.md,
+// docs/agents-for-agents.md), and RFC 9728's metadata documents.
+const isOutsideRest = (path: string): boolean =>
+  path === '/mcp' || path.startsWith('/a2a/') || path.startsWith('/.well-known/');
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 

@@ -56,6 +56,7 @@ const PUBLIC_ROUTES = new Set([
   // RFC 9728 metadata, read before a client holds any credential (mcp suite).
   'GET /.well-known/oauth-protected-resource/mcp',
   'GET /.well-known/oauth-protected-resource/v1',
+  'GET /.well-known/oauth-protected-resource/a2a',
 ]);
 const isDocumentationPath = (path: string): boolean =>
   path === '/docs' || path.startsWith('/docs/') || /^\/openapi\.(json|ya?ml)$/.test(path);

@@ -211,7 +211,11 @@ describe('task worker: runs in flight, per-agent caps, batched lease renewal', (
 
       // As if this worker had stalled past its lease and another had claimed the task.
       const dataSource = t.app.get(DataSource);
-      await dataSource.query(`UPDATE tasks SET lease_owner = 'worker_elsewhere' WHERE id = $1`, [taken]);
+      // The other worker holds a lease of its own, so the task stays its, however slow this test runs.
+      await dataSource.query(
+        `UPDATE tasks SET lease_owner = 'worker_elsewhere', lease_expires_at = now() + interval '1 hour' WHERE id = $1`,
+        [taken],
+      );
 
       const outcome = await Promise.race([victim.closed, sleep(60_000).then(() => 'still open')]);
       expect(outcome).toEqual({ answered: false });

@@ -20,14 +20,10 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 @Index('webhook_deliveries_webhook_created_idx', ['webhookId', 'createdAt'])
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: "status = 'pending'" })
 @Index('webhook_deliveries_event_webhook_key', ['eventId', 'webhookId'], { unique: true })
-// An A2A push delivery: once per (task, config, status event); its config's deletion takes it away.
+// An A2A push delivery: once per (task, config, status event).
 @Index('webhook_deliveries_a2a_push_key', ['a2aTaskId', 'a2aPushConfigId', 'a2aEventSeq'], {
   unique: true,
   where: 'a2a_push_config_id IS NOT NULL',
-})
-@ForeignKey('a2a_push_configs', ['a2aTaskId', 'a2aPushConfigId'], ['taskId', 'id'], {
-  name: 'webhook_deliveries_a2a_push_config_fkey',
-  onDelete: 'CASCADE',
 })
 @Check(
   'webhook_deliveries_target_check',

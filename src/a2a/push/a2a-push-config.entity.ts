@@ -1,11 +1,9 @@
-import { Column, CreateDateColumn, Entity, ForeignKey, PrimaryColumn } from 'typeorm';
-import { Task } from '../../tasks/task.entity';
+import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
 /** Where an A2A client wants a task's status changes POSTed (CreateTaskPushNotificationConfig). */
 @Entity({ name: 'a2a_push_configs' })
 export class A2aPushConfig {
   @PrimaryColumn({ name: 'task_id', type: 'text' })
-  @ForeignKey(() => Task, { name: 'a2a_push_configs_task_id_fkey', onDelete: 'CASCADE' })
   taskId: string;
 
   /** The client's id for it, or one made for it; unique per task. */

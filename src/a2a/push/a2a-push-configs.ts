@@ -100,7 +100,7 @@ export class A2aPushConfigs {
     return configs.map(viewOf);
   }
 
-  /** Deletes it; its deliveries not made yet go with it (their foreign key), later changes are not sent. */
+  /** Deletes it: later status changes are not sent, and a delivery not made yet ends at its next attempt. */
   async delete(principal: Principal, taskId: string, id: string): Promise<void> {
     const task = await this.tasks.get(principal, taskId);
     const { affected } = await this.configs.delete({

@@ -5,15 +5,16 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * so the webhook worker delivers them (durable, retried, through the outbound policy): a delivery is for
  * a webhook and an outbox event, or for a push config and a task's status event. A trigger writes one
  * delivery per config of the task in the statement that writes the status event: each status change
- * after a config exists, once (the unique key), and nothing is queued for a config deleted since (the
- * foreign key takes its pending deliveries with it).
+ * after a config exists, once (the unique key). No foreign keys: webhook_deliveries is loaded by every
+ * module that records events, without the A2A module's entities; a delivery whose config or task is gone
+ * ends at its next attempt (A2aPushDeliveries), and nothing is queued for a config deleted since.
  */
 export class A2aPushConfigs1796240000000 implements MigrationInterface {
   name = 'A2aPushConfigs1796240000000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`CREATE TABLE "a2a_push_configs" (
-      "task_id" text NOT NULL REFERENCES "tasks"("id") ON DELETE CASCADE,
+      "task_id" text NOT NULL,
       "id" text NOT NULL,
       "organization_id" text NOT NULL,
       "url" text NOT NULL,
@@ -26,8 +27,6 @@ export class A2aPushConfigs1796240000000 implements MigrationInterface {
       ADD "a2a_task_id" text,
       ADD "a2a_push_config_id" text,
       ADD "a2a_event_seq" integer,
-      ADD CONSTRAINT "webhook_deliveries_a2a_push_config_fkey" FOREIGN KEY ("a2a_task_id", "a2a_push_config_id")
-        REFERENCES "a2a_push_configs"("task_id", "id") ON DELETE CASCADE,
       ADD CONSTRAINT "webhook_deliveries_target_check" CHECK (
         ("webhook_id" IS NOT NULL AND "event_id" IS NOT NULL AND "a2a_push_config_id" IS NULL)
         OR ("webhook_id" IS NULL AND "a2a_task_id" IS NOT NULL AND "a2a_push_config_id" IS NOT NULL
@@ -56,7 +55,6 @@ export class A2aPushConfigs1796240000000 implements MigrationInterface {
     await queryRunner.query(`DROP INDEX "webhook_deliveries_a2a_push_key"`);
     await queryRunner.query(`ALTER TABLE "webhook_deliveries"
       DROP CONSTRAINT "webhook_deliveries_target_check",
-      DROP CONSTRAINT "webhook_deliveries_a2a_push_config_fkey",
       DROP COLUMN "a2a_event_seq", DROP COLUMN "a2a_push_config_id", DROP COLUMN "a2a_task_id",
       ALTER COLUMN "event_id" SET NOT NULL, ALTER COLUMN "webhook_id" SET NOT NULL`);
     await queryRunner.query(`DROP TABLE "a2a_push_configs"`);
