@@ -17,6 +17,17 @@ import { GatehouseA2aHandler, type A2aHandlerDeps } from './a2a-request-handler'
 import { A2aTaskViews } from './a2a-task-views';
 import { A2aPushConfigs } from './push/a2a-push-configs';
 
+/** What an A2A call does with tasks and files: the tasks module's services, and the files'. */
+@Injectable()
+export class A2aTaskServices {
+  constructor(
+    readonly tasks: TasksService,
+    readonly taskEvents: TaskEvents,
+    readonly ends: TaskEnds,
+    readonly files: FilesService,
+  ) {}
+}
+
 /** The organization's agents as A2A sees them: their cards, and a request handler per call. */
 @Injectable()
 export class A2aAgents {
@@ -28,10 +39,7 @@ export class A2aAgents {
     @Inject(oauthConfig.KEY) private readonly oauth: ConfigOf<typeof oauthConfig>,
     private readonly agents: AgentsService,
     private readonly credits: TaskCredits,
-    tasks: TasksService,
-    taskEvents: TaskEvents,
-    ends: TaskEnds,
-    files: FilesService,
+    { tasks, taskEvents, ends, files }: A2aTaskServices,
     push: A2aPushConfigs,
   ) {
     this.publicUrl = publicSettings.url;

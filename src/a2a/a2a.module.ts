@@ -3,7 +3,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { FilesModule } from '../files/files.module';
 import { TasksHttpModule } from '../tasks/tasks-http.module';
 import { TasksModule } from '../tasks/tasks.module';
-import { A2aAgents } from './a2a-agents';
+import { A2aAgents, A2aTaskServices } from './a2a-agents';
 import { A2aController } from './a2a.controller';
 import { A2aPushModule } from './push/a2a-push.module';
 
@@ -16,6 +16,6 @@ import { A2aPushModule } from './push/a2a-push.module';
 @Module({
   imports: [AgentsModule, TasksModule, TasksHttpModule, FilesModule, A2aPushModule],
   controllers: [A2aController],
-  providers: [A2aAgents],
+  providers: [A2aAgents, A2aTaskServices],
 })
 export class A2aModule {}

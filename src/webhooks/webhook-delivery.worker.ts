@@ -10,7 +10,7 @@ import { EventsService } from '../events/events.service';
 import { SafeHttpClient } from '../outbound/safe-http-client';
 import type { DomainEvent } from '../events/event.entity';
 import type { WebhookDelivery } from './webhook-delivery.entity';
-import { type DeliveryOutcome, DeliveryTargets } from './delivery-targets';
+import type { DeliveryOutcome } from './delivery-targets';
 import { signWebhook } from './webhook-signature';
 import type { Webhook } from './webhook.entity';
 import { type DeliverySettlement, WebhooksRepository } from './webhooks.repository';
@@ -59,7 +59,6 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     private readonly events: EventsService,
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
-    private readonly targets: DeliveryTargets,
   ) {
     this.schedule = config.retryScheduleSeconds;
   }
@@ -175,7 +174,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
    * with no endpoint to count failures against; one no target owns ends, as its kind is not loaded here.
    */
   private async attemptForTarget(delivery: WebhookDelivery): Promise<void> {
-    const target = this.targets.of(delivery);
+    const target = this.webhooks.targetOf(delivery);
     const outcome: DeliveryOutcome = target
       ? await target
           .attempt(delivery)

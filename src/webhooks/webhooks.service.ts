@@ -1,3 +1,4 @@
+import { type DeliveryTarget, DeliveryTargets } from './delivery-targets';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { actorOf, AuditService, RequestOrigin } from '../audit/audit.service';
@@ -28,9 +29,15 @@ export class WebhooksService {
     private readonly http: SafeHttpClient,
     private readonly audit: AuditService,
     private readonly eventTypes: WebhookEventTypes,
+    private readonly targets: DeliveryTargets,
     secrets: Secrets,
   ) {
     this.secrets = secrets.sealer('webhook-secrets');
+  }
+
+  /** What attempts a delivery that is no webhook's (an A2A push notification, say): DeliveryTargets. */
+  targetOf(delivery: WebhookDelivery): DeliveryTarget | undefined {
+    return this.targets.of(delivery);
   }
 
   async create(
