@@ -24,7 +24,10 @@ const part = (content: Part['content'], extra: Partial<Part> = {}): Part => ({
   ...extra,
 });
 
-const message = (task: Task, role: Role, text: string, messageId: string): Message => ({
+/** What a status and its messages need of a task. */
+type TaskRef = Pick<Task, 'id' | 'contextId'>;
+
+const message = (task: TaskRef, role: Role, text: string, messageId: string): Message => ({
   messageId,
   contextId: contextIdOf(task),
   taskId: task.id,
@@ -36,23 +39,30 @@ const message = (task: Task, role: Role, text: string, messageId: string): Messa
 });
 
 /** A task made over REST or MCP is a conversation of its own. */
-export const contextIdOf = (task: Task): string => task.contextId ?? task.id;
+export const contextIdOf = (task: TaskRef): string => task.contextId ?? task.id;
+
+/**
+ * A status: its state, when it was reached, and a failed task's error as the agent's message. Also what
+ * a push notification sends (A2aPushDeliveries), read from the status event.
+ */
+export function a2aStatusOf(
+  task: TaskRef & Pick<Task, 'error'>,
+  status: TaskStatus,
+  at: Date,
+): A2aTaskStatus {
+  return {
+    state: a2aStateOf(status),
+    timestamp: at.toISOString(),
+    message:
+      status === 'failed' && task.error
+        ? message(task, Role.ROLE_AGENT, `${task.error.code}: ${task.error.message}`, `${task.id}-error`)
+        : undefined,
+  };
+}
 
 /** Builds the views of one instance's tasks: file URLs are this server's public ones. */
 export class A2aTaskViews {
   constructor(private readonly publicUrl: string) {}
-
-  /** A status: its state, when it was reached, and a failed task's error as the agent's message. */
-  statusOf(task: Task, status: TaskStatus = task.status, at: Date = task.updatedAt): A2aTaskStatus {
-    return {
-      state: a2aStateOf(status),
-      timestamp: at.toISOString(),
-      message:
-        status === 'failed' && task.error
-          ? message(task, Role.ROLE_AGENT, `${task.error.code}: ${task.error.message}`, `${task.id}-error`)
-          : undefined,
-    };
-  }
 
   /**
    * The task as A2A shows it: history is the message that made it (its instruction; at most
@@ -63,7 +73,7 @@ export class A2aTaskViews {
     return {
       id: task.id,
       contextId: contextIdOf(task),
-      status: this.statusOf(task),
+      status: a2aStatusOf(task, task.status, task.updatedAt),
       artifacts: output === undefined ? [] : this.artifactsOf(task, output),
       history: historyLength === undefined ? history : history.slice(0, Math.max(0, historyLength)),
       metadata: undefined,
@@ -114,7 +124,7 @@ export class A2aTaskViews {
         return {
           payload: {
             $case: 'statusUpdate',
-            value: { ...base, status: this.statusOf(task, event.data.status as TaskStatus, event.createdAt) },
+            value: { ...base, status: a2aStatusOf(task, event.data.status as TaskStatus, event.createdAt) },
           },
         };
       case 'progress': {

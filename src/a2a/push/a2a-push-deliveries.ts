@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Role, StreamResponse } from '@a2a-js/sdk';
+import { StreamResponse } from '@a2a-js/sdk';
 import { DataSource, type Repository } from 'typeorm';
 import { SafeHttpClient } from '../../outbound/safe-http-client';
 import { SecretBox } from '../../secrets/secret-box';
@@ -8,7 +8,7 @@ import { Secrets } from '../../secrets/secrets';
 import type { TaskStatus } from '../../tasks/task.entity';
 import type { DeliveryOutcome, DeliveryTarget } from '../../webhooks/delivery-targets';
 import type { WebhookDelivery } from '../../webhooks/webhook-delivery.entity';
-import { a2aStateOf } from '../a2a-task-states';
+import { a2aStatusOf, contextIdOf } from '../a2a-task-views';
 import { A2aPushConfig } from './a2a-push-config.entity';
 
 /** The header that carries a config's token to its receiver (A2A's push notification authentication). */
@@ -56,39 +56,15 @@ export class A2aPushDeliveries implements DeliveryTarget {
       [delivery.a2aTaskId, delivery.a2aEventSeq, delivery.organizationId],
     );
     if (!config || !change) return { failed: true, final: true, error: 'push_config_or_task_gone' };
-    const taskId = config.taskId;
-    const contextId = change.context_id ?? taskId;
+    const task = { id: config.taskId, contextId: change.context_id, error: change.error };
     const body = StreamResponse.toJSON({
       payload: {
         $case: 'statusUpdate',
         value: {
-          taskId,
-          contextId,
+          taskId: task.id,
+          contextId: contextIdOf(task),
           metadata: undefined,
-          status: {
-            state: a2aStateOf(change.status),
-            timestamp: new Date(change.at).toISOString(),
-            message:
-              change.status === 'failed' && change.error
-                ? {
-                    messageId: `${taskId}-error`,
-                    contextId,
-                    taskId,
-                    role: Role.ROLE_AGENT,
-                    parts: [
-                      {
-                        content: { $case: 'text', value: `${change.error.code}: ${change.error.message}` },
-                        metadata: undefined,
-                        filename: '',
-                        mediaType: '',
-                      },
-                    ],
-                    metadata: undefined,
-                    extensions: [],
-                    referenceTaskIds: [],
-                  }
-                : undefined,
-          },
+          status: a2aStatusOf(task, change.status, new Date(change.at)),
         },
       },
     });
