@@ -21,17 +21,12 @@
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=…] npm run bench:a2a
  */
 import { execSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentCard, Role, TaskState } from '@a2a-js/sdk';
 import { type Client, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { median, postJson, startBenchServer } from './bench-child';
-import { freshDatabase } from './bench-database';
-import { organization, phase, profilerPreload, type Sample, setting } from './paired-rounds';
-import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
+import { median, postJson } from './bench-child';
+import { organization, phase, type Sample, setting, withProtocolBench } from './paired-rounds';
 
 const CLIENTS = Math.floor(setting('BENCH_CLIENTS', 20, 1));
 const SUBSCRIBERS = Math.floor(setting('BENCH_SUBSCRIBERS', 20, 2));
@@ -43,8 +38,6 @@ const ROUND_SETTINGS = { rounds: ROUNDS, duration: DURATION, warmup: WARMUP };
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** `tasks` or `streams` runs that phase alone (e.g. for a profile); both by default. */
 const ONLY = process.env.BENCH_ONLY;
-/** With it set, the server writes a V8 CPU profile of the whole run there (open it in Chrome's DevTools). */
-const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Issue 46: A2A at half the rate of the REST routes it stands for, or better. */
 const GOAL = 0.5;
 
@@ -102,168 +95,112 @@ const sendMessage = (instruction: string) => ({
 type Side = 'a2a' | 'rest';
 
 async function main(): Promise<void> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    console.error(
-      'bench:a2a measures on PostgreSQL: set DATABASE_URL to a server (a fresh database is created on it\n' +
-        'for the run and dropped afterwards), e.g.\n' +
-        '  DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:a2a',
-    );
-    process.exit(2);
-  }
-  const database = await freshDatabase(serverUrl, 'bench_a2a');
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-a2a-'));
-  const logDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-log-'));
-  const compiled = compiledBenchFile('bench-server.ts');
-  // The agent cards name Gatehouse's version from package.json, two folders above src/common: in the build too.
-  copyFileSync(join(__dirname, '..', 'package.json'), join(dirname(compiled), '..', 'package.json'));
-  const app = startBenchServer(
-    'bench-server.ts',
-    compiled,
-    {
-      ...process.env,
-      DATABASE_URL: database.url,
-      DATA_DIR: dataDir,
-      BENCH_LOG_LEVEL: LOG_LEVEL,
-      // The streams phase's http agent listens on loopback.
-      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-      ...(CPU_PROFILE_DIR
-        ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR, 'a2a-bench')}` }
-        : {}),
-    },
-    join(logDir, 'gatehouse.log'),
-  );
-  let failed = false;
-  const agentServers: { close: () => Promise<void> }[] = [];
-  let cleaned: Promise<void> | undefined;
-  const cleanUp = (): Promise<void> =>
-    (cleaned ??= (async () => {
-      await Promise.all(agentServers.map((server) => server.close()));
-      await app.stop();
-      removeCompiledServers();
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-      if (!failed) rmSync(logDir, { recursive: true, force: true });
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      console.error(`\n${signal}: dropping the bench database`);
-      void cleanUp().finally(() => process.exit(130));
-    });
-  }
+  // The streams phase's http agent listens on loopback.
+  await withProtocolBench(
+    'a2a',
+    { ALLOW_PRIVATE_NETWORK_TARGETS: 'true' },
+    async ({ app, appUrl, getJson, closeFirst }) => {
+      const queries = async (): Promise<{ total: number; taskEvents: number }> => {
+        const reply = app.next<{ total: number; taskEvents: number }>('queries');
+        app.child.send({ type: 'queries' });
+        return reply;
+      };
 
-  try {
-    const { appUrl } = await app.next<{ appUrl: string }>('ready');
-    const getJson = async <T>(path: string, headers: Record<string, string>): Promise<T> => {
-      const response = await fetch(`${appUrl}${path}`, { headers });
-      if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as T;
-    };
-    const queries = async (): Promise<{ total: number; taskEvents: number }> => {
-      const reply = app.next<{ total: number; taskEvents: number }>('queries');
-      app.child.send({ type: 'queries' });
-      return reply;
-    };
+      // 1. Echo tasks to their end.
+      const tasks = ONLY && ONLY !== 'tasks' ? undefined : await taskPhase();
+      // 2. Statements per streamed event, with one subscriber and with many.
+      const streams = ONLY && ONLY !== 'streams' ? undefined : await streamPhase();
+      report(tasks, streams);
 
-    // 1. Echo tasks to their end.
-    const tasks = ONLY && ONLY !== 'tasks' ? undefined : await taskPhase();
-    // 2. Statements per streamed event, with one subscriber and with many.
-    const streams = ONLY && ONLY !== 'streams' ? undefined : await streamPhase();
-    report(tasks, streams);
-
-    async function taskPhase(): Promise<Record<Side, Sample[]>> {
-      const tasksOrg = await organization(appUrl, 'Bench tasks');
-      const agent = await postJson<{ id: string }>(
-        appUrl,
-        '/v1/agents',
-        { name: 'Bench echo', type: 'echo' },
-        tasksOrg.key,
-      );
-      const taskClients = await connectClients(appUrl, agent.id, tasksOrg.key, CLIENTS);
-      let n = 0;
-      return phase(
-        app,
-        CLIENTS,
-        ['a2a', 'rest'],
-        {
-          rest: async () => {
-            const task = await postJson<TaskView>(
-              appUrl,
-              '/v1/tasks',
-              { instruction: `rest task ${n++}`, agent_type: 'echo', agent_id: agent.id },
-              tasksOrg.key,
-            );
-            const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
-            if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
-          },
-          a2a: async (worker) => {
-            const answer = (await taskClients[worker].sendMessage(sendMessage(`a2a task ${n++}`))) as {
-              id?: string;
-              status?: { state: TaskState };
-            };
-            if (answer.status?.state !== TaskState.TASK_STATE_COMPLETED)
-              throw new Error(`SendMessage: ${JSON.stringify(answer).slice(0, 500)}`);
-          },
-        },
-        ROUND_SETTINGS,
-      );
-    }
-
-    /** Statements per delivered progress event with `subscribers` SubscribeToTask streams on one task. */
-    async function streamPhase(): Promise<
-      { subscribers: number; perEvent: number; taskEventsPerEvent: number }[]
-    > {
-      const streamOrg = await organization(appUrl, 'Bench streams');
-      const agentServer = await HoldingAgent.start();
-      agentServers.push(agentServer);
-      const agent = await postJson<{ id: string }>(
-        appUrl,
-        '/v1/agents',
-        { name: 'Bench holder', type: 'http', config: { url: agentServer.url } },
-        streamOrg.key,
-      );
-      const results = [];
-      for (const subscribers of [1, SUBSCRIBERS]) {
-        const clients = await connectClients(appUrl, agent.id, streamOrg.key, subscribers);
-        const task = await postJson<TaskView>(
+      async function taskPhase(): Promise<Record<Side, Sample[]>> {
+        const tasksOrg = await organization(appUrl, 'Bench tasks');
+        const agent = await postJson<{ id: string }>(
           appUrl,
-          '/v1/tasks',
-          { instruction: `stream with ${subscribers}`, agent_type: 'http', agent_id: agent.id },
+          '/v1/agents',
+          { name: 'Bench echo', type: 'echo' },
+          tasksOrg.key,
+        );
+        const taskClients = await connectClients(appUrl, agent.id, tasksOrg.key, CLIENTS);
+        let n = 0;
+        return phase(
+          app,
+          CLIENTS,
+          ['a2a', 'rest'],
+          {
+            rest: async () => {
+              const task = await postJson<TaskView>(
+                appUrl,
+                '/v1/tasks',
+                { instruction: `rest task ${n++}`, agent_type: 'echo', agent_id: agent.id },
+                tasksOrg.key,
+              );
+              const ended = await getJson<TaskView>(`/v1/tasks/${task.id}?wait=30`, tasksOrg.auth);
+              if (ended.status !== 'succeeded') throw new Error(`REST task ${task.id}: ${ended.status}`);
+            },
+            a2a: async (worker) => {
+              const answer = (await taskClients[worker].sendMessage(sendMessage(`a2a task ${n++}`))) as {
+                id?: string;
+                status?: { state: TaskState };
+              };
+              if (answer.status?.state !== TaskState.TASK_STATE_COMPLETED)
+                throw new Error(`SendMessage: ${JSON.stringify(answer).slice(0, 500)}`);
+            },
+          },
+          ROUND_SETTINGS,
+        );
+      }
+
+      /** Statements per delivered progress event with `subscribers` SubscribeToTask streams on one task. */
+      async function streamPhase(): Promise<
+        { subscribers: number; perEvent: number; taskEventsPerEvent: number }[]
+      > {
+        const streamOrg = await organization(appUrl, 'Bench streams');
+        const agentServer = await HoldingAgent.start();
+        closeFirst(() => agentServer.close());
+        const agent = await postJson<{ id: string }>(
+          appUrl,
+          '/v1/agents',
+          { name: 'Bench holder', type: 'http', config: { url: agentServer.url } },
           streamOrg.key,
         );
-        const token = await agentServer.tokenOf(task.id);
-        const streams = clients.map((client) =>
-          countProgress(client.resubscribeTask({ tenant: '', id: task.id })),
-        );
-        // Every stream has shown the task (its first event) before any event is posted and counted.
-        await Promise.all(streams.map((stream) => stream.opened));
-        const before = await queries();
-        for (let i = 0; i < STREAM_EVENTS; i++) {
-          await postJson(
+        const results = [];
+        for (const subscribers of [1, SUBSCRIBERS]) {
+          const clients = await connectClients(appUrl, agent.id, streamOrg.key, subscribers);
+          const task = await postJson<TaskView>(
             appUrl,
-            `/v1/tasks/${task.id}/events`,
-            { type: 'progress', data: { percent: i % 100 } },
-            token,
+            '/v1/tasks',
+            { instruction: `stream with ${subscribers}`, agent_type: 'http', agent_id: agent.id },
+            streamOrg.key,
           );
+          const token = await agentServer.tokenOf(task.id);
+          const streams = clients.map((client) =>
+            countProgress(client.resubscribeTask({ tenant: '', id: task.id })),
+          );
+          // Every stream has shown the task (its first event) before any event is posted and counted.
+          await Promise.all(streams.map((stream) => stream.opened));
+          const before = await queries();
+          for (let i = 0; i < STREAM_EVENTS; i++) {
+            await postJson(
+              appUrl,
+              `/v1/tasks/${task.id}/events`,
+              { type: 'progress', data: { percent: i % 100 } },
+              token,
+            );
+          }
+          await Promise.all(streams.map((stream) => stream.progressSeen(STREAM_EVENTS)));
+          const after = await queries();
+          agentServer.release(task.id);
+          await Promise.all(streams.map((stream) => stream.ended));
+          results.push({
+            subscribers,
+            perEvent: (after.total - before.total) / STREAM_EVENTS,
+            taskEventsPerEvent: (after.taskEvents - before.taskEvents) / STREAM_EVENTS,
+          });
         }
-        await Promise.all(streams.map((stream) => stream.progressSeen(STREAM_EVENTS)));
-        const after = await queries();
-        agentServer.release(task.id);
-        await Promise.all(streams.map((stream) => stream.ended));
-        results.push({
-          subscribers,
-          perEvent: (after.total - before.total) / STREAM_EVENTS,
-          taskEventsPerEvent: (after.taskEvents - before.taskEvents) / STREAM_EVENTS,
-        });
+        return results;
       }
-      return results;
-    }
-  } catch (error) {
-    failed = true;
-    throw error;
-  } finally {
-    await cleanUp();
-  }
+    },
+  );
 }
 
 function report(

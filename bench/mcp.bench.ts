@@ -27,15 +27,10 @@
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres [REDIS_URL=…] npm run bench:mcp
  */
 import { execSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { median, postJson, startBenchServer } from './bench-child';
-import { freshDatabase } from './bench-database';
-import { organization, phase, profilerPreload, type Sample, setting } from './paired-rounds';
-import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
+import { median, postJson } from './bench-child';
+import { organization, phase, type Sample, setting, withProtocolBench } from './paired-rounds';
 
 const CLIENTS = Math.floor(setting('BENCH_CLIENTS', 20, 1));
 const LIST_CLIENTS = Math.floor(setting('BENCH_LIST_CLIENTS', 20, 1));
@@ -47,8 +42,6 @@ const ROUND_SETTINGS = { rounds: ROUNDS, duration: DURATION, warmup: WARMUP };
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** `tasks` or `agents` runs that phase alone (e.g. for a profile); both by default. */
 const ONLY = process.env.BENCH_ONLY;
-/** With it set, the server writes a V8 CPU profile of the whole run there (open it in Chrome's DevTools). */
-const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Issue 44: MCP at half the rate of the REST routes it stands for, or better. */
 const GOAL = 0.5;
 
@@ -74,62 +67,8 @@ async function connectClients(mcpUrl: string, key: string, count: number): Promi
 type Side = 'mcp' | 'rest';
 
 async function main(): Promise<void> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    console.error(
-      'bench:mcp measures on PostgreSQL: set DATABASE_URL to a server (a fresh database is created on it\n' +
-        'for the run and dropped afterwards), e.g.\n' +
-        '  DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:mcp',
-    );
-    process.exit(2);
-  }
-  const database = await freshDatabase(serverUrl, 'bench_mcp');
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-mcp-'));
-  const logDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-log-'));
-  const compiled = compiledBenchFile('bench-server.ts');
-  // The MCP server names its version from package.json, two folders above src/common: in the build too.
-  copyFileSync(join(__dirname, '..', 'package.json'), join(dirname(compiled), '..', 'package.json'));
-  const app = startBenchServer(
-    'bench-server.ts',
-    compiled,
-    {
-      ...process.env,
-      DATABASE_URL: database.url,
-      DATA_DIR: dataDir,
-      BENCH_LOG_LEVEL: LOG_LEVEL,
-      ...(CPU_PROFILE_DIR
-        ? { NODE_OPTIONS: `--require ${profilerPreload(CPU_PROFILE_DIR, 'mcp-bench')}` }
-        : {}),
-    },
-    join(logDir, 'gatehouse.log'),
-  );
-  const clients: Client[] = [];
-  let failed = false;
-  let cleaned: Promise<void> | undefined;
-  const cleanUp = (): Promise<void> =>
-    (cleaned ??= (async () => {
-      await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
-      await app.stop();
-      removeCompiledServers();
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-      if (!failed) rmSync(logDir, { recursive: true, force: true });
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      console.error(`\n${signal}: dropping the bench database`);
-      void cleanUp().finally(() => process.exit(130));
-    });
-  }
-
-  try {
-    const { appUrl } = await app.next<{ appUrl: string }>('ready');
+  await withProtocolBench('mcp', {}, async ({ app, appUrl, getJson, closeFirst }) => {
     const mcpUrl = `${appUrl}/mcp`;
-    const getJson = async <T>(path: string, headers: Record<string, string>): Promise<T> => {
-      const response = await fetch(`${appUrl}${path}`, { headers });
-      if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as T;
-    };
 
     // 1. Echo tasks to their end.
     const tasks = ONLY && ONLY !== 'tasks' ? undefined : await taskPhase();
@@ -140,7 +79,7 @@ async function main(): Promise<void> {
     async function taskPhase(): Promise<Record<Side, Sample[]>> {
       const tasksOrg = await organization(appUrl, 'Bench tasks');
       const taskClients = await connectClients(mcpUrl, tasksOrg.key, CLIENTS);
-      clients.push(...taskClients);
+      for (const client of taskClients) closeFirst(() => client.close());
       let n = 0;
       return phase(
         app,
@@ -182,7 +121,7 @@ async function main(): Promise<void> {
         );
       }
       const listClients = await connectClients(mcpUrl, agentsOrg.key, LIST_CLIENTS);
-      clients.push(...listClients);
+      for (const client of listClients) closeFirst(() => client.close());
       const expectedTools = (await listClients[0].listTools()).tools.length;
       if (expectedTools < AGENTS) throw new Error(`tools/list: ${expectedTools} tools for ${AGENTS} agents`);
       const listLimit = Math.min(AGENTS, 100);
@@ -210,12 +149,7 @@ async function main(): Promise<void> {
       );
       return { ...samples, tools: expectedTools, listLimit };
     }
-  } catch (error) {
-    failed = true;
-    throw error;
-  } finally {
-    await cleanUp();
-  }
+  });
 }
 
 function report(

@@ -3,9 +3,12 @@
  * paired, interleaved rounds on one Gatehouse (the settings, an organization with a key no limit reaches,
  * the timed loops, the rounds, the server's CPU profile).
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type BenchServer, postJson } from './bench-child';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { type BenchServer, postJson, startBenchServer } from './bench-child';
+import { freshDatabase } from './bench-database';
+import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
 
 /** A number from the environment (at least `min`), else `fallback`; exits on anything else. */
 export function setting(name: string, fallback: number, min: number): number {
@@ -125,4 +128,90 @@ process.on('exit', () => {
 `,
   );
   return file;
+}
+
+/** One Gatehouse of a protocol's bench, ready: its URL, a GET of JSON, and what to close with it. */
+export interface ProtocolBench {
+  app: BenchServer;
+  appUrl: string;
+  getJson<T>(path: string, headers: Record<string, string>): Promise<T>;
+  /** Closed before the server stops (the bench's clients, its own servers). */
+  closeFirst(close: () => Promise<unknown>): void;
+}
+
+/**
+ * Runs `body` against one Gatehouse (bench-server.ts, compiled, a process of its own, workers at the
+ * default settings, `env` added) on a fresh database of DATABASE_URL's server, then drops it all, also on
+ * SIGINT and SIGTERM; the server's log is kept only when the run failed.
+ */
+export async function withProtocolBench<T>(
+  name: string,
+  env: Record<string, string>,
+  body: (bench: ProtocolBench) => Promise<T>,
+): Promise<T> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    console.error(
+      `bench:${name} measures on PostgreSQL: set DATABASE_URL to a server (a fresh database is created on it\n` +
+        'for the run and dropped afterwards), e.g.\n' +
+        `  DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:${name}`,
+    );
+    process.exit(2);
+  }
+  const database = await freshDatabase(serverUrl, `bench_${name}`);
+  const dataDir = mkdtempSync(join(tmpdir(), `gatehouse-bench-${name}-`));
+  const logDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-log-'));
+  const compiled = compiledBenchFile('bench-server.ts');
+  // The server names its version from package.json, two folders above src/common: in the build too.
+  copyFileSync(join(__dirname, '..', 'package.json'), join(dirname(compiled), '..', 'package.json'));
+  const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+  const app = startBenchServer(
+    'bench-server.ts',
+    compiled,
+    {
+      ...process.env,
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      BENCH_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      ...env,
+      ...(profileDir ? { NODE_OPTIONS: `--require ${profilerPreload(profileDir, `${name}-bench`)}` } : {}),
+    },
+    join(logDir, 'gatehouse.log'),
+  );
+  const closers: (() => Promise<unknown>)[] = [];
+  let failed = false;
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> =>
+    (cleaned ??= (async () => {
+      await Promise.all(closers.map((close) => close().catch(() => undefined)));
+      await app.stop();
+      removeCompiledServers();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+      if (!failed) rmSync(logDir, { recursive: true, force: true });
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: dropping the bench database`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
+  try {
+    const { appUrl } = await app.next<{ appUrl: string }>('ready');
+    return await body({
+      app,
+      appUrl,
+      async getJson<R>(path: string, headers: Record<string, string>): Promise<R> {
+        const response = await fetch(`${appUrl}${path}`, { headers });
+        if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+        return (await response.json()) as R;
+      },
+      closeFirst: (close) => void closers.push(close),
+    });
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    await cleanUp();
+  }
 }

@@ -47,18 +47,9 @@ import { join } from 'node:path';
 import { freshDatabase } from './bench-database';
 import { assertClean, type BenchServer, median, postJson, startBenchServer } from './bench-child';
 import { compiledBenchFile, removeCompiledServers } from './compiled-servers';
+import { setting } from './paired-rounds';
 
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-
-function setting(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < 0) {
-    console.error(`${name}=${raw}: expected a number >= 0`);
-    process.exit(2);
-  }
-  return Math.max(min, value);
-}
 
 const CONNECTIONS = setting('BENCH_CONNECTIONS', 50, 1);
 const DURATION = setting('BENCH_DURATION', 3, 1);
