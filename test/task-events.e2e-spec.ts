@@ -6,6 +6,9 @@ import { pollUntil } from './support/keys';
 import { queueTask, startWithHeldAgent } from './support/held-agent';
 import { startTestApp, TestApp } from './support/test-app';
 import { listen, openEventStream, startListeningApp } from './support/event-stream';
+import { DataSource } from 'typeorm';
+import { TaskEventAppends } from '../src/tasks/task-event-appends';
+import { TaskQueueRepository } from '../src/tasks/task-queue.repository';
 
 /**
  * `GET /v1/tasks/{id}/events` (contract, "Agent runs"): a task's events, status changes among them, as a
@@ -185,9 +188,78 @@ describeWithPostgres('GET /v1/tasks/{id}/events across instances')(
         status('cancelled'),
       ]);
       // Heard, not only found by the streams' once-a-second look (which no test can tell apart by time
-      // on a loaded machine): the progress as a change of events, the cancellation as one of status.
+      // on a loaded machine): the progress as a change of events, the cancellation as the end.
       expect(heard.mock.calls).toContainEqual([[id], 'events']);
-      expect(heard.mock.calls).toContainEqual([[id], 'status']);
+      expect(heard.mock.calls).toContainEqual([[id], 'end']);
     });
   },
 );
+
+describe('Agent reports of one turn (TaskEventAppends)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it("appends the events of distinct tasks in one statement, a task's second after its first, and refuses a stale attempt's", async () => {
+    const org = await signUpOrganization(t.http);
+    const [a, b, c] = [
+      await queueTask(t.http, org.auth),
+      await queueTask(t.http, org.auth),
+      await queueTask(t.http, org.auth),
+    ];
+    const claimed = await t.app.get(TaskQueueRepository).claimBatch('test-worker', 60_000, 10, ['echo']);
+    expect(claimed.map((task) => task.id).sort()).toEqual([a, b, c].sort());
+    const attempt = { attempts: 1, leaseOwner: 'test-worker' };
+    const organizationId = claimed[0].organizationId;
+    const event = (
+      taskId: string,
+      type: string,
+      data: Record<string, unknown>,
+      usage = { inputTokens: 0, outputTokens: 0 },
+    ) => ({
+      organizationId,
+      taskId,
+      type,
+      data,
+      usage,
+      maxEvents: 100,
+      attempt,
+    });
+    const statements = jest.spyOn(t.app.get(DataSource), 'query');
+    const appends = t.app.get(TaskEventAppends);
+    const results = await Promise.all([
+      appends.append(event(a, 'output', { delta: 'one ' })),
+      appends.append(event(a, 'output', { delta: 'two' })),
+      appends.append(
+        event(b, 'usage', { input_tokens: 3, output_tokens: 4 }, { inputTokens: 3, outputTokens: 4 }),
+      ),
+      appends.append({
+        ...event(c, 'output', { delta: 'late' }),
+        attempt: { attempts: 2, leaseOwner: 'test-worker' },
+      }),
+    ]);
+    // A, B and C together, the reason C was refused, then A's second event.
+    expect(statements).toHaveBeenCalledTimes(3);
+    statements.mockRestore();
+    expect(results[0]).toMatchObject({ appended: true, seq: 3 });
+    expect(results[1]).toMatchObject({ appended: true, seq: 4 });
+    expect(results[2]).toMatchObject({ appended: true, seq: 3, usage: { inputTokens: 3, outputTokens: 4 } });
+    expect(results[3]).toEqual({ appended: false, reason: 'not_running' });
+    const eventsOf = async (id: string) =>
+      (await t.http.get(`/v1/tasks/${id}/events`).set(org.auth).expect(200)).body.data.map(
+        (e: { type: string; data: unknown }) => [e.type, e.data],
+      );
+    expect(await eventsOf(a)).toEqual([
+      ['status', status('queued')],
+      ['status', status('running')],
+      ['output', { delta: 'one ' }],
+      ['output', { delta: 'two' }],
+    ]);
+    expect(await eventsOf(c)).toEqual([
+      ['status', status('queued')],
+      ['status', status('running')],
+    ]);
+  });
+});

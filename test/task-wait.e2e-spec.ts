@@ -219,5 +219,32 @@ describeWithPostgres('GET /v1/tasks/{id}?wait=N across instances')(
       // The wait also looks again every second; B heard the end through PostgreSQL's notification.
       expect(heard.mock.calls.some(([ids]) => ids.includes(id))).toBe(true);
     });
+
+    it('notifies the end as the bare task id, and its queueing and start as events (a wait sleeps through them)', async () => {
+      const org = await signUpOrganization(a.http);
+      const listener = new Client({ connectionString: a.databaseUrl });
+      await listener.connect();
+      try {
+        const payloads: string[] = [];
+        let heardEnd: () => void = () => undefined;
+        const ended = new Promise<void>((resolve) => (heardEnd = resolve));
+        let id = '';
+        listener.on('notification', ({ payload }) => {
+          if (!id || !payload?.startsWith(id)) return;
+          payloads.push(payload);
+          if (payload === id) heardEnd();
+        });
+        await listener.query(`LISTEN ${TASK_EVENTS_CHANNEL}`);
+        id = await queueTask(a.http, org.auth);
+        const [claimed] = await a.app.get(TaskQueueRepository).claimBatch('test-worker', 60_000, 1, ['echo']);
+        expect(claimed?.id).toBe(id);
+        await a.http.post(`/v1/tasks/${id}/cancel`).set(org.auth).expect(200);
+        await ended;
+        // The insert's notification may come before `id` is known here; the start's and the end's not.
+        expect(payloads.slice(-2)).toEqual([`${id} events`, id]);
+      } finally {
+        await listener.end();
+      }
+    });
   },
 );

@@ -5,21 +5,22 @@ import { PostgresListener } from '../database/postgres-listener';
 
 /**
  * The channel of a task's new events (payload: the task id): the task_events triggers notify it in the
- * statement that writes an event (a status change; see the TaskEvents migration), delivered at commit.
+ * statement that writes an event (see the TaskEvents migration), delivered at commit.
  */
 export const TASK_EVENTS_CHANNEL = 'gatehouse_task_events';
 
 /**
- * What changed of a task: its status (queued, running, an end; its status event), or only its other
- * events (output, progress, usage, output files). A notification says which by its payload: the task id
- * alone for a status change, the id and ` events` for the others (see the TaskEventNotifyKind migration).
+ * What changed of a task: it ended (succeeded, failed, cancelled), or it has another event (queued or
+ * started again, output, progress, usage, output files). A notification says which by its payload: the
+ * task id alone for an end, the id and ` events` for the others (the TaskEventNotifyKind and
+ * TaskEndNotify migrations).
  */
-export type TaskChange = 'status' | 'events';
+export type TaskChange = 'end' | 'events';
 const EVENTS_SUFFIX = ' events';
 
-/** Whom a change wakes: every change (an event stream) or status changes only (a wait for the end). */
+/** Whom a change wakes: every change (an event stream) or the end only (a wait for it, a cancel watch). */
 export interface TaskInterest {
-  statusOnly?: boolean;
+  endsOnly?: boolean;
 }
 
 /**
@@ -36,21 +37,21 @@ export interface TaskInterest {
 @Injectable()
 export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger('TaskChanges');
-  private readonly watchers = new Map<string, Set<{ wake: () => void; statusOnly: boolean }>>();
+  private readonly watchers = new Map<string, Set<{ wake: () => void; endsOnly: boolean }>>();
   private listener?: PostgresListener;
   private closing = false;
 
   constructor(@Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>) {}
 
   /**
-   * After the commit that changed these tasks, for the requests of this process that wait on them: a
-   * change of events only wakes none of those that care for the status alone (an output delta does not
-   * make a `?wait` read the task again).
+   * After the commit that changed these tasks, for the requests of this process that wait on them: an
+   * event other than the end wakes none of those that care for the end alone (neither an output delta
+   * nor the task starting makes a `?wait` read the task again).
    */
   changed(taskIds: readonly string[], change: TaskChange): void {
     for (const id of taskIds) {
       for (const watcher of this.watchers.get(id) ?? []) {
-        if (change === 'status' || !watcher.statusOnly) watcher.wake();
+        if (change === 'end' || !watcher.endsOnly) watcher.wake();
       }
     }
   }
@@ -103,7 +104,7 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
     if (!watchers) this.watchers.set(taskId, (watchers = new Set()));
     const own = watchers;
     // An entry of its own, so that subscribing one function twice gives two independent subscriptions.
-    const watcher = { wake: (): void => onChange(), statusOnly: interest.statusOnly ?? false };
+    const watcher = { wake: (): void => onChange(), endsOnly: interest.endsOnly ?? false };
     own.add(watcher);
     return () => {
       own.delete(watcher);
@@ -117,12 +118,12 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
       this.database.url,
       TASK_EVENTS_CHANNEL,
       {
-        // A payload of the format before TaskEventNotifyKind (from an instance not upgraded yet) is a
-        // bare id: taken as a status change, which wakes every watcher, as every change did then.
+        // A bare id is an end; so is, from a database before TaskEndNotify, any status change (waits
+        // woken by a start read the task and wait again, as they did then).
         onMessage: (payload) =>
           payload.endsWith(EVENTS_SUFFIX)
             ? this.changed([payload.slice(0, -EVENTS_SUFFIX.length)], 'events')
-            : this.changed([payload], 'status'),
+            : this.changed([payload], 'end'),
       },
       this.logger,
     );

@@ -40,7 +40,7 @@ export class TaskEnds implements OnModuleDestroy {
    */
   async getWhenEnded(principal: Principal, id: string, seconds: number): Promise<Task> {
     // Watching before the read: an end between the read and the wait is not missed.
-    const watch = this.changes.watch(id, { statusOnly: true });
+    const watch = this.changes.watch(id, { endsOnly: true });
     try {
       let task = await this.tasks.get(principal, id);
       const deadline = Date.now() + seconds * 1000;
@@ -85,7 +85,7 @@ export class TaskEnds implements OnModuleDestroy {
     this.rechecking = true;
     try {
       const ended = await this.queue.endedAmong(waited);
-      if (ended.length) this.changes.changed(ended, 'status');
+      if (ended.length) this.changes.changed(ended, 'end');
     } catch (error) {
       this.logger.warn(`recheck of waited tasks failed: ${(error as Error).message}`);
     } finally {
@@ -106,7 +106,7 @@ export class TaskEnds implements OnModuleDestroy {
       ]),
     );
     if (!cancelled) throw new TaskError(TaskErrorCode.TaskFinished, `The task is already ${task.status}.`);
-    this.changes.changed([task.id], 'status');
+    this.changes.changed([task.id], 'end');
     return this.tasks.get(principal, id);
   }
 }

@@ -8,6 +8,7 @@ import { TaskChanges } from './task-changes';
 import { BUDGET_EXCEEDED, costOf } from './task-costs';
 import { checkedEventData } from './task-event-data';
 import { EventFollower, TaskEventFeeds } from './task-event-feed';
+import { TaskEventAppends } from './task-event-appends';
 import { type RunningAttempt, TaskEventRow, TaskQueueRepository } from './task-queue.repository';
 import type { Task } from './task.entity';
 import { TaskError, TaskErrorCode } from './tasks.errors';
@@ -36,6 +37,7 @@ export class TaskEvents {
   constructor(
     private readonly tasks: TasksService,
     private readonly queue: TaskQueueRepository,
+    private readonly appends: TaskEventAppends,
     private readonly feeds: TaskEventFeeds,
     private readonly changes: TaskChanges,
     private readonly events: EventsService,
@@ -90,15 +92,15 @@ export class TaskEvents {
       dto.type === 'usage'
         ? { inputTokens: data.input_tokens as number, outputTokens: data.output_tokens as number }
         : { inputTokens: 0, outputTokens: 0 };
-    const appended = await this.queue.appendEvent(
-      principal.organizationId,
-      id,
-      dto.type,
+    const appended = await this.appends.append({
+      organizationId: principal.organizationId,
+      taskId: id,
+      type: dto.type,
       data,
       usage,
-      MAX_TASK_EVENTS,
+      maxEvents: MAX_TASK_EVENTS,
       attempt,
-    );
+    });
     if (!appended.appended) {
       throw appended.reason === 'too_many_events'
         ? new TaskError(TaskErrorCode.TooManyTaskEvents, `A task keeps at most ${MAX_TASK_EVENTS} events.`)
@@ -127,6 +129,6 @@ export class TaskEvents {
         },
       ]),
     );
-    if (ended) this.changes.changed([id], 'status');
+    if (ended) this.changes.changed([id], 'end');
   }
 }

@@ -63,10 +63,6 @@ const lockedInIdOrder = (idsParam: string, condition: string): string =>
   `SELECT id FROM tasks WHERE id = ANY(${idsParam}::text[]) AND status = 'running' AND ${condition}
     ORDER BY id FOR UPDATE`;
 
-/** SQL: true when no attempt is named (an agent's post, its token checked already) or it still holds. */
-const attemptHolds = (attemptsParam: string, ownerParam: string): string =>
-  `(${attemptsParam}::int IS NULL OR (attempts = ${attemptsParam} AND lease_owner = ${ownerParam} AND lease_expires_at > now()))`;
-
 /**
  * What a run costs when it ends, in SQL (the same rounding as costOf in task-costs.ts), never more than
  * what it reserved.
@@ -251,76 +247,6 @@ export class TaskQueueRepository {
       [taskId],
     );
     return row;
-  }
-
-  /**
-   * Appends an agent's event to a running task, numbered after its last, in one statement: the count,
-   * the event row, the last progress and the usage totals change together or not at all (and the
-   * event's trigger notifies the task's streams at commit). Refused once the task no longer runs, or
-   * when it holds `maxEvents` events.
-   */
-  async appendEvent(
-    organizationId: string,
-    taskId: string,
-    type: string,
-    data: Record<string, unknown>,
-    usage: { inputTokens: number; outputTokens: number },
-    maxEvents: number,
-    attempt?: RunningAttempt,
-  ): Promise<AppendedEvent> {
-    const [row] = await this.dataSource.query<
-      {
-        seq: number;
-        input_tokens: string;
-        output_tokens: string;
-        max_credits: number;
-        credits_per_1k_input_tokens: number;
-        credits_per_1k_output_tokens: number;
-      }[]
-    >(
-      `WITH t AS (
-         UPDATE tasks SET event_seq = event_seq + 1,
-                progress = CASE WHEN $2 = 'progress' THEN $3::jsonb ELSE progress END,
-                input_tokens = input_tokens + $4, output_tokens = output_tokens + $5
-          WHERE id = $1 AND organization_id = $7 AND status = 'running' AND event_seq < $6
-            AND ${attemptHolds('$8', '$9')}
-          RETURNING id, event_seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
-                    credits_per_1k_output_tokens),
-       e AS (INSERT INTO task_events (task_id, seq, type, data) SELECT id, event_seq, $2, $3::jsonb FROM t)
-       SELECT event_seq AS seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
-              credits_per_1k_output_tokens FROM t`,
-      [
-        taskId,
-        type,
-        JSON.stringify(data),
-        usage.inputTokens,
-        usage.outputTokens,
-        maxEvents,
-        organizationId,
-        attempt?.attempts ?? null,
-        attempt?.leaseOwner ?? null,
-      ],
-    );
-    if (row) {
-      return {
-        appended: true,
-        seq: row.seq,
-        usage: {
-          inputTokens: Number(row.input_tokens),
-          outputTokens: Number(row.output_tokens),
-          maxCredits: row.max_credits,
-          creditsPer1kInputTokens: row.credits_per_1k_input_tokens,
-          creditsPer1kOutputTokens: row.credits_per_1k_output_tokens,
-        },
-      };
-    }
-    // Refused: at the cap, or the run (or this attempt of it) is over.
-    const [task] = await this.dataSource.query<{ live: boolean }[]>(
-      `SELECT status = 'running' AND ${attemptHolds('$2', '$3')} AS live
-         FROM tasks WHERE id = $1`,
-      [taskId, attempt?.attempts ?? null, attempt?.leaseOwner ?? null],
-    );
-    return { appended: false, reason: task?.live ? 'too_many_events' : 'not_running' };
   }
 
   /**

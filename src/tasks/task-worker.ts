@@ -127,7 +127,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       if (claimed.length)
         this.changes.changed(
           claimed.map((task) => task.id),
-          'status',
+          'events',
         );
       const tokens = await this.contexts.mintTokens(claimed, this.workerId, this.db);
       if (tokens) for (const task of claimed) this.start(task, tokens.get(task.id));
@@ -201,7 +201,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.running.set(task.id, controller);
     // A change of the task (its cancellation, a takeover) is checked within CHANGE_CHECK_MS rather than
     // at the next heartbeat, so its run (an upstream model stream, say) is aborted within the second.
-    const unsubscribe = this.changes.subscribe(task.id, () => this.checkLeasesSoon(), { statusOnly: true });
+    const unsubscribe = this.changes.subscribe(task.id, () => this.checkLeasesSoon(), { endsOnly: true });
     try {
       const result = await this.run(task, taskToken, controller.signal);
       await this.finish(task, { status: 'succeeded', result });
@@ -322,7 +322,7 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
     );
     this.changes.changed(
       finished.map((row) => row.id),
-      'status',
+      'end',
     );
   }
 

@@ -4,6 +4,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { AgentRunContexts } from './agent-run-contexts';
 import { FilesModule } from '../files/files.module';
 import { TaskQueueRepository } from './task-queue.repository';
+import { TaskEventAppends } from './task-event-appends';
 import { TaskChanges } from './task-changes';
 import { TaskEventFeeds } from './task-event-feed';
 import { TaskWakeups } from './task-wakeups';
@@ -39,6 +40,7 @@ export const TASK_WEBHOOK_EVENTS = {
   ],
   providers: [
     TaskQueueRepository,
+    TaskEventAppends,
     TasksService,
     TaskEvents,
     TaskEnds,

@@ -24,6 +24,7 @@ import { OrganizationSecrets1796210000000 } from './1796210000000-OrganizationSe
 import { TaskEventNotifyKind1796220000000 } from './1796220000000-TaskEventNotifyKind';
 import { A2aContexts1796230000000 } from './1796230000000-A2aContexts';
 import { A2aPushConfigs1796240000000 } from './1796240000000-A2aPushConfigs';
+import { TaskEndNotify1796250000000 } from './1796250000000-TaskEndNotify';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   TaskEventNotifyKind1796220000000,
   A2aContexts1796230000000,
   A2aPushConfigs1796240000000,
+  TaskEndNotify1796250000000,
 ];
