@@ -41,11 +41,27 @@ const RSS_SAMPLE_MS = 50;
  * them to report queries per delivered event. Patched here, not in the app, so older commits count alike.
  */
 const queryCounts = { total: 0, taskEvents: 0 };
+/** BENCH_QUERY_HISTOGRAM=<file>: every statement's first 140 characters, counted, written there at exit. */
+const queryHistogram = new Map<string, number>();
+if (process.env.BENCH_QUERY_HISTOGRAM)
+  process.on('exit', () =>
+    writeFileSync(
+      process.env.BENCH_QUERY_HISTOGRAM!,
+      [...queryHistogram]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${v}\t${k}`)
+        .join('\n'),
+    ),
+  );
 const clientQuery = Client.prototype.query as (...args: unknown[]) => unknown;
 Client.prototype.query = function (this: Client, ...args: unknown[]): unknown {
   const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
   queryCounts.total++;
   if (text?.includes('task_events')) queryCounts.taskEvents++;
+  if (process.env.BENCH_QUERY_HISTOGRAM) {
+    const key = (text ?? '?').replace(/\s+/g, ' ').slice(0, 140);
+    queryHistogram.set(key, (queryHistogram.get(key) ?? 0) + 1);
+  }
   return clientQuery.apply(this, args);
 } as typeof Client.prototype.query;
 

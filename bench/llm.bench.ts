@@ -19,7 +19,8 @@
  *    SDK's own stream decoder against readServerSentEvents (src/llm-agents/server-sent-events.ts), the
  *    measurement behind the runner's reading streams itself.
  * 2. BENCH_LLM_CONCURRENT_RUNS runs (default 200) kept in flight against an upstream that answers each
- *    request after BENCH_LLM_ANSWER_MS (default 2000): each of 200 clients creates a run, waits for its
+ *    request after BENCH_LLM_ANSWER_MS (default 2000): each of 200 clients (API keys, five to a key,
+ *    connections kept alive) creates a run, waits for its
  *    end (GET /v1/tasks/{id}?wait) and creates the next, for BENCH_LLM_SUSTAINED_S seconds (default 10)
  *    after one round of warm-up; runs/s are the runs that ended in that window over its length (at most
  *    200 / 2 s = 100 runs/s; goal ≥ 90). Every run is checked to have succeeded with the upstream's text.
@@ -54,6 +55,8 @@ const CONCURRENT_RUNS = Number(process.env.BENCH_LLM_CONCURRENT_RUNS ?? 200);
 const ANSWER_MS = Number(process.env.BENCH_LLM_ANSWER_MS ?? 2000);
 const SUSTAINED_S = Number(process.env.BENCH_LLM_SUSTAINED_S ?? 10);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 20);
+/** The sustained runs' clients that share one API key (see keyClients). */
+const CLIENTS_PER_KEY = 5;
 /** Where the server writes a V8 CPU profile of the whole run, when set (open it in Chrome's DevTools). */
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Every delta is this long (`d0000042 ` and so on), so characters received count deltas. */
@@ -249,8 +252,8 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
     });
   const streamAgent = await makeAgent('Bench streaming model', 'stream');
   const slowAgent = await makeAgent('Bench slow model', 'slow');
-  const createTask = (agentId: string, instruction: string): Promise<{ id: string }> =>
-    api('POST', '/v1/tasks', { instruction, agent_type: 'llm', agent_id: agentId });
+  const createTask = (agentId: string, instruction: string, as: typeof api = api): Promise<{ id: string }> =>
+    as('POST', '/v1/tasks', { instruction, agent_type: 'llm', agent_id: agentId });
   const isEmpty = async (status: string): Promise<boolean> =>
     (await api<{ data: unknown[] }>('GET', `/v1/tasks?status=${status}&limit=1`)).data.length === 0;
 
@@ -375,8 +378,31 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
     );
   }
 
+  /**
+   * The clients of the sustained runs hold API keys, as a platform's clients do (an access token is for
+   * managing keys), CLIENTS_PER_KEY to a key at the default limits: MAX_CONCURRENT_REQUESTS_PER_KEY (20)
+   * and DEFAULT_REQUESTS_PER_MINUTE (600) hold each key's requests under them. They keep their
+   * connections alive, which is safe in this phase: no socket of a client that loops sits idle long
+   * enough for the server's keep-alive timeout.
+   */
+  async function keyClients(count: number): Promise<{ apis: (typeof api)[]; close: () => void }> {
+    const keys = await Promise.all(
+      Array.from({ length: Math.ceil(count / CLIENTS_PER_KEY) }, (_, i) =>
+        api<{ key: string }>('POST', '/v1/api-keys', { name: `bench client ${i}`, role: 'developer' }),
+      ),
+    );
+    const kept = new Agent({ keepAlive: true, maxSockets: Infinity });
+    return {
+      apis: Array.from({ length: count }, (_, slot) =>
+        jsonApi(appUrl, { authorization: `Bearer ${keys[Math.floor(slot / CLIENTS_PER_KEY)].key}` }, kept),
+      ),
+      close: () => kept.destroy(),
+    };
+  }
+
   // 2. CONCURRENT_RUNS runs kept in flight against an upstream that answers after ANSWER_MS.
   async function sustainedRuns(): Promise<void> {
+    const clients = await keyClients(CONCURRENT_RUNS);
     const warmUpMs = ANSWER_MS * 1.5;
     const start = Date.now();
     const windowStart = start + warmUpMs;
@@ -403,7 +429,8 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
       while (Date.now() < windowEnd) {
         const created = Date.now();
         const run = runs++;
-        const task = await createTask(slowAgent.id, `sustained ${slot} ${run}`);
+        const asClient = clients.apis[slot];
+        const task = await createTask(slowAgent.id, `sustained ${slot} ${run}`, asClient);
         let state: {
           status: string;
           result: { output: string } | null;
@@ -413,7 +440,7 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
           completed_at: string;
         };
         do {
-          state = await api('GET', `/v1/tasks/${task.id}?wait=30`);
+          state = await asClient('GET', `/v1/tasks/${task.id}?wait=30`);
         } while (state.status === 'queued' || state.status === 'running');
         const at = Date.now();
         if (state.status !== 'succeeded' || state.result?.output !== 'd0000000 d0000001 d0000002 ') failed++;
@@ -442,11 +469,18 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
       }
     };
     await Promise.all(Array.from({ length: CONCURRENT_RUNS }, (_, slot) => client(slot)));
+    clients.close();
     await windowCounters;
     const totalCpu = (await cpu()) - cpuBefore;
     const totalQueries = (await queries()) - queriesBefore;
     const rate = ended.length / SUSTAINED_S;
-    const phase = (i: number): string => fmt(median(trace.map((t) => t[i])));
+    const phase = (i: number): string =>
+      `${fmt(median(trace.map((t) => t[i])))} (p99 ${fmt(
+        percentile(
+          trace.map((t) => t[i]),
+          99,
+        ),
+      )})`;
     const retried = trace.filter((t) => t[6] > 1).length;
     console.log(
       `\n2. ${CONCURRENT_RUNS} runs kept in flight for ${SUSTAINED_S} s (after ${(warmUpMs / 1000).toFixed(1)} s of warm-up), upstream answering after ${ANSWER_MS} ms`,
@@ -458,7 +492,7 @@ async function run(child: ReturnType<typeof fork>, upstream: BenchUpstream, base
       `  create -> end:    p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms (the upstream's ${ANSWER_MS} ms included; seen by the client)`,
     );
     console.log(
-      `  a run's time:     medians: request -> created ${phase(0)} ms, created -> started ${phase(1)} ms, started -> upstream request ${phase(2)} ms, ` +
+      `  a run's time:     medians (p99): request -> created ${phase(0)} ms, created -> started ${phase(1)} ms, started -> upstream request ${phase(2)} ms, ` +
         `upstream ${phase(3)} ms, its answer -> completed ${phase(4)} ms, completed -> the client's answer ${phase(5)} ms; ${retried} runs took more than one attempt`,
     );
     console.log(
