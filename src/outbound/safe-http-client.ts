@@ -302,11 +302,22 @@ function bodyStream(
   }
   let received = 0;
   let settled = false;
+  // The chunks the HTTP parser hands over in one turn (one socket read holds many chunks of a chunked
+  // body: a model's stream sends one per token) go to the reader as one: a read of the stream per socket
+  // read, not one per chunk, each a promise and a turn of the reader's loop (bench:llm's streaming case).
+  let held: Buffer[] = [];
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      const flush = (): void => {
+        if (settled || !held.length) return;
+        const chunks = held;
+        held = [];
+        controller.enqueue(new Uint8Array(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      };
       const fail = (error: Error): void => {
         if (settled) return;
         settled = true;
+        held = [];
         controller.error(error);
       };
       response.on('data', (chunk: Buffer) => {
@@ -320,10 +331,12 @@ function bodyStream(
           request.destroy();
           return;
         }
-        controller.enqueue(new Uint8Array(chunk));
+        if (!held.length) queueMicrotask(flush);
+        held.push(chunk);
       });
       response.on('end', () => {
         if (settled) return;
+        flush();
         settled = true;
         controller.close();
       });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SafeHttpClient } from './safe-http-client';
 
+const MANY = 500;
 const client = (allowPrivateNetworkTargets: boolean, timeoutMs = 5000) =>
   new SafeHttpClient({ allowPrivateNetworkTargets, timeoutMs });
 
@@ -15,6 +16,14 @@ describe('SafeHttpClient.streamingFetch', () => {
       if (req.url === '/redirect') return res.writeHead(302, { location: 'http://127.0.0.1/' }).end();
       if (req.url === '/silent') return res.writeHead(200).write('first');
       if (req.url === '/big') return res.end('x'.repeat(2000));
+      if (req.url === '/many') {
+        // 500 chunks of a chunked body in one write to the socket, as a fast model's tokens arrive.
+        res.writeHead(200);
+        res.socket!.cork();
+        for (let i = 0; i < MANY; i++) res.write(`data: ${i}\n\n`);
+        res.socket!.uncork();
+        return res.end();
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'x-echo': req.headers['x-token'] ?? '' });
       res.write('data: 1\n\n');
       setTimeout(() => res.end('data: 2\n\n'), 50);
@@ -43,6 +52,20 @@ describe('SafeHttpClient.streamingFetch', () => {
       rest += Buffer.from(next.value).toString();
     }
     expect(rest).toBe('data: 2\n\n');
+  });
+
+  it('hands the chunks of one socket read to the reader together, all of them and in order', async () => {
+    const response = await client(true).streamingFetch()(`${base}/many`);
+    const reader = response.body!.getReader();
+    let text = '';
+    let reads = 0;
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      reads++;
+      text += Buffer.from(next.value).toString();
+    }
+    expect(text).toBe(Array.from({ length: MANY }, (_, i) => `data: ${i}\n\n`).join(''));
+    // One read per chunk would be MANY reads, each a promise and a turn of the reader's loop.
+    expect(reads).toBeLessThan(MANY);
   });
 
   it('refuses a private target unless allowed, and redirects', async () => {
