@@ -38,7 +38,8 @@ interface AppendedRow {
  */
 @Injectable()
 export class TaskEventAppends {
-  private readonly batch = new TickBatch<EventAppend, AppendedEvent>((appends) => this.appendAll(appends));
+  /** Two statements at most at once; the events posted meanwhile go in the next (TickBatch). */
+  private readonly batch = new TickBatch<EventAppend, AppendedEvent>((appends) => this.appendAll(appends), 2);
 
   constructor(private readonly dataSource: DataSource) {}
 

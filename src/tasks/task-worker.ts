@@ -58,11 +58,15 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private nudge: () => void = () => (this.nudged = true);
   private nudged = false;
   private stopListening: () => void = () => undefined;
-  /** Outcomes finishing in the same turn of the event loop are recorded in one transaction. */
+  /**
+   * Outcomes finishing in the same turn of the event loop are recorded in one transaction, two such
+   * transactions at most at once: the outcomes that come while both run wait for the next (a wave of
+   * model runs ending over 50 ms takes a few transactions, not one each; bench:llm).
+   */
   private readonly outcomes = new TickBatch<FinishedTask, void>(async (batch) => {
     await this.recordOutcomes(batch);
     return batch.map(() => undefined);
-  });
+  }, 2);
 
   constructor(
     @Inject(tasksConfig.KEY) private readonly config: ConfigOf<typeof tasksConfig>,
