@@ -243,9 +243,19 @@ describe('Agent reports of one turn (TaskEventAppends)', () => {
     // A, B and C together, the reason C was refused, then A's second event.
     expect(statements).toHaveBeenCalledTimes(3);
     statements.mockRestore();
-    expect(results[0]).toMatchObject({ appended: true, seq: 3 });
-    expect(results[1]).toMatchObject({ appended: true, seq: 4 });
-    expect(results[2]).toMatchObject({ appended: true, seq: 3, usage: { inputTokens: 3, outputTokens: 4 } });
+    expect(results[0]).toMatchObject({
+      appended: true,
+      event: { seq: 3, type: 'output', data: { delta: 'one ' } },
+    });
+    expect(results[1]).toMatchObject({
+      appended: true,
+      event: { seq: 4, type: 'output', data: { delta: 'two' } },
+    });
+    expect(results[2]).toMatchObject({
+      appended: true,
+      event: { seq: 3, type: 'usage', createdAt: expect.any(Date) },
+      usage: { inputTokens: 3, outputTokens: 4 },
+    });
     expect(results[3]).toEqual({ appended: false, reason: 'not_running' });
     const eventsOf = async (id: string) =>
       (await t.http.get(`/v1/tasks/${id}/events`).set(org.auth).expect(200)).body.data.map(

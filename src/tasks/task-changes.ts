@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleDestroy } fr
 import { ConfigOf } from '../config/config-namespace';
 import { databaseConfig } from '../config/namespaces';
 import { PostgresListener } from '../database/postgres-listener';
+import type { TaskEventRow } from './task-queue.repository';
 
 /**
  * The channel of a task's new events (payload: the task id): the task_events triggers notify it in the
@@ -37,21 +38,25 @@ export interface TaskInterest {
 @Injectable()
 export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger('TaskChanges');
-  private readonly watchers = new Map<string, Set<{ wake: () => void; endsOnly: boolean }>>();
+  private readonly watchers = new Map<
+    string,
+    Set<{ wake: (appended?: TaskEventRow) => void; endsOnly: boolean }>
+  >();
   private listener?: PostgresListener;
   private closing = false;
 
   constructor(@Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>) {}
 
   /**
-   * After the commit that changed these tasks, for the requests of this process that wait on them: an
+   * After the commit that changed these tasks, for the requests of this process that wait on them (with
+   * the event appended, when a single task's is known: its streams here can send it without reading): an
    * event other than the end wakes none of those that care for the end alone (neither an output delta
    * nor the task starting makes a `?wait` read the task again).
    */
-  changed(taskIds: readonly string[], change: TaskChange): void {
+  changed(taskIds: readonly string[], change: TaskChange, appended?: TaskEventRow): void {
     for (const id of taskIds) {
       for (const watcher of this.watchers.get(id) ?? []) {
-        if (change === 'end' || !watcher.endsOnly) watcher.wake();
+        if (change === 'end' || !watcher.endsOnly) watcher.wake(appended);
       }
     }
   }
@@ -98,13 +103,20 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
    * Calls `onChange` at each change of the task from now on (and once at shutdown), until the returned
    * function is called. Subscribe before reading the task's state, as `watch` does.
    */
-  subscribe(taskId: string, onChange: () => void, interest: TaskInterest = {}): () => void {
+  subscribe(
+    taskId: string,
+    onChange: (appended?: TaskEventRow) => void,
+    interest: TaskInterest = {},
+  ): () => void {
     this.listen();
     let watchers = this.watchers.get(taskId);
     if (!watchers) this.watchers.set(taskId, (watchers = new Set()));
     const own = watchers;
     // An entry of its own, so that subscribing one function twice gives two independent subscriptions.
-    const watcher = { wake: (): void => onChange(), endsOnly: interest.endsOnly ?? false };
+    const watcher = {
+      wake: (appended?: TaskEventRow): void => onChange(appended),
+      endsOnly: interest.endsOnly ?? false,
+    };
     own.add(watcher);
     return () => {
       own.delete(watcher);

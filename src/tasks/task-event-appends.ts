@@ -1,7 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { TickBatch } from '../common/tick-batch';
-import type { AppendedEvent, RunningAttempt } from './task-queue.repository';
+import type { RunningAttempt, TaskEventRow } from './task-queue.repository';
+import type { Task } from './task.entity';
+
+/** A posted event appended to a running task (the row as stored), with the task's usage after it. */
+export type AppendedEvent =
+  | {
+      appended: true;
+      event: TaskEventRow;
+      usage: Pick<
+        Task,
+        'inputTokens' | 'outputTokens' | 'maxCredits' | 'creditsPer1kInputTokens' | 'creditsPer1kOutputTokens'
+      >;
+    }
+  | { appended: false; reason: 'not_running' | 'too_many_events' };
 
 /** One posted event to append to its running task (TaskEvents.postEvent checked it). */
 export interface EventAppend {
@@ -18,6 +31,9 @@ export interface EventAppend {
 interface AppendedRow {
   n: number;
   seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
   input_tokens: string;
   output_tokens: string;
   max_credits: number;
@@ -71,7 +87,7 @@ export class TaskEventAppends {
         results[n] = row
           ? {
               appended: true,
-              seq: row.seq,
+              event: { seq: row.seq, type: row.type, data: row.data, createdAt: row.created_at },
               usage: {
                 inputTokens: Number(row.input_tokens),
                 outputTokens: Number(row.output_tokens),
@@ -119,9 +135,11 @@ export class TaskEventAppends {
           WHERE tasks.id = locked.id
           RETURNING w.n, tasks.id, tasks.event_seq, w.type, w.data, tasks.input_tokens, tasks.output_tokens,
                     tasks.max_credits, tasks.credits_per_1k_input_tokens, tasks.credits_per_1k_output_tokens),
-       e AS (INSERT INTO task_events (task_id, seq, type, data) SELECT id, event_seq, type, data FROM t)
-       SELECT n, event_seq AS seq, input_tokens, output_tokens, max_credits, credits_per_1k_input_tokens,
-              credits_per_1k_output_tokens FROM t`,
+       e AS (INSERT INTO task_events (task_id, seq, type, data) SELECT id, event_seq, type, data FROM t
+             RETURNING task_id, data, created_at)
+       SELECT t.n, t.event_seq AS seq, t.type, e.data, e.created_at, t.input_tokens, t.output_tokens,
+              t.max_credits, t.credits_per_1k_input_tokens, t.credits_per_1k_output_tokens
+         FROM t JOIN e ON e.task_id = t.id`,
       [JSON.stringify(wanted)],
     );
   }

@@ -189,7 +189,7 @@ class TaskFeed {
    */
   start(changes: TaskChanges, onClosed: () => void): void {
     this.onClosed = onClosed;
-    this.unsubscribe = changes.subscribe(this.taskId, () => this.readOn());
+    this.unsubscribe = changes.subscribe(this.taskId, (appended) => this.heard(appended));
     this.ready = this.queue.lastEventSeqs([this.taskId]).then((last) => {
       this.head = last.get(this.taskId) ?? 0;
       if (this.readAgain) this.readOn();
@@ -234,6 +234,25 @@ class TaskFeed {
     follower.live = true;
   }
 
+  /**
+   * A change of the task: an event appended in this process (a worker's report, an agent's post here)
+   * that comes right after `head` is handed over as it is, without a read; anything else is read.
+   */
+  private heard(appended?: TaskEventRow): void {
+    if (
+      appended &&
+      !this.closed &&
+      !this.reading &&
+      this.head !== undefined &&
+      appended.seq === this.head + 1
+    ) {
+      this.head = appended.seq;
+      this.handOver([appended]);
+      return;
+    }
+    this.readOn();
+  }
+
   /** Reads the events after `head` once for all followers; a wake during a read reads again after it. */
   readOn(): void {
     if (this.closed) return;
@@ -254,14 +273,19 @@ class TaskFeed {
         if (!rows.length) continue;
         this.head = rows[rows.length - 1].seq;
         if (rows.length === EVENT_BATCH) this.readAgain = true;
-        for (const follower of this.followers) {
-          if (follower.live) follower.deliver(rows);
-          else if (!follower.done) follower.held.push(...rows);
-        }
+        this.handOver(rows);
       } while (this.readAgain && !this.closed);
     } catch (error) {
       // The next tick sees the task ahead of `head` and reads again.
       this.logger.warn(`reading the events of ${this.taskId}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Rows after the last handed over, to the live followers; those still catching up hold them. */
+  private handOver(rows: readonly TaskEventRow[]): void {
+    for (const follower of this.followers) {
+      if (follower.live) follower.deliver(rows);
+      else if (!follower.done) follower.held.push(...rows);
     }
   }
 

@@ -106,11 +106,12 @@ export class TaskEvents {
         ? new TaskError(TaskErrorCode.TooManyTaskEvents, `A task keeps at most ${MAX_TASK_EVENTS} events.`)
         : new TaskError(TaskErrorCode.TaskTokenExpired, "The task token's run has ended.");
     }
-    this.changes.changed([id], 'events');
+    // The event itself goes with the word, so that this process's streams of the task send it unread.
+    this.changes.changed([id], 'events', appended.event);
     if (dto.type === 'usage' && costOf(appended.usage) > appended.usage.maxCredits) {
       await this.endOverBudget(principal, id);
     }
-    return { seq: appended.seq, type: dto.type };
+    return { seq: appended.event.seq, type: dto.type };
   }
 
   private async endOverBudget(principal: Principal, id: string): Promise<void> {

@@ -23,18 +23,6 @@ export interface TaskEventRow {
   createdAt: Date;
 }
 
-/** A posted event appended to a running task, with the task's usage after it. */
-export type AppendedEvent =
-  | {
-      appended: true;
-      seq: number;
-      usage: Pick<
-        Task,
-        'inputTokens' | 'outputTokens' | 'maxCredits' | 'creditsPer1kInputTokens' | 'creditsPer1kOutputTokens'
-      >;
-    }
-  | { appended: false; reason: 'not_running' | 'too_many_events' };
-
 /** What a list of an organization's tasks may be narrowed to. */
 export interface TaskFilter {
   status?: Task['status'];
