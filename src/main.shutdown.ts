@@ -11,7 +11,7 @@
  */
 export class StopSignals {
   private signal?: NodeJS.Signals;
-  private close?: () => Promise<void>;
+  private close?: (signal: NodeJS.Signals) => Promise<void>;
   private stopping = false;
 
   constructor(private readonly graceMs: number) {
@@ -25,7 +25,7 @@ export class StopSignals {
   }
 
   /** How the process closes on a stop signal (then it exits 0); run now if one came already. */
-  closeWith(close: () => Promise<void>): void {
+  closeWith(close: (signal: NodeJS.Signals) => Promise<void>): void {
     this.close = close;
     if (this.signal) void this.stop();
   }
@@ -44,7 +44,7 @@ export class StopSignals {
     if (this.stopping) return;
     this.stopping = true;
     try {
-      await this.close!();
+      await this.close!(this.signal!);
     } catch (error) {
       console.error(`shutdown after ${this.signal} failed:`, error);
       process.exit(1);

@@ -9,6 +9,7 @@ import { checkServersOrExit } from './main.preflight';
 import { StopSignals } from './main.shutdown';
 import { logStartBanner } from './start-banner';
 import { StableShapeExpressAdapter } from './http/stable-shape.adapter';
+import { ShutdownDrain } from './common/shutdown-drain';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -21,13 +22,21 @@ async function main(): Promise<void> {
   );
   configureApp(app);
   let listening: Promise<unknown> = Promise.resolve();
-  // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the app (its hooks write
-  // the usage and audit entries that wait) and the database.
-  stops.closeWith(async () => {
+  // SIGTERM: drain (readiness 503 for SHUTDOWN_DRAIN_MS, still serving); then, as on SIGINT, stop
+  // accepting, let in-flight requests finish, then close the app (its hooks write the usage and audit
+  // entries that wait, and the workers hand their running tasks back) and the database.
+  stops.closeWith(async (signal) => {
     // A listen under way finishes first, so that the port it opens is closed too.
     await listening.catch(() => undefined);
     const server = app.getHttpServer() as Server;
-    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server.listening) {
+      const drain = app.get(ShutdownDrain);
+      if (signal === 'SIGTERM') await drain.drain(server, config.SHUTDOWN_DRAIN_MS);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Waits and streams answer now: the server waits for what is in flight, and they would hold it.
+      drain.releaseRequests();
+      await closed;
+    }
     await app.close();
   });
   // Asked to stop while it started: it closes without listening (or, once listening, without a banner).

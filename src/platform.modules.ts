@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AuditModule } from './audit/audit.module';
 import { CacheInvalidationModule } from './cache-invalidation/cache-invalidation.module';
 import { ClockModule } from './common/clock';
+import { ShutdownDrainModule } from './common/shutdown-drain';
 import type { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -25,6 +26,7 @@ export function platformModules(config: AppConfig, extensions: readonly Gatehous
     AppConfigModule.forRoot(config),
     SecretsModule,
     ClockModule,
+    ShutdownDrainModule,
     LoggingModule,
     ScheduleModule.forRoot(),
     DatabaseModule.forRoot({ extensionMigrations: migrationsOf(extensions) }),

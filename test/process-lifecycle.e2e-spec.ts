@@ -7,7 +7,8 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { CapturedChild, exited } from './support/child-process';
 import { listAll, PASSWORD, signIn, signUpOrganization, uniqueEmail } from './support/factories';
-import { createKey } from './support/keys';
+import { createKey, pollUntil } from './support/keys';
+import { openEventStream } from './support/event-stream';
 import { canListSockets, listeningTcpPorts } from './support/listening-sockets';
 import { runMain, scratchDataDirs, spawnMain, spawnWorker, waitUntilLive } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
@@ -88,6 +89,67 @@ describe('the real process', () => {
       await request(base).get('/health/ready').expect(200);
 
       expect(await stopWithSigterm(child)).toEqual(CLEAN_EXIT);
+      await expect(request(base).get('/health/live').timeout(2000)).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited(child, 10_000);
+      }
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+    }
+  });
+
+  it('drains on SIGTERM: not ready (503 shutting_down) while it still serves, each answer closing its connection; then an in-flight wait answers and it exits 0', async () => {
+    const port = await freeLoopbackPort();
+    const base = `http://127.0.0.1:${port}`;
+    const databaseUrl = await createTestDatabase(); // undefined on the embedded run
+    const child = spawnMain({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: tempDir(),
+      LOG_LEVEL: 'warn',
+      ALLOW_SIGNUP: 'true',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL,
+      // Long enough for the checks below on a loaded machine; the test waits for the exit, not for it.
+      SHUTDOWN_DRAIN_MS: '8000',
+      SHUTDOWN_GRACE_MS: '40000',
+      WORKER_CONCURRENCY: '0',
+    });
+    try {
+      await waitUntilLive(child, base);
+      const org = await signUpOrganization(request(base));
+      const queued = await request(base)
+        .post('/v1/tasks')
+        .set(org.auth)
+        .send({ instruction: 'waits in the queue', agent_type: 'echo' })
+        .expect(202);
+      // A long poll in flight when the stop comes: it is answered (the task as it is), not cut off.
+      const waiting = request(base).get(`/v1/tasks/${queued.body.id}?wait=30`).set(org.auth);
+      const answered = waiting.then((res) => res);
+      // And an event stream of it, which would stay open until the task ends: it ends with the port.
+      const stream = await openEventStream(base, queued.body.id, org.auth);
+      expect(stream.response.status).toBe(200);
+      await request(base).get('/health/ready').expect(200);
+
+      child.kill('SIGTERM');
+      const notReady = await pollUntil(
+        () => request(base).get('/health/ready'),
+        (res) => res.status === 503,
+        { timeoutMs: 30_000, intervalMs: 20 },
+      );
+      expect(notReady.value.body).toMatchObject({ status: 503, code: 'shutting_down' });
+      const served = await request(base).get('/v1/tasks').set(org.auth);
+      expect(served.status).toBe(200);
+      expect(served.headers.connection).toBe('close');
+
+      const exit = await exited(child, 60_000);
+      expect({ timedOut: exit.timedOut, code: exit.code, signal: exit.signal }).toEqual(CLEAN_EXIT);
+      const wait = await answered;
+      expect(wait.status).toBe(200);
+      expect(wait.body).toMatchObject({ id: queued.body.id, status: 'queued' });
+      await stream.ended;
+      expect(stream.events.map((e) => e.data)).toEqual([{ status: 'queued' }]);
       await expect(request(base).get('/health/live').timeout(2000)).rejects.toThrow(/ECONNREFUSED/);
     } finally {
       if (child.exitCode === null && child.signalCode === null) {

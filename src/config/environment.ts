@@ -392,11 +392,27 @@ export class EnvironmentVariables {
   @Max(86400)
   LOGIN_FAILURE_WINDOW_SECONDS = 900;
 
+  /**
+   * How long a stopping process has, from its SIGTERM or SIGINT, to drain, finish what is in flight and
+   * write what waits; past it, it exits 1.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(0)
   @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
+
+  /**
+   * On SIGTERM, how long the API keeps serving with `GET /health/ready` answering 503 (and every answer
+   * closing its connection) before it closes its port: a load balancer's health checks take it out of
+   * rotation meanwhile, so no client meets a closed port. Set it above the balancer's check interval times
+   * its unhealthy threshold (the image sets 5000). Less than SHUTDOWN_GRACE_MS; SIGINT does not wait.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600000)
+  SHUTDOWN_DRAIN_MS = 0;
 
   /**
    * A dashboard session ends when its refresh cookie has not been used for this long. The page refreshes
@@ -572,6 +588,11 @@ export function validateEnvironment(raw: Record<string, string | undefined>): En
   }
   if (env.TRUST_PROXY !== undefined && trustProxySetting(env.TRUST_PROXY) instanceof Error) {
     problems.push(`TRUST_PROXY: ${(trustProxySetting(env.TRUST_PROXY) as Error).message}`);
+  }
+  if (env.SHUTDOWN_DRAIN_MS > 0 && env.SHUTDOWN_DRAIN_MS >= env.SHUTDOWN_GRACE_MS) {
+    problems.push(
+      'SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_GRACE_MS (the drain counts within the grace period)',
+    );
   }
   if (env.NODE_ENV === 'production') {
     for (const name of SECRET_VARIABLES) {

@@ -24,6 +24,7 @@ export const loggingConfig = configNamespace('logging', (env) => ({
 
 export const lifecycleConfig = configNamespace('lifecycle', (env) => ({
   shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+  shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
 }));
 
 /**

@@ -16,6 +16,7 @@ import { DatabaseError, DatabaseErrorCode } from '../database/database.errors';
 import { RedisConnection } from '../redis/redis.connection';
 import { LiveResponse, ReadyResponse } from './dto/health.dto';
 import { HealthError, HealthErrorCode } from './health.errors';
+import { ShutdownDrain } from '../common/shutdown-drain';
 
 @ApiTags('operations')
 @Controller('health')
@@ -26,6 +27,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly redis: RedisConnection,
     @Inject(rateLimitsConfig.KEY) private readonly rateLimits: ConfigOf<typeof rateLimitsConfig>,
+    private readonly drain: ShutdownDrain,
   ) {}
 
   @Get('live')
@@ -42,11 +44,17 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness: the database (and Redis, when configured) answer',
     description:
-      'With Redis unreachable and RATE_LIMIT_FAILURE_MODE=open every request is still served, so the instance stays ready (200) and reports Redis as `degraded`; in closed mode it is not ready (503).',
+      'With Redis unreachable and RATE_LIMIT_FAILURE_MODE=open every request is still served, so the instance stays ready (200) and reports Redis as `degraded`; in closed mode it is not ready (503). From a SIGTERM until the port closes (SHUTDOWN_DRAIN_MS) it is not ready either (503, `shutting_down`), while it still serves.',
   })
   @ApiOkResponse({ type: ReadyResponse })
   @ApiProblems(503)
   async ready(): Promise<HealthCheckResult> {
+    if (this.drain.draining) {
+      throw new HealthError(
+        HealthErrorCode.ShuttingDown,
+        'The instance is shutting down: send requests elsewhere.',
+      );
+    }
     const checks = [() => this.database.pingCheck('database', { timeout: 2000 })];
     if (this.redis.client) checks.push(() => this.redisCheck());
     try {

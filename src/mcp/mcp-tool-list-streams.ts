@@ -1,4 +1,5 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit, Optional } from '@nestjs/common';
+import { ShutdownDrain } from '../common/shutdown-drain';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { InvalidationBus, type Invalidation } from '../cache-invalidation/invalidation-bus';
 
@@ -13,7 +14,17 @@ import { InvalidationBus, type Invalidation } from '../cache-invalidation/invali
 export class McpToolListStreams implements OnModuleInit {
   private readonly byOrganization = new Map<string, Set<McpServer>>();
 
-  constructor(private readonly invalidations: InvalidationBus) {}
+  constructor(
+    private readonly invalidations: InvalidationBus,
+    @Optional() drain?: ShutdownDrain,
+  ) {
+    // The port closes: the streams end, so the server does not wait for them (a client reconnects to
+    // another instance).
+    drain?.onRelease(() => {
+      for (const servers of this.byOrganization.values())
+        for (const server of servers) server.close().catch(() => undefined);
+    });
+  }
 
   onModuleInit(): void {
     this.invalidations.subscribe((invalidation) => this.heard(invalidation));

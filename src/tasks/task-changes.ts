@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleDestroy, Optional } from '@nestjs/common';
+import { ShutdownDrain } from '../common/shutdown-drain';
 import { ConfigOf } from '../config/config-namespace';
 import { databaseConfig } from '../config/namespaces';
 import { PostgresListener } from '../database/postgres-listener';
@@ -45,7 +46,12 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
   private listener?: PostgresListener;
   private closing = false;
 
-  constructor(@Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>) {}
+  constructor(
+    @Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>,
+    @Optional() drain?: ShutdownDrain,
+  ) {
+    drain?.onRelease(() => this.onModuleDestroy());
+  }
 
   /**
    * After the commit that changed these tasks, for the requests of this process that wait on them (with
@@ -148,7 +154,10 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
     });
   }
 
-  /** Shutdown: the waiting requests answer now with what they have, so the server can close. */
+  /**
+   * Shutdown: the waiting requests answer now with what they have, so the server can close (when the
+   * port closes, ShutdownDrain; at the latest with the app).
+   */
   onModuleDestroy(): void {
     this.closing = true;
     for (const watchers of this.watchers.values()) for (const watcher of watchers) watcher.wake();

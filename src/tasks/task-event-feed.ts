@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
+import { ShutdownDrain } from '../common/shutdown-drain';
 import { TaskChanges } from './task-changes';
 import { TaskEventRow, TaskQueueRepository } from './task-queue.repository';
 import { ACTIVE_TASK_STATUSES } from './task.entity';
@@ -50,7 +51,10 @@ export class TaskEventFeeds implements OnModuleDestroy {
   constructor(
     private readonly queue: TaskQueueRepository,
     private readonly changes: TaskChanges,
-  ) {}
+    @Optional() drain?: ShutdownDrain,
+  ) {
+    drain?.onRelease(() => this.onModuleDestroy());
+  }
 
   /**
    * Sends the task's events after `afterSeq` to `follower` as they come; resolves once the terminal
@@ -105,7 +109,7 @@ export class TaskEventFeeds implements OnModuleDestroy {
     }
   }
 
-  /** Shutdown: every stream ends now, so the server can close. */
+  /** Shutdown: every stream ends now, so the server can close (when the port closes, or with the app). */
   onModuleDestroy(): void {
     this.closing = true;
     this.stopTicking();

@@ -63,7 +63,10 @@ describe('UsageCounter', () => {
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     clock = new FixedClock(hour10 + 59 * 60_000);
     table = new FakeUsageTable();
-    counter = new UsageCounter(clock, table as unknown as UsageRepository, { shutdownGraceMs: 1_000 });
+    counter = new UsageCounter(clock, table as unknown as UsageRepository, {
+      shutdownGraceMs: 1_000,
+      shutdownDrainMs: 0,
+    });
   });
   afterEach(async () => {
     await counter.beforeApplicationShutdown();

@@ -30,7 +30,7 @@ export interface paths {
     };
     /**
      * Readiness: the database (and Redis, when configured) answer
-     * @description With Redis unreachable and RATE_LIMIT_FAILURE_MODE=open every request is still served, so the instance stays ready (200) and reports Redis as `degraded`; in closed mode it is not ready (503).
+     * @description With Redis unreachable and RATE_LIMIT_FAILURE_MODE=open every request is still served, so the instance stays ready (200) and reports Redis as `degraded`; in closed mode it is not ready (503). From a SIGTERM until the port closes (SHUTDOWN_DRAIN_MS) it is not ready either (503, `shutting_down`), while it still serves.
      */
     get: operations['getReadiness'];
     put?: never;
