@@ -51,7 +51,8 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.redis.client) await this.viaRedis(this.redis.client);
-    else if (this.database.url) await this.viaPostgres(this.database.url);
+    // LISTEN holds a session: past a pooler, PostgreSQL itself (DATABASE_DIRECT_URL).
+    else if (this.database.directUrl) await this.viaPostgres(this.database.directUrl);
   }
 
   private async viaRedis(client: Redis): Promise<void> {

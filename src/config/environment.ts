@@ -63,6 +63,28 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   /**
+   * What DATABASE_URL reaches: PostgreSQL itself (`none`), or a pooler in transaction mode (`transaction`:
+   * PgBouncer's pool_mode=transaction, RDS Proxy, Supabase's pooler), which shares server sessions
+   * between transactions. Then what needs a session of its own (LISTEN, the migrations and their advisory
+   * lock) uses DATABASE_DIRECT_URL, and the statement deadline is the role's default in the database
+   * (set at start through DATABASE_DIRECT_URL) instead of a startup parameter, which poolers refuse; a
+   * pooler's server connections opened before a change keep the old one until they are reopened.
+   */
+  @IsIn(['none', 'transaction'])
+  DATABASE_POOLER: 'none' | 'transaction' = 'none';
+
+  /**
+   * A URL that reaches PostgreSQL directly (not through the pooler), for what needs a session: required
+   * with DATABASE_POOLER=transaction. Unset: DATABASE_URL.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, {
+    message: 'DATABASE_DIRECT_URL must be a postgres:// or postgresql:// URL',
+  })
+  DATABASE_DIRECT_URL?: string;
+
+  /**
    * Connections kept for requests. The pool holds this many plus the task worker's own
    * (WORKER_DATABASE_CONNECTIONS) and one per webhook loop, so background work can never starve requests.
    */
@@ -534,6 +556,7 @@ const SECRET_VARIABLES = ['TOKEN_SIGNING_SECRET', 'API_KEY_HASH_SECRET', 'AUDIT_
 /** Variables with no default: a fresh EnvironmentVariables has no key for them. */
 export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
   'DATABASE_URL',
+  'DATABASE_DIRECT_URL',
   'REDIS_URL',
   ...SECRET_VARIABLES,
   'BOOTSTRAP_ADMIN_EMAIL',
@@ -588,6 +611,11 @@ export function validateEnvironment(raw: Record<string, string | undefined>): En
   }
   if (env.TRUST_PROXY !== undefined && trustProxySetting(env.TRUST_PROXY) instanceof Error) {
     problems.push(`TRUST_PROXY: ${(trustProxySetting(env.TRUST_PROXY) as Error).message}`);
+  }
+  if (env.DATABASE_POOLER === 'transaction' && (!env.DATABASE_URL || !env.DATABASE_DIRECT_URL)) {
+    problems.push(
+      'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (PostgreSQL itself)',
+    );
   }
   if (env.SHUTDOWN_DRAIN_MS > 0 && env.SHUTDOWN_DRAIN_MS >= env.SHUTDOWN_GRACE_MS) {
     problems.push(

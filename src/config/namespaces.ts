@@ -46,6 +46,9 @@ const taskWorkerConnections = (env: {
 export const databaseConfig = configNamespace('database', (env) => ({
   /** Unset: the embedded PGlite under `dataDir`. */
   url: env.DATABASE_URL,
+  /** Where sessions of their own go (LISTEN, migrations): PostgreSQL itself, past a pooler (DATABASE_POOLER). */
+  directUrl: env.DATABASE_DIRECT_URL ?? env.DATABASE_URL,
+  pooler: env.DATABASE_POOLER,
   /** Connections kept for requests; background workers get theirs on top (see DatabaseModule). */
   poolSize: env.DATABASE_POOL_SIZE,
   backgroundConnections: taskWorkerConnections(env) + env.WEBHOOK_WORKERS,

@@ -34,7 +34,12 @@ export class DatabaseModule {
           inject: [databaseConfig.KEY, DatabaseEndpoint],
           useFactory: async (config: ConfigOf<typeof databaseConfig>, endpoint: DatabaseEndpoint) => {
             await endpoint.open();
-            await runMigrations(endpoint.url, extensionMigrations);
+            // Past a pooler in transaction mode the pool cannot carry the deadline as a startup parameter:
+            // it becomes the role's default in the database, set on the migrations' direct session.
+            const pooled = config.pooler === 'transaction';
+            await runMigrations(config.directUrl ?? endpoint.url, extensionMigrations, {
+              roleStatementTimeoutMs: pooled ? config.statementTimeoutMs : undefined,
+            });
             return {
               ...buildDataSourceOptions({
                 url: endpoint.url,
@@ -48,8 +53,9 @@ export class DatabaseModule {
                 // With one connection, `pg` applies this timeout to the wait in its queue too. The embedded
                 // database is in this process and cannot be unreachable; a busy moment must not turn into 503s.
                 connectionTimeoutMs: endpoint.isEmbedded ? 15_000 : undefined,
-                // PGlite runs in this process, one statement at a time: nothing remote to wait for.
-                statementTimeoutMs: endpoint.isEmbedded ? undefined : config.statementTimeoutMs,
+                // PGlite runs in this process, one statement at a time: nothing remote to wait for. Past
+                // a pooler, the role's default carries it (above).
+                statementTimeoutMs: endpoint.isEmbedded || pooled ? undefined : config.statementTimeoutMs,
               }),
               migrationsRun: false,
               autoLoadEntities: true,

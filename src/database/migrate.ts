@@ -19,6 +19,7 @@ export const MIGRATIONS_LOCK = 1_195_724_105;
 export async function runMigrations(
   url: string,
   extensionMigrations: readonly ExtensionMigration[] = [],
+  { roleStatementTimeoutMs }: { roleStatementTimeoutMs?: number } = {},
 ): Promise<void> {
   // One connection: the lock is its session's, and the migrations run on the same connection.
   const migrator = new DataSource({
@@ -27,10 +28,27 @@ export async function runMigrations(
   });
   await migrator.initialize();
   try {
+    // A role default (below, or an operator's) would apply to this session too.
+    await migrator.query('SET statement_timeout = 0');
     await migrator.query('SELECT pg_advisory_lock($1)', [MIGRATIONS_LOCK]);
     await migrator.runMigrations({ transaction: 'each' });
+    if (roleStatementTimeoutMs !== undefined) await setRoleStatementTimeout(migrator, roleStatementTimeoutMs);
   } finally {
     // Closing the session releases the lock.
     await migrator.destroy();
   }
+}
+
+/**
+ * DATABASE_POOLER=transaction: the statement deadline as this role's default in this database, which
+ * every new session gets, those a pooler opens included (poolers refuse statement_timeout as a startup
+ * parameter). A pooler's sessions opened before keep what they had until it reopens them.
+ */
+async function setRoleStatementTimeout(migrator: DataSource, ms: number): Promise<void> {
+  await migrator.query(
+    `DO $$ BEGIN
+       EXECUTE format('ALTER ROLE CURRENT_USER IN DATABASE %I SET statement_timeout = %L',
+                      current_database(), '${Math.trunc(ms)}ms');
+     END $$`,
+  );
 }

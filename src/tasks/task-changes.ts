@@ -131,9 +131,10 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
   }
 
   private listen(): void {
-    if (this.listener || !this.database.url) return;
+    if (this.listener || !this.database.directUrl) return;
     this.listener = new PostgresListener(
-      this.database.url,
+      // LISTEN holds a session: past a pooler, PostgreSQL itself (DATABASE_DIRECT_URL).
+      this.database.directUrl,
       TASK_EVENTS_CHANNEL,
       {
         // A bare id is an end; so is, from a database before TaskEndNotify, any status change (waits

@@ -34,9 +34,10 @@ export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationBootstrap(): Promise<void> {
     // Only a process that runs workers listens.
-    if (!this.database.url || this.tasks.workerConcurrency === 0) return;
+    if (!this.database.directUrl || this.tasks.workerConcurrency === 0) return;
     this.listener = new PostgresListener(
-      this.database.url,
+      // LISTEN holds a session: past a pooler, PostgreSQL itself (DATABASE_DIRECT_URL).
+      this.database.directUrl,
       TASKS_CHANNEL,
       { onMessage: () => this.wake() },
       this.logger,
