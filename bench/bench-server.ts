@@ -6,6 +6,11 @@
  * loadAppConfig; @Public() for the same-body route; TasksService for bench:queue's service-level case), so
  * the same file runs against older commits for before/after figures.
  */
+// bench:tracing runs this server with OTEL_EXPORTER_OTLP_ENDPOINT set: telemetry then starts before
+// anything requires http, pg or ioredis, as src/main.ts starts it (required only then, so that this file
+// still runs against commits from before telemetry).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) require('../src/telemetry/api-telemetry');
 import 'reflect-metadata';
 import { Controller, Get, Header, Module, Req } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';

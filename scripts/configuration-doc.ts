@@ -49,6 +49,7 @@ const GROUP_TITLES: Record<string, string> = {
   WEBHOOK_WORKERS: 'Webhooks',
   SHUTDOWN_GRACE_MS: 'Shutdown',
   METRICS_TOKEN: 'Metrics',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'Telemetry',
   DASHBOARD_IDLE_MINUTES: 'Dashboard',
 };
 

@@ -1,20 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { parseEnv } from 'node:util';
 import { AppConfig, loadAppConfig } from './config/app-config';
 import { ConfigurationError } from './config/environment';
 import { configsOf, type GatehouseExtension } from './extension';
 import { EXTENSIONS } from './extensions';
-
-/** Variables from `.env` in the working directory, if there is one. */
-export function readDotEnv(path = resolve('.env')): Record<string, string> {
-  try {
-    return parseEnv(readFileSync(path, 'utf8')) as Record<string, string>;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
-  }
-}
+import { readDotEnv } from './dot-env';
 
 /**
  * Validated configuration from `.env` and the environment (a variable set in the environment wins

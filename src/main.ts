@@ -1,3 +1,5 @@
+// First: telemetry instruments http, pg and ioredis as they are first required (telemetry.ts).
+import './telemetry/api-telemetry';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
@@ -10,6 +12,7 @@ import { StopSignals } from './main.shutdown';
 import { logStartBanner } from './start-banner';
 import { StableShapeExpressAdapter } from './http/stable-shape.adapter';
 import { ShutdownDrain } from './common/shutdown-drain';
+import { stopTelemetry } from './telemetry/telemetry';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -38,6 +41,7 @@ async function main(): Promise<void> {
       await closed;
     }
     await app.close();
+    await stopTelemetry();
   });
   // Asked to stop while it started: it closes without listening (or, once listening, without a banner).
   if (stops.requested) return;

@@ -1,3 +1,5 @@
+// First: telemetry instruments http, pg and ioredis as they are first required (telemetry.ts).
+import './telemetry/worker-telemetry';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { EXTENSIONS } from './extensions';
@@ -6,6 +8,7 @@ import { WorkerModule } from './worker.module';
 import { loadConfigOrExit } from './main.config';
 import { checkServersOrExit } from './main.preflight';
 import { StopSignals } from './main.shutdown';
+import { stopTelemetry } from './telemetry/telemetry';
 
 /**
  * `npm run start:worker`: a process that only runs task workers (no HTTP), so work scales apart from
@@ -33,6 +36,7 @@ async function main(): Promise<void> {
   stops.closeWith(async () => {
     clearInterval(keepAlive);
     await app.close();
+    await stopTelemetry();
   });
 }
 

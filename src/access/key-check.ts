@@ -7,6 +7,8 @@ import { CreditsStep } from './steps/credits.step';
 import { PermissionStep } from './steps/permission.step';
 import { RateLimitStep } from './steps/rate-limit.step';
 import { RestrictionsStep } from './steps/restrictions.step';
+import { tracedStep } from './traced-step';
+import { tracingOn } from '../telemetry/telemetry';
 
 /**
  * The key check's order, as the methods of KeyCheck below run it (test/access-check.e2e-spec.ts records
@@ -52,7 +54,19 @@ export class KeyCheck {
     private readonly rateLimit: RateLimitStep,
     private readonly credits: CreditsStep,
     private readonly concurrency: ConcurrencyStep,
-  ) {}
+  ) {
+    // With tracing on (telemetry.ts), every step's check is a span of the request's trace; off, the
+    // steps are called as they are.
+    if (tracingOn()) {
+      this.credential = tracedStep('credential', credential);
+      this.restrictions = tracedStep('restrictions', restrictions);
+      this.permission = tracedStep('permission', permission);
+      this.policies = tracedStep('policies', policies);
+      this.rateLimit = tracedStep('rate_limit', rateLimit);
+      this.credits = tracedStep('credits', credits);
+      this.concurrency = tracedStep('concurrency', concurrency);
+    }
+  }
 
   /** Every step, in order: what POST /v1/keys/verify (and any other face that is not HTTP's guards) runs. */
   whole(attempt: AccessAttempt): Outcome {

@@ -518,6 +518,19 @@ export class EnvironmentVariables {
   @IsString()
   @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
+
+  /**
+   * OpenTelemetry: the OTLP/HTTP endpoint (`/v1/traces` and `/v1/metrics` are added) the API and the
+   * worker export traces and metrics to. Unset: no telemetry, and none of the SDK is loaded. The SDK's
+   * other OTEL_* variables that Gatehouse reads: OTEL_SERVICE_NAME (default gatehouse-api or
+   * gatehouse-worker), OTEL_TRACES_SAMPLER=parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG (the
+   * share of requests traced; default every one, which costs most: bench:tracing),
+   * OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY, OTEL_METRIC_EXPORT_INTERVAL and OTEL_SDK_DISABLED.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 }
 
 /** TRUST_PROXY as Express wants it: boolean, hop count, or a validated address list. */
@@ -563,6 +576,7 @@ export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
   'BOOTSTRAP_ADMIN_PASSWORD',
   'TRUST_PROXY',
   'METRICS_TOKEN',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
   'DASHBOARD_DIR',
   'PUBLIC_URL',
   'OAUTH_REQUESTS_PER_MINUTE',

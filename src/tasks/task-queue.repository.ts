@@ -146,17 +146,17 @@ export class TaskQueueRepository {
       `INSERT INTO tasks (id, organization_id, instruction, agent_type, agent_id, attachments, status,
                           attempts, max_attempts, idempotency_key, sealed_credential, created_by,
                           max_credits, credits_per_1k_input_tokens, credits_per_1k_output_tokens,
-                          credit_reservation, context_id)
+                          credit_reservation, context_id, trace_parent)
        SELECT t.id, t.organization_id, t.instruction, t.agent_type, t.agent_id,
               ARRAY(SELECT jsonb_array_elements_text(t.attachments)), 'queued', 0, t.max_attempts,
               t.idempotency_key, t.sealed_credential, t.created_by, t.max_credits, t.price_in, t.price_out,
-              t.credit_reservation, t.context_id
+              t.credit_reservation, t.context_id, t.trace_parent
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::int[],
                      $8::text[], $9::text[], $10::text[], $11::int[], $12::float8[], $13::float8[],
-                     $14::jsonb[], $15::text[])
+                     $14::jsonb[], $15::text[], $16::text[])
            AS t(id, organization_id, instruction, agent_type, agent_id, attachments, max_attempts,
                 idempotency_key, sealed_credential, created_by, max_credits, price_in, price_out,
-                credit_reservation, context_id)
+                credit_reservation, context_id, trace_parent)
        ON CONFLICT (organization_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING id, run_after, created_at, updated_at`,
       [
@@ -175,6 +175,7 @@ export class TaskQueueRepository {
         tasks.map((task) => task.creditsPer1kOutputTokens),
         tasks.map((task) => (task.creditReservation ? JSON.stringify(task.creditReservation) : null)),
         tasks.map((task) => task.contextId ?? null),
+        tasks.map((task) => task.traceParent ?? null),
       ],
     );
     const inserted = new Map(rows.map((row) => [row.id, row]));

@@ -13,6 +13,7 @@ import { TaskOutcome, TaskQueueRepository } from './task-queue.repository';
 import { Task } from './task.entity';
 import { TaskChanges } from './task-changes';
 import { TaskWakeups } from './task-wakeups';
+import { contextOf, counter, inSpan, tracingOn } from '../telemetry/telemetry';
 
 const MAX_BACKOFF_MS = 60_000;
 // At most this many tasks claimed in one statement.
@@ -54,6 +55,11 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /** The renewal a change of a running task asked for, and when the last one ran. */
   private changeCheck?: NodeJS.Timeout;
   private lastChangeCheck = 0;
+  /** Task runs recorded as ended, by status and agent type (an OTLP metric, with telemetry on). */
+  private readonly tasksFinished = counter(
+    'gatehouse.tasks.finished',
+    'Task runs recorded as succeeded or failed',
+  );
   /** Ends the dispatcher's current wait (a task was queued, a slot came free); remembered if none. */
   private nudge: () => void = () => (this.nudged = true);
   private nudged = false;
@@ -189,7 +195,20 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private start(task: Task, taskToken: string | undefined): void {
-    const execution = this.execute(task, taskToken)
+    // With tracing on, the run is a span of the trace of the request that made the task (kept with it).
+    const run = tracingOn()
+      ? inSpan(
+          'task.run',
+          contextOf(task.traceParent),
+          {
+            'gatehouse.task_id': task.id,
+            'gatehouse.agent_type': task.agentType,
+            'gatehouse.attempt': task.attempts,
+          },
+          () => this.execute(task, taskToken),
+        )
+      : this.execute(task, taskToken);
+    const execution = run
       // A database error while recording the outcome must not stop the worker (or the process): the
       // lease then expires and the task is taken up again.
       .catch((error: unknown) => this.logger.error(`task ${task.id}: ${(error as Error).message}`))
@@ -328,6 +347,11 @@ export class TaskWorker implements OnApplicationBootstrap, OnModuleDestroy {
       finished.map((row) => row.id),
       'end',
     );
+    const recorded = new Set(finished.map((row) => row.id));
+    for (const { task, outcome } of batch) {
+      if (recorded.has(task.id))
+        this.tasksFinished.add(1, { status: outcome.status, agent_type: task.agentType });
+    }
   }
 
   /** First phase of shutdown: the database is still open to finish or hand back work. */

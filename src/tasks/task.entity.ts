@@ -55,6 +55,13 @@ export class Task {
   @Column({ name: 'context_id', type: 'text', nullable: true })
   contextId: string | null;
 
+  /**
+   * The W3C traceparent of the request that made the task, with tracing on (OTEL_EXPORTER_OTLP_ENDPOINT):
+   * its run continues that trace in whichever process runs it. Null otherwise.
+   */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
+
   @Column({ type: 'jsonb', nullable: true })
   result: unknown;
 

@@ -1,3 +1,4 @@
+import { activeTraceParent } from '../telemetry/telemetry';
 import { ConfigOf } from '../config/config-namespace';
 import { tasksConfig } from '../config/namespaces';
 import { Inject, Injectable } from '@nestjs/common';
@@ -147,6 +148,7 @@ export class TasksService {
       creditsPer1kOutputTokens: pricing.credits_per_1k_output_tokens,
       creditReservation: reservation,
       contextId: contextId ?? null,
+      traceParent: activeTraceParent() ?? null,
     });
     let inserted: boolean;
     try {

@@ -1,3 +1,4 @@
+import { counter } from '../telemetry/telemetry';
 import { ConfigOf } from '../config/config-namespace';
 import { lifecycleConfig, outboundConfig, webhooksConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
@@ -189,6 +190,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
    * What an attempt settles a delivery to: succeeded, due again on the retry schedule (±20% jitter), or
    * failed for good once the schedule ran out, the failure is final, or the target is off.
    */
+  /** Delivery attempts by what they settled to (an OTLP metric, with telemetry on). */
+  private readonly deliveryAttempts = counter(
+    'gatehouse.webhook.delivery_attempts',
+    'Webhook delivery attempts',
+  );
+
   private settlementOf(
     delivery: WebhookDelivery,
     outcome: DeliveryOutcome,
@@ -196,8 +203,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   ): DeliverySettlement {
     const retryIn = this.schedule[delivery.attempts - 1];
     const giveUp = outcome.failed && (retryIn === undefined || outcome.final === true || !targetOn);
+    const status = !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending';
+    // Every attempt settles once, here: counted by what it settled to (`pending`: to be retried).
+    this.deliveryAttempts.add(1, { status });
     return {
-      status: !outcome.failed ? 'succeeded' : giveUp ? 'failed' : 'pending',
+      status,
       lastResponseStatus: outcome.status ?? null,
       lastError: outcome.error,
       deliveredAt: outcome.failed ? null : new Date(),

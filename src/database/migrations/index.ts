@@ -25,6 +25,7 @@ import { TaskEventNotifyKind1796220000000 } from './1796220000000-TaskEventNotif
 import { A2aContexts1796230000000 } from './1796230000000-A2aContexts';
 import { A2aPushConfigs1796240000000 } from './1796240000000-A2aPushConfigs';
 import { TaskEndNotify1796250000000 } from './1796250000000-TaskEndNotify';
+import { TaskTraceParent1796260000000 } from './1796260000000-TaskTraceParent';
 
 /** Every migration in order; generated with `npm run migration:generate` and never edited after release. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   A2aContexts1796230000000,
   A2aPushConfigs1796240000000,
   TaskEndNotify1796250000000,
+  TaskTraceParent1796260000000,
 ];
