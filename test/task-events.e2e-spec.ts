@@ -272,4 +272,28 @@ describe('Agent reports of one turn (TaskEventAppends)', () => {
       ['status', status('running')],
     ]);
   });
+
+  it('fails only the report the database cannot store, not the others of its turn', async () => {
+    const org = await signUpOrganization(t.http);
+    const [a, b] = [await queueTask(t.http, org.auth), await queueTask(t.http, org.auth)];
+    const claimed = await t.app.get(TaskQueueRepository).claimBatch('test-worker', 60_000, 10, ['echo']);
+    expect(claimed.map((task) => task.id).sort()).toEqual([a, b].sort());
+    const event = (taskId: string, delta: string) => ({
+      organizationId: claimed[0].organizationId,
+      taskId,
+      type: 'output',
+      data: { delta },
+      usage: { inputTokens: 0, outputTokens: 0 },
+      maxEvents: 100,
+      attempt: { attempts: 1, leaseOwner: 'test-worker' },
+    });
+    const appends = t.app.get(TaskEventAppends);
+    // PostgreSQL's jsonb refuses U+0000.
+    const [unstorable, stored] = await Promise.allSettled([
+      appends.append(event(a, 'nul \u0000 here')),
+      appends.append(event(b, 'fine')),
+    ]);
+    expect(unstorable.status).toBe('rejected');
+    expect(stored).toMatchObject({ status: 'fulfilled', value: { appended: true, event: { seq: 3 } } });
+  });
 });

@@ -60,9 +60,11 @@ export class TaskChanges implements OnModuleDestroy, OnApplicationShutdown {
    * nor the task starting makes a `?wait` read the task again).
    */
   changed(taskIds: readonly string[], change: TaskChange, appended?: TaskEventRow): void {
+    // The row is one task's event: with several tasks it would be handed to the others' watchers too.
+    const row = taskIds.length === 1 ? appended : undefined;
     for (const id of taskIds) {
       for (const watcher of this.watchers.get(id) ?? []) {
-        if (change === 'end' || !watcher.endsOnly) watcher.wake(appended);
+        if (change === 'end' || !watcher.endsOnly) watcher.wake(row);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { TickBatch } from '../common/tick-batch';
+import { ItemFailure, TickBatch } from '../common/tick-batch';
 import type { RunningAttempt, TaskEventRow } from './task-queue.repository';
 import type { Task } from './task.entity';
 
@@ -64,8 +64,8 @@ export class TaskEventAppends {
     return this.batch.add(event);
   }
 
-  private async appendAll(appends: EventAppend[]): Promise<AppendedEvent[]> {
-    const results: AppendedEvent[] = [];
+  private async appendAll(appends: EventAppend[]): Promise<(AppendedEvent | ItemFailure)[]> {
+    const results: (AppendedEvent | ItemFailure)[] = [];
     let rest = appends.map((append, n) => ({ append, n }));
     while (rest.length) {
       const tasks = new Set<string>();
@@ -79,10 +79,11 @@ export class TaskEventAppends {
           now.push(entry);
         }
       }
-      const appended = new Map((await this.appendOnce(now)).map((row) => [row.n, row]));
-      const refused = now.filter(({ n }) => !appended.has(n));
+      const appended = new Map((await this.appendEach(now, results)).map((row) => [row.n, row]));
+      const refused = now.filter(({ n }) => !appended.has(n) && !(results[n] instanceof ItemFailure));
       const reasons = refused.length ? await this.whyRefused(refused.map(({ append }) => append)) : [];
       for (const { n } of now) {
+        if (results[n] instanceof ItemFailure) continue;
         const row = appended.get(n);
         results[n] = row
           ? {
@@ -101,6 +102,28 @@ export class TaskEventAppends {
       rest = later;
     }
     return results;
+  }
+
+  /**
+   * The entries in one statement; if it fails, each in a statement of its own, so that an event the
+   * database refuses (text it cannot store) fails its own report alone (`results[n]`, an ItemFailure),
+   * not the other runs' reports that happened to come in the same turn.
+   */
+  private async appendEach(
+    entries: { append: EventAppend; n: number }[],
+    results: (AppendedEvent | ItemFailure)[],
+  ): Promise<AppendedRow[]> {
+    try {
+      return await this.appendOnce(entries);
+    } catch (error) {
+      if (entries.length === 1) {
+        results[entries[0].n] = new ItemFailure(error);
+        return [];
+      }
+      const rows: AppendedRow[] = [];
+      for (const entry of entries) rows.push(...(await this.appendEach([entry], results)));
+      return rows;
+    }
   }
 
   /** One statement for events of distinct tasks: the rows of those that were appended, by `n`. */
