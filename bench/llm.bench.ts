@@ -21,7 +21,7 @@
  * 2. BENCH_LLM_CONCURRENT_RUNS runs (default 200) kept in flight against an upstream that answers each
  *    request after BENCH_LLM_ANSWER_MS (default 2000): each of 200 clients (API keys, five to a key,
  *    connections kept alive) creates a run, waits for its
- *    end (GET /v1/tasks/{id}?wait) and creates the next, for BENCH_LLM_SUSTAINED_S seconds (default 10)
+ *    end (GET /v1/tasks/{id}?wait) and creates the next, for BENCH_LLM_SUSTAINED_S seconds (default 30: the runs end in waves, and a window of a few waves counts one more or one fewer of them)
  *    after one round of warm-up; runs/s are the runs that ended in that window over its length (at most
  *    200 / 2 s = 100 runs/s; goal ≥ 90). Every run is checked to have succeeded with the upstream's text.
  * 3. The same number of runs created at once, from an idle instance: runs/s from the first create until
@@ -53,7 +53,7 @@ const STREAM_RUNS = Number(process.env.BENCH_LLM_STREAM_RUNS ?? 5);
 const DELTAS = Number(process.env.BENCH_LLM_DELTAS ?? 1000);
 const CONCURRENT_RUNS = Number(process.env.BENCH_LLM_CONCURRENT_RUNS ?? 200);
 const ANSWER_MS = Number(process.env.BENCH_LLM_ANSWER_MS ?? 2000);
-const SUSTAINED_S = Number(process.env.BENCH_LLM_SUSTAINED_S ?? 10);
+const SUSTAINED_S = Number(process.env.BENCH_LLM_SUSTAINED_S ?? 30);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 20);
 /** The sustained runs' clients that share one API key (see keyClients). */
 const CLIENTS_PER_KEY = 5;
