@@ -31,6 +31,13 @@ async function stopWithSigterm(child: CapturedChild) {
 }
 const CLEAN_EXIT = { timedOut: false, code: 0, signal: null };
 
+/** A test's `finally`: a child still running (the test failed before it stopped) is killed. */
+async function killIfRunning(child: CapturedChild): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGKILL');
+  await exited(child, 10_000);
+}
+
 /**
  * Connects to the child's port again and again, every 2 ms, until it accepts; on that first connection it
  * sends `rawRequest` and calls `accepted` in the same turn. Resolves with the status of the answer, or null
@@ -91,10 +98,7 @@ describe('the real process', () => {
       expect(await stopWithSigterm(child)).toEqual(CLEAN_EXIT);
       await expect(request(base).get('/health/live').timeout(2000)).rejects.toThrow(/ECONNREFUSED/);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited(child, 10_000);
-      }
+      await killIfRunning(child);
       if (databaseUrl) await dropTestDatabase(databaseUrl);
     }
   });
@@ -152,10 +156,7 @@ describe('the real process', () => {
       expect(stream.events.map((e) => e.data)).toEqual([{ status: 'queued' }]);
       await expect(request(base).get('/health/live').timeout(2000)).rejects.toThrow(/ECONNREFUSED/);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited(child, 10_000);
-      }
+      await killIfRunning(child);
       if (databaseUrl) await dropTestDatabase(databaseUrl);
     }
   });
@@ -227,10 +228,7 @@ describe('the real process', () => {
       expect(await stopWithSigterm(last)).toEqual(CLEAN_EXIT);
     } finally {
       for (const child of started) {
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGKILL');
-          await exited(child, 10_000);
-        }
+        await killIfRunning(child);
       }
       if (databaseUrl) await dropTestDatabase(databaseUrl);
     }

@@ -39,14 +39,10 @@ export class ShutdownDrain {
     if (left > 0) await sleep(left);
   }
 
-  /** Calls `release` when the port closes (at once if it has); the returned function unregisters it. */
-  onRelease(release: () => void): () => void {
-    if (this.released) {
-      release();
-      return () => undefined;
-    }
-    this.releases.add(release);
-    return () => void this.releases.delete(release);
+  /** Calls `release` when the port closes (at once if it has). Its callers live as long as the app. */
+  onRelease(release: () => void): void {
+    if (this.released) release();
+    else this.releases.add(release);
   }
 
   /** The port stopped accepting: the long-lived requests are let go. */
