@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import type { AppConfig } from './config/app-config';
+import { redisClusterNodes } from './config/namespaces';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 
@@ -50,6 +51,19 @@ async function reachRedis(url: string): Promise<void> {
   }
 }
 
+/** A Redis Cluster is reachable when one of its listed nodes answers: the client finds the rest from it. */
+async function reachRedisCluster(nodes: string): Promise<void> {
+  let firstError: unknown;
+  for (const node of redisClusterNodes(nodes) ?? []) {
+    try {
+      return await reachRedis(node);
+    } catch (error) {
+      firstError ??= error;
+    }
+  }
+  throw firstError;
+}
+
 /**
  * Before anything boots: the configured servers answer. One that does not stops the start with one
  * line naming its variable, instead of the framework's retry lines and a driver's stack trace.
@@ -58,6 +72,7 @@ export async function checkServersOrExit(config: AppConfig): Promise<void> {
   const checks: [string, string | undefined, (url: string) => Promise<void>][] = [
     ['DATABASE_URL', config.DATABASE_URL, reachPostgres],
     ['REDIS_URL', config.REDIS_URL, reachRedis],
+    ['REDIS_CLUSTER_NODES', config.REDIS_CLUSTER_NODES, reachRedisCluster],
   ];
   for (const [name, url, reach] of checks) {
     if (!url) continue;

@@ -4,7 +4,7 @@ import { packageVersion } from './common/package-version';
 import { OrganizationsService } from './accounts/organizations.service';
 import type { AppConfig } from './config/app-config';
 import { ConfigOf } from './config/config-namespace';
-import { dashboardConfig } from './config/namespaces';
+import { dashboardConfig, redisClusterNodes } from './config/namespaces';
 import { DASHBOARD_ROOT, hasDashboardBuild } from './dashboard-files/dashboard-serving';
 import { displayUrl } from './main.preflight';
 
@@ -15,6 +15,8 @@ export interface StartFacts {
   url: string;
   database: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
   redisUrl?: string;
+  /** REDIS_CLUSTER_NODES's nodes. */
+  redisClusterNodes?: string[];
   hasUser: boolean;
   signupAllowed: boolean;
   /** The bootstrap administrator, only when that account exists and the bootstrap password signs it in. */
@@ -34,9 +36,11 @@ export function startBanner(facts: StartFacts): { lines: string[]; warning?: str
     facts.database.kind === 'postgres'
       ? `database: PostgreSQL at ${displayUrl(facts.database.url)}`
       : `database: embedded PGlite in ${facts.database.dataDir} (one process; set DATABASE_URL for PostgreSQL)`,
-    facts.redisUrl
-      ? `redis: ${displayUrl(facts.redisUrl)} (rate limits and key-cache invalidation shared by every instance)`
-      : 'redis: none (rate limits and key-cache invalidation in this process only; set REDIS_URL to share them)',
+    facts.redisClusterNodes
+      ? `redis: cluster of ${facts.redisClusterNodes.map(displayUrl).join(', ')} (rate limits and key-cache invalidation shared by every instance)`
+      : facts.redisUrl
+        ? `redis: ${displayUrl(facts.redisUrl)} (rate limits and key-cache invalidation shared by every instance)`
+        : 'redis: none (rate limits and key-cache invalidation in this process only; set REDIS_URL to share them)',
   ];
   const signIn = `sign in: POST ${facts.url}/v1/auth/token with {"email", "password"}`;
   if (facts.hasUser) {
@@ -76,6 +80,7 @@ export async function logStartBanner(app: INestApplication, config: AppConfig, p
       ? { kind: 'postgres', url: config.DATABASE_URL }
       : { kind: 'embedded', dataDir: config.DATA_DIR },
     redisUrl: config.REDIS_URL,
+    redisClusterNodes: redisClusterNodes(config.REDIS_CLUSTER_NODES),
     hasUser: await app.get(OrganizationsService).hasAnyUser(),
     signupAllowed: config.ALLOW_SIGNUP,
     signInAs: app.get(BootstrapAdmin).signInAs,

@@ -1,7 +1,12 @@
 import type TestAgent from 'supertest/lib/agent';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { Auth, createKey } from './support/keys';
-import { describeWithPostgres, expectWithinOneSecond, sharedSecrets } from './support/instances';
+import {
+  describeWithPostgres,
+  expectWithinOneSecond,
+  HAS_SHARED_REDIS,
+  sharedSecrets,
+} from './support/instances';
 import { dropTestDatabase, startTestApp, TestApp } from './support/test-app';
 
 /**
@@ -150,7 +155,7 @@ describeWithPostgres('key-controls multi-instance e2e')(
     });
 
     // Rate-limit windows are shared through Redis; without it each instance counts its own.
-    (process.env.REDIS_URL ? it : it.skip)(
+    (HAS_SHARED_REDIS ? it : it.skip)(
       "an identity's shared limit of N accepts exactly N requests of its keys over both instances",
       async () => {
         const N = 12;

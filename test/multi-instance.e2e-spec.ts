@@ -11,6 +11,7 @@ import { Auth, createKey, pollUntil } from './support/keys';
 import {
   describeWithPostgres,
   expectWithinOneSecond,
+  HAS_SHARED_REDIS,
   PROPAGATION_BOUND_MS,
   sharedSecrets,
 } from './support/instances';
@@ -26,8 +27,7 @@ import { startTestApp, TestApp } from './support/test-app';
  * PostgreSQL server (DATABASE_URL) this suite is skipped.
  */
 
-const HAS_REDIS = Boolean(process.env.REDIS_URL);
-const itWithRedis = HAS_REDIS ? it : it.skip;
+const itWithRedis = HAS_SHARED_REDIS ? it : it.skip;
 
 const verify = (agent: TestAgent, auth: Auth): Test => agent.get('/v1/auth/verify').set(auth);
 

@@ -1,5 +1,4 @@
-import type Redis from 'ioredis';
-import { RedisConnection } from '../src/redis/redis.connection';
+import { RedisConnection, type RedisClient } from '../src/redis/redis.connection';
 import { expectProblem, signUpOrganization, SignedUpOrganization } from './support/factories';
 import { Auth, createKey, CreatedKey, pollUntil } from './support/keys';
 import { startTestApp, TestApp } from './support/test-app';
@@ -18,7 +17,7 @@ if (!HAS_REDIS) console.warn('redis-round-trips suite skipped: it needs REDIS_UR
 
 let t: TestApp;
 let org: SignedUpOrganization;
-let redis: Redis;
+let redis: RedisClient;
 let counter = 0;
 
 beforeAll(async () => {

@@ -56,6 +56,8 @@ export interface TaskRunScope {
 
 export interface KeyContext {
   id: string;
+  /** The key's organization: its rate-limit windows and balances share its hash slot on a Redis Cluster. */
+  organizationId: string;
   name: string;
   type: 'personal' | 'team' | 'service';
   expiresAt: Date | null;

@@ -120,7 +120,7 @@ export class ApiKeyLifecycleService {
       ]);
       return row;
     });
-    if (saved.creditsRemaining !== null) await this.credits.published(saved.id, creditStateOf(saved));
+    if (saved.creditsRemaining !== null) await this.credits.published(saved, creditStateOf(saved));
     const [response] = await this.queries.present([saved]);
     return { ...response, key: value };
   }
@@ -189,7 +189,7 @@ export class ApiKeyLifecycleService {
       return row;
     });
     // After commit: the new balance is the live one everywhere, then every key cache drops the record.
-    if (dto.credits) await this.credits.published(saved.id, creditStateOf(saved));
+    if (dto.credits) await this.credits.published(saved, creditStateOf(saved));
     this.invalidations.publish({ kind: 'key', keyId: saved.id });
     const [response] = await this.queries.present([saved]);
     return response;

@@ -99,7 +99,7 @@ export const API_KEY_WEBHOOK_EVENTS = {
       provide: CreditLedger,
       inject: [RedisConnection, CreditTables],
       useFactory: (redis: RedisConnection, tables: CreditTables) =>
-        redis.client ? new RedisCreditLedger(redis.client, tables) : new PostgresCreditLedger(tables),
+        redis.isConfigured() ? new RedisCreditLedger(redis, tables) : new PostgresCreditLedger(tables),
     },
     CreditTables,
     CreditsService,

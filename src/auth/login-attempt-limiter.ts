@@ -2,7 +2,7 @@ import { ConfigOf } from '../config/config-namespace';
 import { authConfig } from '../config/namespaces';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/redis.connection';
 import { Clock } from '../common/clock';
 import { RedisConnection } from '../redis/redis.connection';
 import { AuthError, AuthErrorCode } from './auth.errors';
@@ -24,28 +24,29 @@ const PER_ACCOUNT_MULTIPLIER = 20;
 const MAX_TRACKED = 100_000;
 
 /**
- * One failure on each counter, atomically: KEYS are the counters, ARGV[1] the Clock's now (ms), ARGV[2]
- * the window (ms), ARGV[3..] each counter's free failures. A counter past its free failures waits
+ * One failure on a counter, atomically: KEYS[1] is the counter, ARGV[1] the Clock's now (ms), ARGV[2]
+ * the window (ms), ARGV[3] the counter's free failures. A counter past its free failures waits
  * FIRST_DELAY_MS doubled per further failure, at most the window; the window restarts at every failure,
- * so a counter is forgotten after a whole window without one.
+ * so a counter is forgotten after a whole window without one. One key per call, named in
+ * `numberOfKeys`: ioredis then knows the key, which a cluster needs to route it (and auto-pipelining
+ * to group it by node).
  */
 const RECORD_FAILURE_LUA = `
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-for i, key in ipairs(KEYS) do
-  local failures = redis.call('HINCRBY', key, 'failures', 1)
-  local free = tonumber(ARGV[2 + i])
-  if failures >= free then
-    local delay = math.min(${FIRST_DELAY_MS} * 2 ^ (failures - free), window)
-    redis.call('HSET', key, 'wait_until', string.format('%.0f', now + delay))
-  end
-  redis.call('PEXPIRE', key, window)
+local key = KEYS[1]
+local failures = redis.call('HINCRBY', key, 'failures', 1)
+local free = tonumber(ARGV[3])
+if failures >= free then
+  local delay = math.min(${FIRST_DELAY_MS} * 2 ^ (failures - free), window)
+  redis.call('HSET', key, 'wait_until', string.format('%.0f', now + delay))
 end
+redis.call('PEXPIRE', key, window)
 return 1
 `;
 
-type LimiterScripts = Redis & {
-  gatehouseLoginFailure(...args: (string | number)[]): Promise<number>;
+type LimiterScripts = RedisClient & {
+  gatehouseLoginFailure(key: string, now: number, windowMs: number, free: number): Promise<number>;
 };
 
 const sha256 = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
@@ -75,7 +76,7 @@ export class LoginAttemptLimiter {
     connection: RedisConnection,
   ) {
     if (connection.client) {
-      connection.client.defineCommand('gatehouseLoginFailure', { lua: RECORD_FAILURE_LUA });
+      connection.client.defineCommand('gatehouseLoginFailure', { numberOfKeys: 1, lua: RECORD_FAILURE_LUA });
       this.redis = connection.client as LimiterScripts;
     }
   }
@@ -98,12 +99,10 @@ export class LoginAttemptLimiter {
     const windowMs = this.config.loginFailureWindowSeconds * 1000;
     if (this.redis) {
       try {
-        await this.redis.gatehouseLoginFailure(
-          counters.length,
-          ...counters.map(({ key }) => key),
-          now,
-          windowMs,
-          ...counters.map(({ free }) => free),
+        // One call per counter, sent in one turn (auto-pipelined: one round trip): the counters are of
+        // unrelated keys, which a Redis Cluster keeps in different hash slots.
+        await Promise.all(
+          counters.map(({ key, free }) => this.redis!.gatehouseLoginFailure(key, now, windowMs, free)),
         );
         return;
       } catch (error) {
@@ -127,7 +126,7 @@ export class LoginAttemptLimiter {
     for (const key of [pair, account]) this.local.delete(key);
     if (!this.redis) return;
     try {
-      await this.redis.del(pair, account);
+      await Promise.all([this.redis.del(pair), this.redis.del(account)]);
     } catch (error) {
       this.warnFallback(error);
     }

@@ -4,9 +4,9 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import type Redis from 'ioredis';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import { PostgresListener } from '../database/postgres-listener';
-import { RedisConnection } from '../redis/redis.connection';
+import { RedisConnection, type RedisClient } from '../redis/redis.connection';
 import { watchHearing } from './hearing-watch';
 import { Invalidation, InvalidationBus } from './invalidation-bus';
 
@@ -21,6 +21,25 @@ const HEARING_DEADLINE_MS = 500;
 const STUCK_CONNECTION_MS = 5_000;
 /** How long the start waits for the first subscription before it goes on deaf. */
 const START_SUBSCRIBE_WAIT_MS = 2_000;
+/** On a cluster: the tries to reach a subscriber's node before the next node is tried, and their pace. */
+const NODE_RECONNECT_TRIES = 3;
+const NODE_RETRY_MS = 100;
+
+const SUBSCRIBER_OPTIONS: RedisOptions = {
+  enableOfflineQueue: true,
+  maxRetriesPerRequest: null,
+  // Subscribing waits for Redis however long it takes; a hang is caught by the heartbeat (watchHearing).
+  commandTimeout: undefined,
+  // Only a backstop for a connection that hangs before it is ready (the ready check, SUBSCRIBE), so
+  // it is dropped and tried again once the network heals; a ready one is judged by watchHearing.
+  socketTimeout: STUCK_CONNECTION_MS,
+  // A dropped connection closes at once (watchHearing), not after a hung Redis fails to answer.
+  disconnectTimeout: 0,
+  // The 'ready' handler (listen) subscribes after every (re)connect. ioredis's own resubscription
+  // sends a SUBSCRIBE whose promise nobody holds: a connection closed before Redis answers it (a
+  // shutdown while a hung Redis comes back) turns into an unhandled rejection.
+  autoResubscribe: false,
+};
 
 interface Envelope {
   from: string;
@@ -29,7 +48,7 @@ interface Envelope {
 
 /**
  * Carries invalidations between instances so a revocation holds everywhere within a second:
- * Redis pub/sub when REDIS_URL is set, otherwise PostgreSQL LISTEN/NOTIFY. The embedded database
+ * Redis pub/sub when REDIS_URL or REDIS_CLUSTER_NODES is set, otherwise PostgreSQL LISTEN/NOTIFY. The embedded database
  * serves a single process, so it needs none. The transport tells the bus whether it hears the
  * others: while it does not, caches read through (see KeyCache), and once it hears again every cache
  * is cleared, since messages sent meanwhile are lost.
@@ -41,6 +60,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   private subscriber?: Redis;
   private heartbeat?: NodeJS.Timeout;
   private listener?: PostgresListener;
+  private stopped = false;
 
   constructor(
     @Inject(databaseConfig.KEY) private readonly database: ConfigOf<typeof databaseConfig>,
@@ -55,29 +75,40 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
     else if (this.database.directUrl) await this.viaPostgres(this.database.directUrl);
   }
 
-  private async viaRedis(client: Redis): Promise<void> {
+  private async viaRedis(client: RedisClient): Promise<void> {
     const channel = this.redis.channel(CHANNEL);
-    const subscriber = client.duplicate({
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: null,
-      // Subscribing waits for Redis however long it takes; a hang is caught by the heartbeat below.
-      commandTimeout: undefined,
-      // Only a backstop for a connection that hangs before it is ready (the ready check, SUBSCRIBE), so
-      // it is dropped and tried again once the network heals; a ready one is judged by watchHearing.
-      socketTimeout: STUCK_CONNECTION_MS,
-      // A dropped connection closes at once (watchHearing), not after a hung Redis fails to answer.
-      disconnectTimeout: 0,
-      // The 'ready' handler below subscribes after every (re)connect. ioredis's own resubscription sends
-      // a SUBSCRIBE whose promise nobody holds: a connection closed before Redis answers it (a shutdown
-      // while a hung Redis comes back) turns into an unhandled rejection.
-      autoResubscribe: false,
-    });
-    this.subscriber = subscriber;
     this.bus.attachTransport((invalidation) => {
-      client.publish(channel, this.envelope(invalidation)).catch((error: Error) => {
+      this.redis.publish(channel, this.envelope(invalidation)).catch((error: Error) => {
         this.logger.warn(`could not publish invalidation: ${error.message}`);
       });
     });
+    // The start waits a little for the first SUBSCRIBE, so an instance normally takes traffic hearing the
+    // others; a Redis that does not answer must not hold the start forever: the instance then starts deaf
+    // (caches distrusted) and the 'ready' handler (listen) reports hearing once Redis answers.
+    const subscribed = this.listen(client, channel, 0);
+    const gaveUp = sleep(START_SUBSCRIBE_WAIT_MS, false, { ref: false });
+    if (await Promise.race([subscribed, gaveUp])) this.bus.reportHearing(true);
+    else
+      this.logger.warn(
+        'Redis does not answer the subscription yet: key caches distrust what they hold until it does',
+      );
+  }
+
+  /**
+   * Subscribes a connection of its own (a subscribed connection sends nothing else), watched by its
+   * heartbeat; resolves whether the first SUBSCRIBE was answered. On a cluster the connection is to one
+   * node, whichever: a PUBLISH reaches every node. A node that stays unreachable (stopped, failed over)
+   * is left after a few tries for the next one the cluster knows, `attempt` counting the nodes tried.
+   */
+  private listen(client: RedisClient, channel: string, attempt: number): Promise<boolean> {
+    const subscriber = this.subscriberFor(client, attempt);
+    if (!subscriber) {
+      // A cluster whose nodes are not known yet (its first connection not made): try again shortly.
+      return sleep(NODE_RETRY_MS, undefined, { ref: false }).then(() =>
+        this.stopped ? false : this.listen(client, channel, attempt + 1),
+      );
+    }
+    this.subscriber = subscriber;
     // Subscribed again after every reconnect, and hearing reported once Redis answers that SUBSCRIBE,
     // so nothing published meanwhile is missed.
     subscriber.on('ready', () => {
@@ -89,20 +120,32 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
     subscriber.on('close', () => this.bus.reportHearing(false));
     subscriber.on('error', (error: Error) => this.logger.warn(`subscriber: ${error.message}`));
     subscriber.on('message', (_channel: string, message: string) => this.receive(message));
-    // The start waits a little for the first SUBSCRIBE, so an instance normally takes traffic hearing the
-    // others; a Redis that does not answer must not hold the start forever: the instance then starts deaf
-    // (caches distrusted) and the 'ready' handler above reports hearing once Redis answers.
-    const subscribed = subscriber.subscribe(channel).then(
+    if (client instanceof Cluster) {
+      subscriber.on('end', () => {
+        if (this.stopped || this.subscriber !== subscriber) return;
+        void this.listen(client, channel, attempt + 1);
+      });
+    }
+    clearInterval(this.heartbeat);
+    this.heartbeat = watchHearing(subscriber, HEARTBEAT_MS, HEARING_DEADLINE_MS);
+    return subscriber.subscribe(channel).then(
       () => true,
       () => false,
     );
-    const gaveUp = sleep(START_SUBSCRIBE_WAIT_MS, false, { ref: false });
-    if (await Promise.race([subscribed, gaveUp])) this.bus.reportHearing(true);
-    else
-      this.logger.warn(
-        'Redis does not answer the subscription yet: key caches distrust what they hold until it does',
-      );
-    this.heartbeat = watchHearing(subscriber, HEARTBEAT_MS, HEARING_DEADLINE_MS);
+  }
+
+  /** A new subscriber connection: to Redis, or to the `attempt`-th node (modulo) a cluster knows. */
+  private subscriberFor(client: RedisClient, attempt: number): Redis | undefined {
+    if (!(client instanceof Cluster)) return client.duplicate(SUBSCRIBER_OPTIONS);
+    const nodes = client.nodes();
+    if (!nodes.length) return undefined;
+    return nodes[attempt % nodes.length].duplicate({
+      ...SUBSCRIBER_OPTIONS,
+      lazyConnect: false,
+      // A cluster node's connection keeps the cluster's settings for nodes; this one tries a few times,
+      // then ends ('end' above), and the next node is tried.
+      retryStrategy: (times: number) => (times > NODE_RECONNECT_TRIES ? null : times * NODE_RETRY_MS),
+    });
   }
 
   private async viaPostgres(url: string): Promise<void> {
@@ -137,6 +180,7 @@ export class InvalidationTransport implements OnApplicationBootstrap, OnApplicat
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.heartbeat);
     if (this.subscriber) this.subscriber.disconnect();
     await this.listener?.stop();

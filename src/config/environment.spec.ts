@@ -1,5 +1,5 @@
 import { ConfigurationError, validateEnvironment } from './environment';
-import { databaseConfig } from './namespaces';
+import { databaseConfig, redisClusterNodes } from './namespaces';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -36,6 +36,26 @@ describe('validateEnvironment', () => {
     [{ BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com' }, 'BOOTSTRAP_ADMIN_PASSWORD'],
   ])('names the variable when %j is invalid', (env, name) => {
     expect(problemsOf(env).join('\n')).toContain(name);
+  });
+
+  it('takes a Redis Cluster as its nodes, each a URL, instead of REDIS_URL and never beside it', () => {
+    const env = validateEnvironment({
+      REDIS_CLUSTER_NODES: 'redis://10.0.0.7:6379, 10.0.0.8:6380,rediss://cache:6379',
+    });
+    expect(redisClusterNodes(env.REDIS_CLUSTER_NODES)).toEqual([
+      'redis://10.0.0.7:6379',
+      'redis://10.0.0.8:6380',
+      'rediss://cache:6379',
+    ]);
+    expect(
+      redisClusterNodes(validateEnvironment({ REDIS_URL: 'redis://r:6379' }).REDIS_CLUSTER_NODES),
+    ).toBeUndefined();
+    expect(problemsOf({ REDIS_CLUSTER_NODES: 'redis://10.0.0.7' })).toEqual([
+      'REDIS_CLUSTER_NODES must be a comma-separated list of redis://host:port (or host:port) nodes',
+    ]);
+    expect(problemsOf({ REDIS_URL: 'redis://r:6379', REDIS_CLUSTER_NODES: 'r:6379' })).toEqual([
+      'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both',
+    ]);
   });
 
   it('counts rate limits in sliding windows unless told fixed', () => {

@@ -114,6 +114,19 @@ export class EnvironmentVariables {
   REDIS_URL?: string;
 
   /**
+   * A Redis Cluster instead of one Redis (ElastiCache or MemoryDB in cluster mode, Redis Enterprise's OSS
+   * cluster API): a comma-separated list of some of its nodes, each `redis://host:port` (or `rediss://`,
+   * or `host:port`); the client finds the rest. Every script's keys share a hash slot by design (the
+   * organization's), so each runs on one shard. Instead of REDIS_URL, not beside it.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^((rediss?:\/\/)?[^\s,]+:\d+)(,\s*(rediss?:\/\/)?[^\s,]+:\d+)*$/, {
+    message: 'REDIS_CLUSTER_NODES must be a comma-separated list of redis://host:port (or host:port) nodes',
+  })
+  REDIS_CLUSTER_NODES?: string;
+
+  /**
    * Deadline of every Redis command, in milliseconds. A command that misses it fails, and the connection
    * is treated as down (requests then see what they see with Redis stopped) until a reconnect answers.
    */
@@ -571,6 +584,7 @@ export const OPTIONAL_WITHOUT_DEFAULT: readonly string[] = [
   'DATABASE_URL',
   'DATABASE_DIRECT_URL',
   'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
   ...SECRET_VARIABLES,
   'BOOTSTRAP_ADMIN_EMAIL',
   'BOOTSTRAP_ADMIN_PASSWORD',
@@ -630,6 +644,9 @@ export function validateEnvironment(raw: Record<string, string | undefined>): En
     problems.push(
       'DATABASE_POOLER=transaction needs DATABASE_URL (the pooler) and DATABASE_DIRECT_URL (PostgreSQL itself)',
     );
+  }
+  if (env.REDIS_URL && env.REDIS_CLUSTER_NODES) {
+    problems.push('set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
   }
   if (env.SHUTDOWN_DRAIN_MS > 0 && env.SHUTDOWN_DRAIN_MS >= env.SHUTDOWN_GRACE_MS) {
     problems.push(

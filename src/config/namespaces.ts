@@ -56,8 +56,18 @@ export const databaseConfig = configNamespace('database', (env) => ({
   dataDir: env.DATA_DIR,
 }));
 
+/** REDIS_CLUSTER_NODES's nodes, each a redis:// (or rediss://) URL: `host:port` is `redis://host:port`. */
+export function redisClusterNodes(value: string | undefined): string[] | undefined {
+  return value
+    ?.split(',')
+    .map((node) => node.trim())
+    .map((node) => (/^rediss?:\/\//.test(node) ? node : `redis://${node}`));
+}
+
 export const redisConfig = configNamespace('redis', (env) => ({
   url: env.REDIS_URL,
+  /** REDIS_CLUSTER_NODES as a list of URLs (undefined: not a cluster). */
+  clusterNodes: redisClusterNodes(env.REDIS_CLUSTER_NODES),
   commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
   keyPrefix: env.REDIS_KEY_PREFIX,
 }));

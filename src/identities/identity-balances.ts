@@ -7,7 +7,7 @@ export interface IdentityBalanceLedger {
   /** The live balance of each identity with credits (with Redis, newer than its row by up to 100 ms). */
   live(identities: readonly Identity[]): Promise<Map<string, number>>;
   /** A balance just set by create or PATCH (committed) is the live one from now on, everywhere. */
-  published(identityId: string, state: CreditState): Promise<void>;
+  published(identity: Pick<Identity, 'id' | 'organizationId'>, state: CreditState): Promise<void>;
 }
 
 /**
@@ -33,7 +33,7 @@ export class IdentityBalances {
 
   async published(identity: Identity): Promise<void> {
     if (identity.creditsRemaining === null || !this.ledger) return;
-    await this.ledger.published(identity.id, {
+    await this.ledger.published(identity, {
       remaining: identity.creditsRemaining,
       baseline: identity.creditsBaseline ?? identity.creditsRemaining,
       generation: identity.creditsGeneration,

@@ -1,5 +1,5 @@
 import { MemoryWindowStorage, WindowCounters } from './memory-window-storage';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/redis.connection';
 import { RedisWindowStorage } from './redis-window-storage';
 import { headerSeconds, type TimeSource, type WindowCount, type WindowToCount } from './window-counter';
 import { SELF_BATCHED_SCRIPTS } from '../redis/self-batched-scripts';
@@ -81,7 +81,7 @@ return counts`;
 
 /** The same fixed windows in Redis, shared by every instance. */
 export class RedisFixedWindowStorage extends RedisWindowStorage {
-  constructor(redis: Redis, failureMode: 'open' | 'closed') {
+  constructor(redis: RedisClient, failureMode: 'open' | 'closed') {
     super(redis, failureMode, SELF_BATCHED_SCRIPTS.fixedWindows, INCREMENT_SCRIPT, 'gatehouse:rl:');
   }
 

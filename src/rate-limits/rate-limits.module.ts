@@ -3,9 +3,8 @@ import { rateLimitsConfig } from '../config/namespaces';
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
 import { requestOf } from '../http/http-context';
-import type Redis from 'ioredis';
 import { Clock } from '../common/clock';
-import { RedisConnection } from '../redis/redis.connection';
+import { RedisConnection, type RedisClient } from '../redis/redis.connection';
 import { MemoryFixedWindowStorage, RedisFixedWindowStorage } from './fixed-window.storage';
 import { MemorySlidingWindowStorage, RedisSlidingWindowStorage } from './sliding-window.storage';
 
@@ -21,7 +20,7 @@ const keyOf = (context: ExecutionContext) => {
  */
 function storageOf(
   config: ConfigOf<typeof rateLimitsConfig>,
-  redis: Redis | undefined,
+  redis: RedisClient | undefined,
   clock: Clock,
 ): ThrottlerStorage {
   if (config.window === 'sliding')

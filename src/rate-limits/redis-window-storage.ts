@@ -1,5 +1,5 @@
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/redis.connection';
 import { RedisOutagePolicy } from './redis-outage';
 import type { RideCarrier, WindowCount, WindowRide, WindowToCount } from './window-counter';
 
@@ -113,7 +113,7 @@ export abstract class RedisWindowStorage implements ThrottlerStorage, RideCarrie
    * distinct per kind, so switching kinds never misreads the other kind's counts.
    */
   protected constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     failureMode: 'open' | 'closed',
     private readonly command: string,
     private readonly lua: string,

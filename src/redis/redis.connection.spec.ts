@@ -10,6 +10,7 @@ const url = process.env.REDIS_URL;
   it('sends the window scripts at once, outside auto-pipelining, and pipelines other commands', async () => {
     const connection = new RedisConnection({
       url,
+      clusterNodes: undefined,
       commandTimeoutMs: 2000,
       keyPrefix: `test:${randomBytes(4).toString('hex')}:`,
     });

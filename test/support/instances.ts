@@ -8,6 +8,9 @@ import { pollUntil } from './keys';
  */
 export const HAS_POSTGRES = Boolean(process.env.GATEHOUSE_TEST_SERVER_URL);
 
+/** Instances share a Redis (one, or a cluster): rate-limit windows are then counted together. */
+export const HAS_SHARED_REDIS = Boolean(process.env.REDIS_URL || process.env.REDIS_CLUSTER_NODES);
+
 export function describeWithPostgres(suite: string): jest.Describe {
   // Visible in the run's output, so a skipped suite is not mistaken for a passing one.
   if (!HAS_POSTGRES)

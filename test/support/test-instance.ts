@@ -76,7 +76,10 @@ export async function prepareInstance(options: TestAppOptions) {
     ...QUIET_INSTANCE_ENV,
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
-    REDIS_URL: process.env.REDIS_URL,
+    // One Redis or a cluster, as the run's environment says; a test that names either gets only that one.
+    ...(options.env && ('REDIS_URL' in options.env || 'REDIS_CLUSTER_NODES' in options.env)
+      ? {}
+      : { REDIS_URL: process.env.REDIS_URL, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }),
     // Test files run in parallel on one Redis: instances of one database share counters and
     // invalidations, as one deployment's instances do, and nothing with another file's.
     REDIS_KEY_PREFIX: `${databaseUrl ? new URL(databaseUrl).pathname.slice(1) : basename(dataDir)}:`,

@@ -30,6 +30,7 @@ function principalFor(resolved: ResolvedKey, via: PresentedCredential['via']): P
     permissions: resolved.permissions,
     key: Object.freeze({
       id: key.id,
+      organizationId: key.organizationId,
       name: key.name,
       type: key.type,
       expiresAt: key.expiration,

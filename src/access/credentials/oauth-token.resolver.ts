@@ -145,15 +145,16 @@ export class OAuthTokenResolver {
       principal: {
         ...user,
         permissions: intersectPermissions(user.permissions, granted),
-        oauth: { grantId: token.grantId, clientId: token.clientId, windows: this.windowsOf(token.grantId) },
+        oauth: { grantId: token.grantId, clientId: token.clientId, windows: this.windowsOf(token.grantId, token.organizationId) },
       },
     };
   }
 
   /** The grant's rate-limit windows, as a key's are counted (RateLimitStep), under the grant's id. */
-  private windowsOf(grantId: string): KeyContext {
+  private windowsOf(grantId: string, organizationId: string): KeyContext {
     return Object.freeze({
       id: grantId,
+      organizationId,
       name: grantId,
       type: 'service',
       expiresAt: null,

@@ -23,6 +23,7 @@ import { denialException } from '../access-denial';
 import { KeyCheck } from '../key-check';
 import type { AccessAttempt } from '../access-attempt';
 import { RateLimitStep } from './rate-limit.step';
+import { RedisConnection } from '../../redis/redis.connection';
 
 @Controller()
 class LimitedController {
@@ -116,6 +117,16 @@ async function startApp(
       CreditsStep,
       // Keys here have no credits, so the credits step answers without asking the service.
       { provide: CreditsService, useValue: {} },
+      // The storage is given (not Redis): window keys carry no cluster hash tag.
+      {
+        provide: RedisConnection,
+        useValue: new RedisConnection({
+          url: undefined,
+          clusterNodes: undefined,
+          commandTimeoutMs: 500,
+          keyPrefix: '',
+        }),
+      },
       {
         provide: KeyCheck,
         inject: [RateLimitStep, CreditsStep, ConcurrencyStep],

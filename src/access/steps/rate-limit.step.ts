@@ -21,6 +21,7 @@ import {
 import { AccessDenial, AccessDenialCode } from '../access-denial';
 import type { KeyContext } from '../principal';
 import { CreditsStep } from './credits.step';
+import { RedisConnection } from '../../redis/redis.connection';
 
 /**
  * Step 4, rate limit: the key's windows, for requests made with an API key, or the grant's for an OAuth
@@ -62,6 +63,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     @InjectThrottlerStorage() storage: ThrottlerStorage,
     reflector: Reflector,
     private readonly credits: CreditsStep,
+    private readonly redis: RedisConnection,
   ) {
     super(options, storage, reflector);
   }
@@ -104,7 +106,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     const windows = this.windowsNow(context, key);
     if (!windows) return this.countWindows(context, key);
     // The identity's shared windows go in the same call as the key's: one round trip for all of them.
-    addIdentityWindows(windows, key);
+    this.addIdentityWindows(windows, key);
     const counts = storage.countWindows(windows, ride);
     return Array.isArray(counts)
       ? this.answer(response, windows, counts)
@@ -119,7 +121,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
   private windowsNow(context: ExecutionContext, key: KeyContext): ResolvedWindow[] | undefined {
     if (this.commonOptions.ignoreUserAgents) return undefined;
     const tracker = key.id;
-    const storageKeys = this.storageKeysOf(context, key);
+    const storageKeys = this.storageKeysOf(key);
     const windows: ResolvedWindow[] = [];
     for (let i = 0; i < this.throttlers.length; i++) {
       const throttler = this.throttlers[i];
@@ -134,13 +136,14 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
 
   /**
    * The storage key of each throttler's window for `key`, made once per cached key record (a
-   * KeyContext is one record's, frozen): generateKey is a function of the key id and the throttler's
-   * name only, and a string kept has its hash computed once for the storage's lookups.
+   * KeyContext is one record's, frozen): as generateKey makes it, a function of the key's id and
+   * organization and the throttler's name only, and a string kept has its hash computed once for the
+   * storage's lookups.
    */
-  private storageKeysOf(context: ExecutionContext, key: KeyContext): readonly string[] {
+  private storageKeysOf(key: KeyContext): readonly string[] {
     let keys = this.storageKeys.get(key);
     if (!keys) {
-      keys = this.throttlers.map((throttler) => this.generateKey(context, key.id, throttler.name!));
+      keys = this.throttlers.map((throttler) => this.windowKey(throttler.name!, key.organizationId, key.id));
       this.storageKeys.set(key, keys);
     }
     return keys;
@@ -205,7 +208,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
       throw error;
     }
     const shared: ResolvedWindow[] = [];
-    addIdentityWindows(shared, key);
+    this.addIdentityWindows(shared, key);
     for (const { key: storageKey, ttl, limit, name } of shared) {
       const count = await this.storageService.increment(storageKey, ttl, limit, ttl, name);
       if (count.isBlocked) return identityRateLimitDenial(limit, ttl, count);
@@ -232,8 +235,33 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
     return (req as unknown as Request).principal!.key!.id;
   }
 
-  protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
-    return `${name}:${tracker}`;
+  /**
+   * `${name}:${tracker}`, the tracker after its organization's hash tag on a Redis Cluster
+   * (RedisConnection.slotTag): the windows of a key and of its identity, and their balances, are
+   * counted and spent in one script run, which a cluster runs only on keys of one slot.
+   */
+  protected override generateKey(context: ExecutionContext, tracker: string, name: string): string {
+    const organizationId = context.switchToHttp().getRequest<Request>().principal?.key?.organizationId;
+    return this.windowKey(name, organizationId, tracker);
+  }
+
+  private windowKey(name: string, organizationId: string | undefined, tracker: string): string {
+    return `${name}:${organizationId ? this.redis.slotTag(organizationId) : ''}${tracker}`;
+  }
+
+  /**
+   * Appends the windows the key's identity shares with its other keys (those it sets a limit for), after
+   * the key's own: a request must fit both (CONTRACT, "Identities").
+   */
+  private addIdentityWindows(windows: ResolvedWindow[], key: KeyContext): void {
+    const limits = key.identityControls?.rateLimit;
+    if (!limits || !key.identity) return;
+    const tracker = key.identity.id;
+    for (const { name, ttl, limitOf } of IDENTITY_WINDOWS) {
+      const limit = limitOf(limits);
+      if (limit !== null)
+        windows.push({ key: this.windowKey(name, key.organizationId, tracker), tracker, name, limit, ttl });
+    }
   }
 
   /** Plain `setHeader`: Express's `res.header()` also parses for a content type, on every call. */
@@ -270,20 +298,6 @@ const IDENTITY_WINDOWS = [
 ] as const;
 
 type IdentityRateLimit = NonNullable<KeyContext['identityControls']>['rateLimit'];
-
-/**
- * Appends the windows the key's identity shares with its other keys (those it sets a limit for), after
- * the key's own: a request must fit both (CONTRACT, "Identities").
- */
-function addIdentityWindows(windows: ResolvedWindow[], key: KeyContext): void {
-  const limits = key.identityControls?.rateLimit;
-  if (!limits || !key.identity) return;
-  const tracker = key.identity.id;
-  for (const { name, ttl, limitOf } of IDENTITY_WINDOWS) {
-    const limit = limitOf(limits);
-    if (limit !== null) windows.push({ key: `${name}:${tracker}`, tracker, name, limit, ttl });
-  }
-}
 
 /** A spent identity window: 429 rate_limited with `scope: "identity"` and Retry-After. */
 function identityRateLimitDenial(limit: number, ttl: number, count: WindowCount): AccessDenial {

@@ -6,15 +6,24 @@ import type { WindowRide } from '../../rate-limits/window-counter';
  * holder is a key or an identity (credit-tables.ts tells them apart by the id's prefix); the field keeps
  * its first name because reservations stored with tasks carry it.
  */
-export interface CreditAccount {
-  /** The holder's id: a key's (`key_…`) or an identity's (`idt_…`). */
-  keyId: string;
+export interface CreditAccount extends BalanceOf {
   generation: number;
   /**
    * Where a granted credit was taken, for its refund: Redis or the row, in which epoch (the Redis
    * ledger's hand-overs); absent for the database ledger, where the row is always the balance.
    */
   takenFrom?: { store: 'redis' | 'row'; epoch: number };
+}
+
+/**
+ * Whose balance: the holder's id, a key's (`key_…`) or an identity's (`idt_…`), and its organization,
+ * whose hash slot the balance shares on a Redis Cluster with the windows it is spent beside
+ * (RedisConnection.slotTag). Reservations stored with tasks before clusters were supported have no
+ * organization; the ledger then names the balance as on one Redis.
+ */
+export interface BalanceOf {
+  keyId: string;
+  organizationId?: string;
 }
 
 /** One credit spent: the balance after it, and the account a refund gives it back to. */
@@ -51,7 +60,7 @@ export abstract class CreditLedger {
   abstract releaseReserved(account: CreditAccount, count: number): Promise<void>;
 
   /** A balance was just set in the database (create, PATCH, refill): make it the live one everywhere. */
-  abstract publish(keyId: string, state: CreditState): Promise<void>;
+  abstract publish(holder: BalanceOf, state: CreditState): Promise<void>;
 
   /** The live balances of keys as loaded from the database (the rows' values where nothing newer is held). */
   abstract balances(keys: readonly CreditRowBalance[]): Promise<Map<string, number>>;
@@ -91,8 +100,7 @@ export interface CreditRide extends WindowRide {
 export type RideOutcome = { granted: GrantedCredit[] } | { short: number };
 
 /** A key's balance as its row holds it, with the row's epoch (which copy of it is live). */
-export interface CreditRowBalance {
-  keyId: string;
+export interface CreditRowBalance extends BalanceOf {
   state: CreditState;
   epoch: number;
 }
@@ -115,9 +123,10 @@ export async function spendGroupedByKey(
     else byKey.set(account.keyId, [i]);
   });
   await Promise.all(
-    [...byKey].map(async ([keyId, indexes]) => {
+    [...byKey.values()].map(async (indexes) => {
+      const { keyId, organizationId } = accounts[indexes[0]];
       const generation = Math.max(...indexes.map((i) => accounts[i].generation));
-      const states = await spendMany({ keyId, generation }, indexes.length);
+      const states = await spendMany({ keyId, organizationId, generation }, indexes.length);
       indexes.forEach((index, n) => (results[index] = states[n] ?? null));
     }),
   );
@@ -180,7 +189,8 @@ export async function reserveGroupedByKey(
       const total = members.reduce((sum, { count }) => sum + count, 0);
       let granted: GrantedCredit | null;
       try {
-        granted = await reserve({ keyId: members[0].account.keyId, generation }, total);
+        const { keyId, organizationId } = members[0].account;
+        granted = await reserve({ keyId, organizationId, generation }, total);
       } catch (error) {
         for (const i of indexes) results[i] = { error };
         return;
@@ -205,12 +215,12 @@ export async function reserveGroupedByKey(
  * refund goes back to `takenFrom`, in the generation the balance had.
  */
 export function grantedBalances(
-  keyId: string,
+  { keyId, organizationId }: BalanceOf,
   granted: number,
   left: CreditState,
   takenFrom?: CreditAccount['takenFrom'],
 ): GrantedCredit[] {
-  const account: CreditAccount = { keyId, generation: left.generation, takenFrom };
+  const account: CreditAccount = { keyId, organizationId, generation: left.generation, takenFrom };
   return Array.from({ length: granted }, (_, n) => ({
     ...left,
     remaining: left.remaining + granted - 1 - n,

@@ -79,7 +79,7 @@ export class CreditsService {
   ) {
     identityBalances.register({
       live: (identities) => this.balances(identities),
-      published: (identityId, state) => this.published(identityId, state),
+      published: (identity, state) => this.published(identity, state),
     });
   }
 
@@ -87,7 +87,7 @@ export class CreditsService {
   async spend(key: CreditHolder): Promise<SpendOutcome> {
     const now = this.clock.date();
     const generation = await this.refillIfDue(key, now);
-    const account = { keyId: key.id, generation };
+    const account = { keyId: key.id, organizationId: key.organizationId, generation };
     const granted = await this.ledger.spend(account);
     if (!granted) return { spent: false, retryAfterSeconds: retryAfterSeconds(key, now) };
     if (crossedLowMark(granted)) void this.recordLow(key, granted);
@@ -107,7 +107,7 @@ export class CreditsService {
     for (const holder of holders) {
       const generation = this.generationKnown(holder, now);
       if (generation === null) return null;
-      accounts.push({ keyId: holder.id, generation });
+      accounts.push({ keyId: holder.id, organizationId: holder.organizationId, generation });
     }
     const window = this.ledger.rideFor(accounts, count);
     return window && { window, holders };
@@ -155,7 +155,8 @@ export class CreditsService {
     count: number,
   ): Promise<{ account: CreditAccount; remaining: number } | null> {
     const generation = await this.refillIfDue(key, this.clock.date());
-    const result = await this.reservations.add({ account: { keyId: key.id, generation }, count });
+    const account = { keyId: key.id, organizationId: key.organizationId, generation };
+    const result = await this.reservations.add({ account, count });
     if ('error' in result) throw result.error;
     const granted = result.granted;
     if (!granted) return null;
@@ -194,14 +195,19 @@ export class CreditsService {
       }
     }
     return this.ledger.balances(
-      credited.map((key) => ({ keyId: key.id, state: creditStateOf(key), epoch: key.creditsEpoch })),
+      credited.map((key) => ({
+        keyId: key.id,
+        organizationId: key.organizationId,
+        state: creditStateOf(key),
+        epoch: key.creditsEpoch,
+      })),
     );
   }
 
   /** After a create or PATCH set the balance (committed): it is the live one from now on, everywhere. */
-  async published(keyId: string, state: CreditState): Promise<void> {
-    this.refilledFor.delete(keyId);
-    await this.ledger.publish(keyId, state);
+  async published(holder: Pick<ApiKey | Identity, 'id' | 'organizationId'>, state: CreditState): Promise<void> {
+    this.refilledFor.delete(holder.id);
+    await this.ledger.publish({ keyId: holder.id, organizationId: holder.organizationId }, state);
   }
 
   /** The scheduled refill (credit-refill.job.ts), for balances nobody spent since their boundary. */
@@ -238,10 +244,13 @@ export class CreditsService {
     return null;
   }
 
-  private async refill(holder: Pick<ApiKey, 'id'>, boundary: Date): Promise<CreditState | null> {
+  private async refill(
+    holder: Pick<ApiKey | Identity, 'id' | 'organizationId'>,
+    boundary: Date,
+  ): Promise<CreditState | null> {
     const state = await this.tables.of(holder.id).refill(holder.id, boundary);
     if (!state) return null;
-    await this.ledger.publish(holder.id, state);
+    await this.ledger.publish({ keyId: holder.id, organizationId: holder.organizationId }, state);
     // Other instances' cached key records still carry the old schedule; they reload within a second.
     this.invalidations.publish(
       isIdentity(holder) ? { kind: 'identity', identityId: holder.id } : { kind: 'key', keyId: holder.id },

@@ -16,9 +16,9 @@ import { CreditTables } from './credit-tables';
  */
 export class PostgresCreditLedger extends CreditLedger {
   private readonly spends = new TickBatch<CreditAccount, GrantedCredit | null>((accounts) =>
-    spendGroupedByKey(accounts, async ({ keyId }, count) => {
-      const spent = await this.tables.of(keyId).spend(keyId, count);
-      return spent ? grantedBalances(keyId, spent.granted, spent.left) : [];
+    spendGroupedByKey(accounts, async (account, count) => {
+      const spent = await this.tables.of(account.keyId).spend(account.keyId, count);
+      return spent ? grantedBalances(account, spent.granted, spent.left) : [];
     }),
   );
 
@@ -34,9 +34,9 @@ export class PostgresCreditLedger extends CreditLedger {
     return this.tables.of(keyId).refund(keyId, generation);
   }
 
-  async reserve({ keyId }: CreditAccount, count: number): Promise<GrantedCredit | null> {
+  async reserve({ keyId, organizationId }: CreditAccount, count: number): Promise<GrantedCredit | null> {
     const left = await this.tables.of(keyId).spendExact(keyId, count);
-    return left && { ...left, account: { keyId, generation: left.generation } };
+    return left && { ...left, account: { keyId, organizationId, generation: left.generation } };
   }
 
   async giveBackReserved(): Promise<void> {

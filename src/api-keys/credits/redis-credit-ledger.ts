@@ -1,9 +1,11 @@
 import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
-import type Redis from 'ioredis';
+import type { ConnectedRedis, RedisClient } from '../../redis/redis.connection';
+import type { ServerRuns } from '../../redis/server-runs';
 import { performance } from 'node:perf_hooks';
 import type { CreditState } from './credit-balance-table';
 import { TickBatch } from '../../common/tick-batch';
 import {
+  BalanceOf,
   CreditAccount,
   CreditLedger,
   CreditRide,
@@ -15,9 +17,6 @@ import {
 } from './credit-ledger';
 import { CreditTables } from './credit-tables';
 
-// One hash per key: e (epoch), u (run id of the Redis server it was seeded on), g (generation of the
-// settings), r (remaining), b (baseline for credits_low).
-const balanceKey = (keyId: string) => `gatehouse:credits:${keyId}`;
 // Idle balances leave Redis after a week; the next spend seeds a new epoch from the row.
 const IDLE_TTL_MS = 7 * 86_400_000;
 /** How long the row lets Redis spend an epoch's balance (PostgreSQL's clock), renewed while spent. */
@@ -270,7 +269,8 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
   );
   /** Leases by key; an expired one is kept as a hint of the epoch to join. */
   private readonly leases = new Map<string, Lease>();
-  private run?: Promise<string>;
+  private readonly redis: RedisClient;
+  private readonly runs: ServerRuns;
   private pendingWriteBack = new Map<
     string,
     { keyId: string; generation: number; epoch: number; remaining: number }
@@ -279,10 +279,12 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
   private lastWarning = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly connection: ConnectedRedis,
     private readonly tables: CreditTables,
   ) {
     super();
+    const redis = (this.redis = connection.client);
+    this.runs = connection.runs;
     redis.defineCommand('gatehouseSpendCredits', { numberOfKeys: 1, lua: SPEND_SCRIPT });
     redis.defineCommand('gatehouseSeedCredits', { numberOfKeys: 1, lua: SEED_SCRIPT });
     redis.defineCommand('gatehousePublishCredits', { numberOfKeys: 1, lua: PUBLISH_SCRIPT });
@@ -290,10 +292,16 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     redis.defineCommand('gatehouseRefundCreditsOnce', { numberOfKeys: 2, lua: REFUND_ONCE_SCRIPT });
     this.scripts = redis as unknown as CreditScripts;
     // A new connection may reach another server, or the same one after it lost or replayed writes.
-    redis.on('close', () => {
-      this.leases.clear();
-      this.run = undefined;
-    });
+    this.runs.onChange(() => this.leases.clear());
+  }
+
+  /**
+   * One hash per holder: e (epoch), u (run id of the Redis server it was seeded on), g (generation of
+   * the settings), r (remaining), b (baseline for credits_low). On a cluster, in its organization's hash
+   * slot, beside the rate-limit windows its requests ride with.
+   */
+  private balanceKey({ keyId, organizationId }: BalanceOf): string {
+    return `gatehouse:credits:${organizationId ? this.connection.slotTag(organizationId) : ''}${keyId}`;
   }
 
   spend(account: CreditAccount): Promise<GrantedCredit | null> {
@@ -312,7 +320,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       const lease = this.leases.get(account.keyId);
       if (!lease || !sendsUnder(lease, now)) return null;
       leases.push(lease);
-      keys.push(balanceKey(account.keyId));
+      keys.push(this.balanceKey(account));
       args.push(lease.epoch, account.generation, lease.run);
     }
     const ride: LeasedRide = { keys, args, accounts, count, leases };
@@ -332,7 +340,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     if (answer[0] > 0) return { short: answer[0] - 1 };
     const now = performance.now();
     let late = false;
-    const granted = accounts.map(({ keyId }, i): GrantedCredit => {
+    const granted = accounts.map(({ keyId, organizationId }, i): GrantedCredit => {
       const lease = leases[i];
       const left = {
         remaining: answer[1 + 3 * i],
@@ -342,13 +350,13 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       this.writeBack(keyId, lease.epoch, left);
       if (!this.stillHeld(keyId, lease, now)) late = true;
       const takenFrom = { store: 'redis' as const, epoch: lease.epoch };
-      return { ...left, account: { keyId, generation: left.generation, takenFrom } };
+      return { ...left, account: { keyId, organizationId, generation: left.generation, takenFrom } };
     });
     if (!late) return { granted };
     // Granted after a lease ran out here: the row may be spent by now, so none of these is used.
     granted.forEach(
       ({ account }, i) =>
-        void this.giveBack(account.keyId, leases[i].epoch, leases[i].run, account.generation, count),
+        void this.giveBack(account, leases[i].epoch, leases[i].run, account.generation, count),
     );
     return null;
   }
@@ -358,28 +366,28 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     return granted.length === count ? granted[granted.length - 1] : null;
   }
 
-  async giveBackReserved(
-    { keyId, generation, takenFrom }: CreditAccount,
-    count: number,
-    settlementId: string,
-  ): Promise<void> {
+  async giveBackReserved(account: CreditAccount, count: number, settlementId: string): Promise<void> {
+    const { generation, takenFrom } = account;
     if (takenFrom?.store !== 'redis') return; // settled in the database with the task's outcome
     // Unlike a request's refund, a failure is thrown: the settlement stays pending and is tried again.
+    const balance = this.balanceKey(account);
     await this.scripts.gatehouseRefundCreditsOnce(
-      balanceKey(keyId),
-      `${balanceKey(keyId)}:settled:${settlementId}`,
+      balance,
+      `${balance}:settled:${settlementId}`,
       takenFrom.epoch,
-      await this.currentRun(),
+      await this.currentRun(account),
       generation,
       count,
       IDLE_TTL_MS,
     );
   }
 
-  async releaseReserved({ keyId, generation, takenFrom }: CreditAccount, count: number): Promise<void> {
+  async releaseReserved(account: CreditAccount, count: number): Promise<void> {
+    const { keyId, generation, takenFrom } = account;
     if (takenFrom?.store === 'row')
       await this.tables.of(keyId).refundClaimed(keyId, generation, takenFrom.epoch, count);
-    else if (takenFrom) await this.giveBack(keyId, takenFrom.epoch, this.currentRun(), generation, count);
+    else if (takenFrom)
+      await this.giveBack(account, takenFrom.epoch, this.currentRun(account), generation, count);
   }
 
   /**
@@ -423,7 +431,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
       switch (claim.outcome) {
         case 'row':
           this.leases.delete(keyId);
-          return grantedBalances(keyId, claim.granted, claim.state, { store: 'row', epoch: claim.epoch });
+          return grantedBalances(account, claim.granted, claim.state, { store: 'row', epoch: claim.epoch });
         case 'wait':
           // A stale hint: another instance seeded a newer epoch, which Redis names at once. A lease
           // still running is kept: spends of this key in flight under it stay valid.
@@ -440,12 +448,12 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
         case 'join': {
           const fresh = claim.outcome === 'seed';
           if (!fresh && !view.failed && view.generation >= claim.state.generation) {
-            this.grantLease(keyId, claim.epoch, await this.currentRun().catch(() => ''), sentAt);
+            this.grantLease(keyId, claim.epoch, await this.currentRun(account).catch(() => ''), sentAt);
             continue;
           }
           try {
-            const run = await this.currentRun();
-            await this.seed(keyId, claim.epoch, claim.state, run, fresh);
+            const run = await this.currentRun(account);
+            await this.seed(account, claim.epoch, claim.state, run, fresh);
             this.grantLease(keyId, claim.epoch, run, sentAt);
           } catch (error) {
             // Held by nobody else meanwhile: the next claim reports Redis failed and the lease runs out.
@@ -469,7 +477,7 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     let answer: number[];
     try {
       answer = await this.scripts.gatehouseSpendCredits(
-        balanceKey(keyId),
+        this.balanceKey(account),
         lease.epoch,
         account.generation,
         count,
@@ -489,22 +497,22 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     if (granted > 0) this.writeBack(keyId, lease.epoch, left);
     if (!this.stillHeld(keyId, lease, performance.now())) {
       // Granted after the lease ran out here: the row may be spent by now, so these are not used.
-      if (granted > 0) void this.giveBack(keyId, lease.epoch, lease.run, generation, granted);
+      if (granted > 0) void this.giveBack(account, lease.epoch, lease.run, generation, granted);
       return { failed: false, epoch: lease.epoch, generation };
     }
-    return grantedBalances(keyId, granted, left, { store: 'redis', epoch: lease.epoch });
+    return grantedBalances(account, granted, left, { store: 'redis', epoch: lease.epoch });
   }
 
   /** Which balance Redis holds for the key, without spending. */
   private async look(account: CreditAccount): Promise<RedisView> {
     try {
       const answer = await this.scripts.gatehouseSpendCredits(
-        balanceKey(account.keyId),
+        this.balanceKey(account),
         -1,
         account.generation,
         0,
         IDLE_TTL_MS,
-        await this.currentRun(),
+        await this.currentRun(account),
         0,
       );
       return answer[0] === -2
@@ -539,29 +547,30 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
    * spent.
    */
   private async giveBack(
-    keyId: string,
+    holder: BalanceOf,
     epoch: number,
     run: string | Promise<string>,
     generation: number,
     count: number,
   ): Promise<void> {
     try {
-      await this.scripts.gatehouseRefundCredits(balanceKey(keyId), epoch, await run, generation, count);
+      await this.scripts.gatehouseRefundCredits(this.balanceKey(holder), epoch, await run, generation, count);
     } catch (error) {
       this.warn(error as Error);
     }
   }
 
-  async refund({ keyId, generation, takenFrom }: CreditAccount): Promise<void> {
+  async refund(account: CreditAccount): Promise<void> {
+    const { keyId, generation, takenFrom } = account;
     if (takenFrom?.store === 'row')
       await this.tables.of(keyId).refundClaimed(keyId, generation, takenFrom.epoch);
-    else if (takenFrom) await this.giveBack(keyId, takenFrom.epoch, this.currentRun(), generation, 1);
+    else if (takenFrom) await this.giveBack(account, takenFrom.epoch, this.currentRun(account), generation, 1);
   }
 
-  async publish(keyId: string, state: CreditState): Promise<void> {
+  async publish(holder: BalanceOf, state: CreditState): Promise<void> {
     try {
       await this.scripts.gatehousePublishCredits(
-        balanceKey(keyId),
+        this.balanceKey(holder),
         state.generation,
         state.remaining,
         state.baseline,
@@ -577,16 +586,22 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     const balances = new Map(keys.map(({ keyId, state }) => [keyId, state.remaining]));
     if (!keys.length) return balances;
     try {
-      const run = await this.currentRun();
-      const pipeline = this.redis.pipeline();
-      for (const { keyId } of keys) pipeline.hmget(balanceKey(keyId), 'e', 'u', 'g', 'r');
-      const answers = (await pipeline.exec()) ?? [];
+      // One read per balance, sent in one turn: auto-pipelined, one round trip per server (a cluster's
+      // balances are in their organizations' slots, which one pipeline may not span).
+      const held = await Promise.all(
+        keys.map(async (key) => {
+          const [run, value] = await Promise.all([
+            this.currentRun(key),
+            this.redis.hmget(this.balanceKey(key), 'e', 'u', 'g', 'r'),
+          ]);
+          return { run, value };
+        }),
+      );
       keys.forEach(({ keyId, state, epoch }, i) => {
-        const [error, value] = answers[i] ?? [];
-        const [heldEpoch, heldRun, generation, remaining] = (value ?? []) as (string | null)[];
+        const { run, value } = held[i];
+        const [heldEpoch, heldRun, generation, remaining] = value;
         // Redis's copy is the live one only while the row names its epoch (see the class comment).
         if (
-          !error &&
           heldRun === run &&
           Number(heldEpoch) === epoch &&
           generation !== null &&
@@ -606,33 +621,20 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     await this.flushWriteBack();
   }
 
-  /** The id of the Redis server this connection reaches; a restarted server has a new one. */
-  private currentRun(): Promise<string> {
-    // INFO is let through while a reconnect waits for its ready check: it would wait out the deadline.
-    if (this.redis.status !== 'ready') return Promise.reject(new Error(`Redis is ${this.redis.status}`));
-    if (!this.run) {
-      const run = this.redis.info('server').then((info) => {
-        const id = /^run_id:(\w+)/m.exec(info)?.[1];
-        if (!id) throw new Error('Redis INFO answered no run_id');
-        return id;
-      });
-      this.run = run;
-      run.catch(() => {
-        if (this.run === run) this.run = undefined;
-      });
-    }
-    return this.run;
+  /** The id of the Redis server that holds the holder's balance; a restarted server has a new one. */
+  private currentRun(holder: BalanceOf): Promise<string> {
+    return this.runs.of(this.balanceKey(holder));
   }
 
   private seed(
-    keyId: string,
+    holder: BalanceOf,
     epoch: number,
     state: CreditState,
     run: string,
     fresh: boolean,
   ): Promise<number> {
     return this.scripts.gatehouseSeedCredits(
-      balanceKey(keyId),
+      this.balanceKey(holder),
       epoch,
       state.generation,
       state.remaining,
