@@ -72,7 +72,7 @@ export class HealthController {
   private async redisCheck(): Promise<HealthIndicatorResult> {
     const indicator = this.indicators.check('redis');
     try {
-      await this.redis.client!.ping();
+      await this.redis.ping();
       return indicator.up();
     } catch (error) {
       const message = (error as Error).message;

@@ -146,6 +146,18 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     if (!ready) this.logger.warn('Redis is not reachable yet; continuing (see RATE_LIMIT_FAILURE_MODE)');
   }
 
+  /** Whether Redis answers: one Redis, or every primary of a cluster (a shard down is a Redis down for its keys). */
+  async ping(): Promise<void> {
+    const client = this.client!;
+    if (!(client instanceof Cluster)) {
+      await client.ping();
+      return;
+    }
+    const primaries = client.nodes('master');
+    if (!primaries.length) throw new Error(`the cluster is ${client.status}: no primary known`);
+    await Promise.all(primaries.map((node) => node.ping()));
+  }
+
   /**
    * PUBLISH on a cluster goes to any node, which relays it to every other: when the one the client
    * picked cannot take it (its shard is down), every other connected node is tried before giving up.

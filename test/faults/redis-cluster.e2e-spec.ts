@@ -158,6 +158,9 @@ const EVENTUALLY_MS = 60_000;
       if (res.status === 200) accepted += 1;
       else expectProblem(res, 429, 'credits_exhausted');
     }
+    // Readiness stays (open mode serves every request) and says Redis is degraded: a primary is away.
+    const ready = await a.http.get('/health/ready').expect(200);
+    expect(ready.body.info.redis).toMatchObject({ status: 'degraded' });
     // The other shard's limit is exact while one is down.
     const limitedAnswers = await Promise.all(
       Array.from({ length: 30 }, (_, i) => verify(i % 2 ? b.http : a.http, limited.auth)),
@@ -198,5 +201,6 @@ const EVENTUALLY_MS = 60_000;
       { timeoutMs: EVENTUALLY_MS, intervalMs: 200 },
     ).then(({ value }) => expect(value).toBe(3));
     expect(cluster.keysOn(down.node)).toBeGreaterThan(0);
+    expect((await a.http.get('/health/ready').expect(200)).body.info.redis).toEqual({ status: 'up' });
   });
 });

@@ -145,7 +145,11 @@ export class OAuthTokenResolver {
       principal: {
         ...user,
         permissions: intersectPermissions(user.permissions, granted),
-        oauth: { grantId: token.grantId, clientId: token.clientId, windows: this.windowsOf(token.grantId, token.organizationId) },
+        oauth: {
+          grantId: token.grantId,
+          clientId: token.clientId,
+          windows: this.windowsOf(token.grantId, token.organizationId),
+        },
       },
     };
   }

@@ -241,7 +241,7 @@ export class RateLimitStep extends ThrottlerGuard implements AccessStep {
    * counted and spent in one script run, which a cluster runs only on keys of one slot.
    */
   protected override generateKey(context: ExecutionContext, tracker: string, name: string): string {
-    const organizationId = context.switchToHttp().getRequest<Request>().principal?.key?.organizationId;
+    const organizationId = context.switchToHttp().getRequest<Request>().principal?.organizationId;
     return this.windowKey(name, organizationId, tracker);
   }
 

@@ -205,7 +205,10 @@ export class CreditsService {
   }
 
   /** After a create or PATCH set the balance (committed): it is the live one from now on, everywhere. */
-  async published(holder: Pick<ApiKey | Identity, 'id' | 'organizationId'>, state: CreditState): Promise<void> {
+  async published(
+    holder: Pick<ApiKey | Identity, 'id' | 'organizationId'>,
+    state: CreditState,
+  ): Promise<void> {
     this.refilledFor.delete(holder.id);
     await this.ledger.publish({ keyId: holder.id, organizationId: holder.organizationId }, state);
   }

@@ -564,7 +564,8 @@ export class RedisCreditLedger extends CreditLedger implements BeforeApplication
     const { keyId, generation, takenFrom } = account;
     if (takenFrom?.store === 'row')
       await this.tables.of(keyId).refundClaimed(keyId, generation, takenFrom.epoch);
-    else if (takenFrom) await this.giveBack(account, takenFrom.epoch, this.currentRun(account), generation, 1);
+    else if (takenFrom)
+      await this.giveBack(account, takenFrom.epoch, this.currentRun(account), generation, 1);
   }
 
   async publish(holder: BalanceOf, state: CreditState): Promise<void> {
