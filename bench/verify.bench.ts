@@ -28,7 +28,7 @@
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:verify
  *
  * DATABASE_URL names the server (any database on it to connect to): a fresh database `bench_*` is
- * created for the run and dropped after it. REDIS_URL, when set, is passed to Gatehouse. Settings:
+ * created for the run and dropped after it. REDIS_URL (or REDIS_CLUSTER_NODES), when set, is passed to Gatehouse. Settings:
  * BENCH_CONNECTIONS (50), BENCH_DURATION (seconds per measurement, 3), BENCH_ROUNDS (7, at least
  * 5), BENCH_WARMUP (seconds per scenario before each phase, 2), BENCH_KEYS (filler keys for the
  * second phase, 100000; 0 skips it), BENCH_CPU_RATE (requests a second for the same-body route and verify
@@ -271,7 +271,16 @@ async function main(): Promise<void> {
       many = await phase(['bare', 'verify']);
     }
 
-    report(few, credited, shared, equalLoad, many, keys, Boolean(process.env.REDIS_URL), oauth);
+    report(
+      few,
+      credited,
+      shared,
+      equalLoad,
+      many,
+      keys,
+      Boolean(process.env.REDIS_URL || process.env.REDIS_CLUSTER_NODES),
+      oauth,
+    );
   } catch (error) {
     failed = true;
     throw error;
@@ -300,7 +309,7 @@ function report(
   const commit = git('rev-parse --short HEAD') || 'unknown';
   const srcChanged = git('status --porcelain -- src') ? ' (src/ has uncommitted changes)' : '';
   console.log(
-    `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${redis ? ' + Redis' : ''}; ` +
+    `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${redis ? (process.env.REDIS_CLUSTER_NODES ? ' + Redis Cluster' : ' + Redis') : ''}; ` +
       `bare NestJS in its own process\n` +
       `connections=${CONNECTIONS} duration=${DURATION}s warmup=${WARMUP}s rounds=${ROUNDS} (interleaved, ` +
       `order rotated) keys=${KEYS_CREATED}+${FILLER_KEYS}; Gatehouse LOG_LEVEL=${LOG_LEVEL}; medians over the rounds`,
