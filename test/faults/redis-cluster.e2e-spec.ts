@@ -11,7 +11,9 @@ import { startTestApp, TestApp } from '../support/test-app';
  * windows, its identity's windows and both balances are counted and spent in one script run, which a
  * cluster runs only on keys of one hash slot, so they carry their organization's hash tag; every
  * promise holds as on one Redis (limits and credits exact across instances, a revocation everywhere
- * within a second). Then a primary is stopped mid-run: the organizations on the other shards keep
+ * within a second). A primary hung (paused) gets the same answers as a Redis that hangs: its
+ * organizations the outage policy once the command deadline passes, the others' limits exact. Then a
+ * primary is stopped mid-run: the organizations on the other shards keep
  * exact limits, the stopped shard's get the outage policy (RATE_LIMIT_FAILURE_MODE, open) and credits
  * spent in the database, never more than the balance; revocations still hold within a second; and
  * once the primary is back its organizations are counted in Redis again. Needs PostgreSQL (two
@@ -136,6 +138,56 @@ const EVENTUALLY_MS = 60_000;
       () => verify(b.http, key.auth),
       (res) => res.status === 401,
     );
+  });
+
+  it('with a primary hung: its organizations get the outage policy, the others stay exact, revocations hold, and it is used again once it answers', async () => {
+    const hung = orgs[0];
+    const other = orgOn((node) => node !== hung.node);
+    const LIMIT = 5;
+    const onHung = await createKey(a.http, hung.org.auth, {
+      role: 'viewer',
+      rate_limit: { requests_per_minute: 3 },
+    });
+    const limited = await createKey(a.http, other.org.auth, {
+      role: 'viewer',
+      rate_limit: { requests_per_minute: LIMIT },
+    });
+    const toRevoke = await createKey(a.http, other.org.auth, { role: 'viewer' });
+    await verify(b.http, toRevoke.auth).expect(200);
+    cluster.pause(hung.node);
+    try {
+      // Open mode: every request of the hung shard's organization is served (uncounted), none fails.
+      const served = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => verify(i % 2 ? b.http : a.http, onHung.auth)),
+      );
+      expect(served.map((res) => res.status)).toEqual(Array(6).fill(200));
+      const answers = await Promise.all(
+        Array.from({ length: 2 * LIMIT }, (_, i) => verify(i % 2 ? b.http : a.http, limited.auth)),
+      );
+      expect(answers.filter((res) => res.status === 200)).toHaveLength(LIMIT);
+      await a.http.delete(`/v1/api-keys/${toRevoke.id}`).set(other.org.auth).expect(204);
+      await expectWithinOneSecond(
+        () => verify(b.http, toRevoke.auth),
+        (res) => res.status === 401,
+      );
+    } finally {
+      await cluster.resume(hung.node);
+    }
+    const { value } = await pollUntil(
+      async () => {
+        const probe = await createKey(a.http, hung.org.auth, {
+          role: 'viewer',
+          rate_limit: { requests_per_minute: 3 },
+        });
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => verify(i % 2 ? b.http : a.http, probe.auth)),
+        );
+        return answers.filter((res) => res.status === 200).length;
+      },
+      (count) => count === 3,
+      { timeoutMs: EVENTUALLY_MS, intervalMs: 200 },
+    );
+    expect(value).toBe(3);
   });
 
   it('with a primary stopped mid-run: the other shards stay exact, credits never overspent, revocations hold, and the shard is used again once back', async () => {

@@ -84,11 +84,28 @@ export class OwnRedisCluster {
     return this.cli(index, '--scan', '--pattern', pattern).split('\n').filter(Boolean);
   }
 
+  /** Pauses node `index` (SIGSTOP: a hang, its port still accepting connections, nothing answered). */
+  pause(index: number): void {
+    const child = this.nodes[index].process;
+    if (!child || child.exitCode !== null) throw new Error(`cluster node ${index} is not running`);
+    child.kill('SIGSTOP');
+  }
+
+  /** Resumes node `index` and waits until the cluster serves every slot again. Safe in a `finally`. */
+  async resume(index: number): Promise<void> {
+    const child = this.nodes[index].process;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGCONT');
+    await this.untilServing();
+  }
+
   /** Stops node `index` at once (SIGKILL: a crash, not a shutdown that saves). */
   async stop(index: number): Promise<void> {
     const child = this.nodes[index].process;
     this.nodes[index].process = undefined;
     if (!child || child.exitCode !== null) return;
+    // A paused node is resumed first, so nothing is left stopped whatever the test did.
+    child.kill('SIGCONT');
     child.kill('SIGKILL');
     await once(child, 'exit');
   }
