@@ -60,6 +60,31 @@ const EVENTUALLY_MS = 60_000;
     await cluster?.close();
   });
 
+  /** `count` verifies of `auth`, every other one on B, all at once. */
+  const overBoth = (count: number, auth: Auth) =>
+    Array.from({ length: count }, (_, i) => verify(i % 2 ? b.http : a.http, auth));
+
+  /**
+   * The organization's shard counts again: a new key of it with a limit of 3 meets it exactly over both
+   * instances once Redis is spent in again (the first requests after a fault may still meet the outage
+   * policy).
+   */
+  const expectCountedAgain = async (org: SignedUpOrganization) => {
+    const { value } = await pollUntil(
+      async () => {
+        const probe = await createKey(a.http, org.auth, {
+          role: 'viewer',
+          rate_limit: { requests_per_minute: 3 },
+        });
+        const answers = await Promise.all(overBoth(6, probe.auth));
+        return answers.filter((res) => res.status === 200).length;
+      },
+      (served) => served === 3,
+      { timeoutMs: EVENTUALLY_MS, intervalMs: 200 },
+    );
+    expect(value).toBe(3);
+  };
+
   const orgOn = (predicate: (node: number) => boolean) => {
     const found = orgs.find(({ node }) => predicate(node));
     if (!found) throw new Error('no organization on such a node');
@@ -86,9 +111,7 @@ const EVENTUALLY_MS = 60_000;
       rate_limit: { requests_per_minute: 10_000 },
     });
     // Spent in Redis once a lease is held: the first requests seed it, the rest ride with the windows.
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => verify(i % 2 ? b.http : a.http, key.auth)),
-    );
+    const responses = await Promise.all(overBoth(50, key.auth));
     const accepted = responses.filter((res) => res.status === 200);
     expect(accepted).toHaveLength(N);
     for (const res of responses.filter((r) => r.status !== 200)) expectProblem(res, 429, 'credits_exhausted');
@@ -157,13 +180,9 @@ const EVENTUALLY_MS = 60_000;
     cluster.pause(hung.node);
     try {
       // Open mode: every request of the hung shard's organization is served (uncounted), none fails.
-      const served = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => verify(i % 2 ? b.http : a.http, onHung.auth)),
-      );
+      const served = await Promise.all(overBoth(6, onHung.auth));
       expect(served.map((res) => res.status)).toEqual(Array(6).fill(200));
-      const answers = await Promise.all(
-        Array.from({ length: 2 * LIMIT }, (_, i) => verify(i % 2 ? b.http : a.http, limited.auth)),
-      );
+      const answers = await Promise.all(overBoth(2 * LIMIT, limited.auth));
       expect(answers.filter((res) => res.status === 200)).toHaveLength(LIMIT);
       await a.http.delete(`/v1/api-keys/${toRevoke.id}`).set(other.org.auth).expect(204);
       await expectWithinOneSecond(
@@ -173,21 +192,7 @@ const EVENTUALLY_MS = 60_000;
     } finally {
       await cluster.resume(hung.node);
     }
-    const { value } = await pollUntil(
-      async () => {
-        const probe = await createKey(a.http, hung.org.auth, {
-          role: 'viewer',
-          rate_limit: { requests_per_minute: 3 },
-        });
-        const answers = await Promise.all(
-          Array.from({ length: 6 }, (_, i) => verify(i % 2 ? b.http : a.http, probe.auth)),
-        );
-        return answers.filter((res) => res.status === 200).length;
-      },
-      (count) => count === 3,
-      { timeoutMs: EVENTUALLY_MS, intervalMs: 200 },
-    );
-    expect(value).toBe(3);
+    await expectCountedAgain(hung.org);
   });
 
   it('with a primary stopped mid-run: the other shards stay exact, credits never overspent, revocations hold, and the shard is used again once back', async () => {
@@ -226,9 +231,7 @@ const EVENTUALLY_MS = 60_000;
     const ready = await a.http.get('/health/ready').expect(200);
     expect(ready.body.info.redis).toMatchObject({ status: 'degraded' });
     // The other shard's limit is exact while one is down.
-    const limitedAnswers = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => verify(i % 2 ? b.http : a.http, limited.auth)),
-    );
+    const limitedAnswers = await Promise.all(overBoth(30, limited.auth));
     expect(limitedAnswers.filter((res) => res.status === 200)).toHaveLength(LIMIT);
     // A revocation holds everywhere within a second, whichever node B's subscriber was on.
     await a.http.delete(`/v1/api-keys/${toRevoke.id}`).set(up.org.auth).expect(204);
@@ -247,23 +250,9 @@ const EVENTUALLY_MS = 60_000;
     expect(accepted).toBeLessThanOrEqual(N);
     expect(accepted).toBeGreaterThanOrEqual(N - 2 * WORKERS);
 
-    // Back: the shard counts again. A new key of `down` with a limit meets it exactly once Redis is
-    // spent in again (the first requests after the restart may still meet the outage policy).
+    // Back: the shard counts again.
     await cluster.restart(down.node);
-    await pollUntil(
-      async () => {
-        const probe = await createKey(a.http, down.org.auth, {
-          role: 'viewer',
-          rate_limit: { requests_per_minute: 3 },
-        });
-        const answers = await Promise.all(
-          Array.from({ length: 6 }, (_, i) => verify(i % 2 ? b.http : a.http, probe.auth)),
-        );
-        return answers.filter((res) => res.status === 200).length;
-      },
-      (served) => served === 3,
-      { timeoutMs: EVENTUALLY_MS, intervalMs: 200 },
-    ).then(({ value }) => expect(value).toBe(3));
+    await expectCountedAgain(down.org);
     expect(cluster.keysOn(down.node)).toBeGreaterThan(0);
     expect((await a.http.get('/health/ready').expect(200)).body.info.redis).toEqual({ status: 'up' });
   });
