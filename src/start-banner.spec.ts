@@ -20,4 +20,21 @@ describe('startBanner', () => {
     const { lines } = startBanner({ ...facts, dashboardUrl: undefined });
     expect(lines.filter((line) => line.includes('/dashboard'))).toEqual([]);
   });
+
+  it('names both addresses past a transaction pooler, without their passwords', () => {
+    const { lines } = startBanner({
+      ...facts,
+      database: {
+        kind: 'postgres',
+        url: 'postgresql://app:secret@pooler:6432/gatehouse',
+        directUrl: 'postgresql://app:secret@db:5432/gatehouse',
+      },
+    });
+    const database = lines.filter((line) => line.startsWith('database:'));
+    expect(database).toHaveLength(1);
+    expect(database[0]).toMatch(
+      /^database: PostgreSQL at postgresql:\/\/app:[^@]*@pooler:6432\/gatehouse through a transaction pooler \(LISTEN and migrations at postgresql:\/\/app:[^@]*@db:5432\/gatehouse\)$/,
+    );
+    expect(database[0]).not.toContain('secret');
+  });
 });

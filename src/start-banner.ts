@@ -13,7 +13,8 @@ export interface StartFacts {
   version: string;
   /** Where a browser or curl on this machine reaches it. */
   url: string;
-  database: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
+  /** `directUrl`: where sessions of their own go past a transaction pooler (DATABASE_POOLER). */
+  database: { kind: 'postgres'; url: string; directUrl?: string } | { kind: 'embedded'; dataDir: string };
   redisUrl?: string;
   /** REDIS_CLUSTER_NODES's nodes. */
   redisClusterNodes?: string[];
@@ -34,7 +35,10 @@ export function startBanner(facts: StartFacts): { lines: string[]; warning?: str
     ...(facts.dashboardUrl ? [`dashboard: ${facts.dashboardUrl}`] : []),
     `API reference: ${facts.url}/docs (OpenAPI document: ${facts.url}/openapi.json)`,
     facts.database.kind === 'postgres'
-      ? `database: PostgreSQL at ${displayUrl(facts.database.url)}`
+      ? `database: PostgreSQL at ${displayUrl(facts.database.url)}` +
+        (facts.database.directUrl
+          ? ` through a transaction pooler (LISTEN and migrations at ${displayUrl(facts.database.directUrl)})`
+          : '')
       : `database: embedded PGlite in ${facts.database.dataDir} (one process; set DATABASE_URL for PostgreSQL)`,
     facts.redisClusterNodes
       ? `redis: cluster of ${facts.redisClusterNodes.map(displayUrl).join(', ')} (rate limits and key-cache invalidation shared by every instance)`
@@ -77,7 +81,11 @@ export async function logStartBanner(app: INestApplication, config: AppConfig, p
     version: packageVersion(),
     url,
     database: config.DATABASE_URL
-      ? { kind: 'postgres', url: config.DATABASE_URL }
+      ? {
+          kind: 'postgres',
+          url: config.DATABASE_URL,
+          directUrl: config.DATABASE_POOLER === 'transaction' ? config.DATABASE_DIRECT_URL : undefined,
+        }
       : { kind: 'embedded', dataDir: config.DATA_DIR },
     redisUrl: config.REDIS_URL,
     redisClusterNodes: redisClusterNodes(config.REDIS_CLUSTER_NODES),

@@ -14,7 +14,13 @@ import {
   signUpOrganization,
   SignedUpOrganization,
 } from './support/factories';
-import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
+import {
+  createTestDatabase,
+  dropTestDatabase,
+  instanceDatabaseEnv,
+  startTestApp,
+  TestApp,
+} from './support/test-app';
 import { CALLS_LOCAL_TARGETS } from './support/outbound-targets';
 import { freeLoopbackPort } from './support/ports';
 import { compiledEntryPoint } from './support/compiled-app';
@@ -679,7 +685,7 @@ if (!HAS_POSTGRES) {
           PORT: String(port),
           HOST: '127.0.0.1',
           DATA_DIR: dataDir,
-          DATABASE_URL: databaseUrl,
+          ...instanceDatabaseEnv(databaseUrl),
           REDIS_URL: process.env.REDIS_URL,
           // The namespace test instances of this database use (test-instance.ts): one deployment.
           REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,

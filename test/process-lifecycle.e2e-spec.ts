@@ -12,7 +12,13 @@ import { openEventStream } from './support/event-stream';
 import { canListSockets, listeningTcpPorts } from './support/listening-sockets';
 import { runMain, scratchDataDirs, spawnMain, spawnWorker, waitUntilLive } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
-import { createTestDatabase, dropTestDatabase, startTestApp, TestApp } from './support/test-app';
+import {
+  createTestDatabase,
+  dropTestDatabase,
+  instanceDatabaseEnv,
+  startTestApp,
+  TestApp,
+} from './support/test-app';
 
 /**
  * The service's life as a process: it serves, then exits 0 on SIGTERM (also on one that comes the moment
@@ -88,7 +94,7 @@ describe('the real process', () => {
       HOST: '127.0.0.1',
       DATA_DIR: tempDir(),
       LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
+      ...instanceDatabaseEnv(databaseUrl),
       REDIS_URL: process.env.REDIS_URL,
     });
     try {
@@ -113,7 +119,7 @@ describe('the real process', () => {
       DATA_DIR: tempDir(),
       LOG_LEVEL: 'warn',
       ALLOW_SIGNUP: 'true',
-      DATABASE_URL: databaseUrl,
+      ...instanceDatabaseEnv(databaseUrl),
       REDIS_URL: process.env.REDIS_URL,
       // Long enough for the checks below on a loaded machine; the test waits for the exit, not for it.
       SHUTDOWN_DRAIN_MS: '8000',
@@ -177,7 +183,7 @@ describe('the real process', () => {
       DATA_DIR: tempDir(),
       LOG_LEVEL: 'warn',
       ALLOW_SIGNUP: 'true',
-      DATABASE_URL: databaseUrl,
+      ...instanceDatabaseEnv(databaseUrl),
       REDIS_URL: process.env.REDIS_URL,
     };
     const started: CapturedChild[] = [];
@@ -243,7 +249,7 @@ describe('the real process', () => {
       await database.connect();
       let child: CapturedChild | undefined;
       try {
-        child = spawnWorker({ DATABASE_URL: databaseUrl, DATA_DIR: tempDir(), LOG_LEVEL: 'warn' });
+        child = spawnWorker({ ...instanceDatabaseEnv(databaseUrl), DATA_DIR: tempDir(), LOG_LEVEL: 'warn' });
         // Its first connection to the database (the check of the servers, then the app's pool): it is
         // starting, its workers not yet claiming. The signal is sent on that event, not after a
         // duration, so one round meets the moment that used to kill it.
@@ -275,7 +281,7 @@ describe('the real process', () => {
     writeFileSync(join(workingDirectory, '.env'), `PORT=${port}\nHOST=127.0.0.1\nLOG_LEVEL=nonsense\n`);
     const databaseUrl = await createTestDatabase();
     const child = spawnMain(
-      { LOG_LEVEL: 'warn', DATA_DIR: tempDir(), DATABASE_URL: databaseUrl },
+      { LOG_LEVEL: 'warn', DATA_DIR: tempDir(), ...instanceDatabaseEnv(databaseUrl) },
       { cwd: workingDirectory },
     );
     try {

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CapturedChild, exited } from './support/child-process';
 import { logEntriesOf, ProcessResult, runMain, scratchDataDirs, spawnMain } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
-import { createTestDatabase, dropTestDatabase } from './support/test-app';
+import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv } from './support/test-app';
 import { packageVersion } from '../src/common/package-version';
 
 /**
@@ -145,7 +145,7 @@ describe('the real process', () => {
         PORT: String(port),
         HOST: '127.0.0.1',
         DATA_DIR: tempDir(),
-        DATABASE_URL: databaseUrl,
+        ...instanceDatabaseEnv(databaseUrl),
         DASHBOARD_DIR: tempDir(),
         BOOTSTRAP_ADMIN_EMAIL: 'first-admin@example.com',
         BOOTSTRAP_ADMIN_PASSWORD: 'a-long-enough-password',
@@ -160,7 +160,7 @@ describe('the real process', () => {
         expect(messages.filter((message) => message.startsWith('dashboard:'))).toEqual([]);
         expect(messages).toContainEqual(
           databaseUrl
-            ? `database: PostgreSQL at ${databaseUrl}`
+            ? bannerDatabaseLine(instanceDatabaseEnv(databaseUrl))
             : expect.stringMatching(/^database: embedded PGlite in /),
         );
         expect(entries.filter((entry) => entry.level >= 40)).toEqual([]);
@@ -196,7 +196,7 @@ describe('the real process', () => {
           PORT: String(port),
           HOST: '127.0.0.1',
           DATA_DIR: dataDir,
-          DATABASE_URL: databaseUrl,
+          ...instanceDatabaseEnv(databaseUrl),
           DASHBOARD_DIR: dashboardDir,
           BOOTSTRAP_ADMIN_EMAIL: email,
           BOOTSTRAP_ADMIN_PASSWORD: password,
@@ -254,3 +254,10 @@ describe('the real process', () => {
     });
   });
 });
+
+/** The banner's database line for an instance's database variables (test URLs carry no password). */
+function bannerDatabaseLine(env: Record<string, string | undefined>): string {
+  const direct = env.DATABASE_DIRECT_URL;
+  const pooled = direct ? ` through a transaction pooler (LISTEN and migrations at ${direct})` : '';
+  return `database: PostgreSQL at ${env.DATABASE_URL}${pooled}`;
+}

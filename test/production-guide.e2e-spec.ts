@@ -19,7 +19,7 @@ import { describeWithPostgres } from './support/instances';
 import { freeLoopbackPort } from './support/ports';
 import { bashBlocks, bashBlocksOfSection } from './support/readme-bash';
 import { SCRATCH_ROOT } from './support/scratch-directory';
-import { createTestDatabase, dropTestDatabase } from './support/test-instance';
+import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv } from './support/test-instance';
 import { checkCompose, COMPOSE_FILE } from '../scripts/compose-check';
 import { validateEnvironment } from '../src/config/environment';
 
@@ -140,7 +140,7 @@ describeWithPostgres('production guide e2e')('docs/production.md without Docker'
         HOME: process.env.HOME,
         // npm stays offline.
         NPM_CONFIG_UPDATE_NOTIFIER: 'false',
-        DATABASE_URL: databaseUrl,
+        ...instanceDatabaseEnv(databaseUrl),
         REDIS_URL: process.env.REDIS_URL,
         // The run's Redis is shared by every test: this deployment's keys and channel apart.
         REDIS_KEY_PREFIX: `production-guide-${randomBytes(4).toString('hex')}:`,

@@ -6,7 +6,7 @@ import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { createKey, pollUntil } from './support/keys';
 import { scratchDataDirs, spawnMain, spawnWorker, waitUntilLive } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
-import { createTestDatabase, dropTestDatabase } from './support/test-app';
+import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv } from './support/test-app';
 
 /**
  * OpenTelemetry (docs/production.md, "Running at scale"): with OTEL_EXPORTER_OTLP_ENDPOINT set, the API
@@ -80,7 +80,7 @@ describeWithPostgres('OpenTelemetry')('OpenTelemetry over OTLP/HTTP', () => {
     const base = `http://127.0.0.1:${port}`;
     const shared = {
       ...sharedSecrets(),
-      DATABASE_URL: databaseUrl,
+      ...instanceDatabaseEnv(databaseUrl),
       REDIS_URL: process.env.REDIS_URL,
       LOG_LEVEL: 'warn',
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',

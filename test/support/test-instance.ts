@@ -75,7 +75,7 @@ export async function prepareInstance(options: TestAppOptions) {
   const config = loadAppConfig({
     ...QUIET_INSTANCE_ENV,
     DATA_DIR: dataDir,
-    ...(options.env?.DATABASE_POOLER ? { DATABASE_URL: databaseUrl } : throughRunPooler(databaseUrl)),
+    ...(options.env?.DATABASE_POOLER ? { DATABASE_URL: databaseUrl } : instanceDatabaseEnv(databaseUrl)),
     // One Redis or a cluster, as the run's environment says; a test that names either gets only that one.
     ...(options.env && ('REDIS_URL' in options.env || 'REDIS_CLUSTER_NODES' in options.env)
       ? {}
@@ -94,12 +94,14 @@ export async function prepareInstance(options: TestAppOptions) {
 }
 
 /**
- * GATEHOUSE_TEST_POOLER_URL (a run through PgBouncer in transaction mode, .ci/run): an instance whose
+ * The database variables of an instance on `databaseUrl`, in this process or a child process (the API
+ * and worker entry points the process suites spawn): DATABASE_URL alone, or with
+ * GATEHOUSE_TEST_POOLER_URL (a run through PgBouncer in transaction mode, .ci/run) an instance whose
  * database is on the run's server reaches it through the pooler, its sessions (LISTEN, migrations)
  * directly, as DATABASE_POOLER=transaction does in production; an instance on a server of its own (the
  * fault suites') is left alone.
  */
-function throughRunPooler(databaseUrl: string | undefined): Record<string, string | undefined> {
+export function instanceDatabaseEnv(databaseUrl: string | undefined): Record<string, string | undefined> {
   const pooler = process.env.GATEHOUSE_TEST_POOLER_URL;
   const server = process.env.GATEHOUSE_TEST_SERVER_URL;
   if (!pooler || !server || !databaseUrl || new URL(databaseUrl).host !== new URL(server).host)
