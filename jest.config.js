@@ -9,6 +9,8 @@ const resolver = '<rootDir>/test/support/jest-resolver.js';
 // dist/ or the dashboard), which takes about 0.1 s off the start of every run.
 const roots = ['<rootDir>/src', '<rootDir>/test', '<rootDir>/examples'];
 module.exports = {
+  // jest's order, but on a run without timings (a clean clone) the suites known to be slow start first.
+  testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
   // The one test timeout, for every suite: a net for a test that hangs, never a measure of speed. Tests
   // wait for the event they are about (polled, with generous deadlines), and a loaded 2-core machine
   // stretches a suite's boots and fault trials several times over; a file that needs more says why.
