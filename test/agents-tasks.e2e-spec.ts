@@ -18,6 +18,7 @@ import {
   createTestDatabase,
   dropTestDatabase,
   instanceDatabaseEnv,
+  runRedisEnv,
   startTestApp,
   TestApp,
 } from './support/test-app';
@@ -686,7 +687,7 @@ if (!HAS_POSTGRES) {
           HOST: '127.0.0.1',
           DATA_DIR: dataDir,
           ...instanceDatabaseEnv(databaseUrl),
-          REDIS_URL: process.env.REDIS_URL,
+          ...runRedisEnv(),
           // The namespace test instances of this database use (test-instance.ts): one deployment.
           REDIS_KEY_PREFIX: `${new URL(databaseUrl).pathname.slice(1)}:`,
           LOG_LEVEL: 'warn',

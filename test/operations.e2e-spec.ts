@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { expectProblem, SignedUpOrganization, signUpOrganization } from './support/factories';
+import { HAS_SHARED_REDIS } from './support/instances';
 import { createKey } from './support/keys';
 import { registeredRoutes } from './support/routes';
 import { startTestApp, TestApp } from './support/test-app';
@@ -85,7 +86,7 @@ describe('operations endpoints', () => {
       const res = await t.http.get('/health/ready').expect(200);
       expect(res.body.status).toBe('ok');
       expect(res.body.info.database).toEqual({ status: 'up' });
-      if (process.env.REDIS_URL) expect(res.body.info.redis).toEqual({ status: 'up' });
+      if (HAS_SHARED_REDIS) expect(res.body.info.redis).toEqual({ status: 'up' });
       else expect(res.body.info.redis).toBeUndefined();
     });
 

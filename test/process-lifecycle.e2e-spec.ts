@@ -16,6 +16,7 @@ import {
   createTestDatabase,
   dropTestDatabase,
   instanceDatabaseEnv,
+  runRedisEnv,
   startTestApp,
   TestApp,
 } from './support/test-app';
@@ -95,7 +96,7 @@ describe('the real process', () => {
       DATA_DIR: tempDir(),
       LOG_LEVEL: 'warn',
       ...instanceDatabaseEnv(databaseUrl),
-      REDIS_URL: process.env.REDIS_URL,
+      ...runRedisEnv(),
     });
     try {
       await waitUntilLive(child, base);
@@ -120,7 +121,7 @@ describe('the real process', () => {
       LOG_LEVEL: 'warn',
       ALLOW_SIGNUP: 'true',
       ...instanceDatabaseEnv(databaseUrl),
-      REDIS_URL: process.env.REDIS_URL,
+      ...runRedisEnv(),
       // Long enough for the checks below on a loaded machine; the test waits for the exit, not for it.
       SHUTDOWN_DRAIN_MS: '8000',
       SHUTDOWN_GRACE_MS: '40000',
@@ -184,7 +185,7 @@ describe('the real process', () => {
       LOG_LEVEL: 'warn',
       ALLOW_SIGNUP: 'true',
       ...instanceDatabaseEnv(databaseUrl),
-      REDIS_URL: process.env.REDIS_URL,
+      ...runRedisEnv(),
     };
     const started: CapturedChild[] = [];
     const start = (): CapturedChild => {

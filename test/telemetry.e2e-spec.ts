@@ -6,7 +6,7 @@ import { describeWithPostgres, sharedSecrets } from './support/instances';
 import { createKey, pollUntil } from './support/keys';
 import { scratchDataDirs, spawnMain, spawnWorker, waitUntilLive } from './support/main-process';
 import { freeLoopbackPort } from './support/ports';
-import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv } from './support/test-app';
+import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv, runRedisEnv } from './support/test-app';
 
 /**
  * OpenTelemetry (docs/production.md, "Running at scale"): with OTEL_EXPORTER_OTLP_ENDPOINT set, the API
@@ -81,7 +81,7 @@ describeWithPostgres('OpenTelemetry')('OpenTelemetry over OTLP/HTTP', () => {
     const shared = {
       ...sharedSecrets(),
       ...instanceDatabaseEnv(databaseUrl),
-      REDIS_URL: process.env.REDIS_URL,
+      ...runRedisEnv(),
       LOG_LEVEL: 'warn',
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { exited, spawnCaptured, waitUntilLive, type ChildOutput } from './child-process';
 import { compiledEntryPoint } from './compiled-app';
-import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv } from './test-instance';
+import { createTestDatabase, dropTestDatabase, instanceDatabaseEnv, runRedisEnv } from './test-instance';
 
 /**
  * Running the README's and the guides' (docs/*.md) ```bash blocks as written: a prelude for a script under
@@ -187,7 +187,7 @@ export async function withReadmeServer(
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       ...(databaseUrl ? instanceDatabaseEnv(databaseUrl) : {}),
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      ...runRedisEnv(),
     },
   });
   try {

@@ -17,7 +17,7 @@ import {
 } from './test-instance';
 import { StableShapeExpressAdapter } from '../../src/http/stable-shape.adapter';
 
-export { createTestDatabase, dropTestDatabase, instanceDatabaseEnv } from './test-instance';
+export { createTestDatabase, dropTestDatabase, instanceDatabaseEnv, runRedisEnv } from './test-instance';
 export type { ServiceContext, TestAppOptions } from './test-instance';
 
 export interface ExtensionOptions {

@@ -79,7 +79,7 @@ export async function prepareInstance(options: TestAppOptions) {
     // One Redis or a cluster, as the run's environment says; a test that names either gets only that one.
     ...(options.env && ('REDIS_URL' in options.env || 'REDIS_CLUSTER_NODES' in options.env)
       ? {}
-      : { REDIS_URL: process.env.REDIS_URL, REDIS_CLUSTER_NODES: process.env.REDIS_CLUSTER_NODES }),
+      : runRedisEnv()),
     // Test files run in parallel on one Redis: instances of one database share counters and
     // invalidations, as one deployment's instances do, and nothing with another file's.
     REDIS_KEY_PREFIX: `${databaseUrl ? new URL(databaseUrl).pathname.slice(1) : basename(dataDir)}:`,
@@ -112,6 +112,18 @@ export function instanceDatabaseEnv(databaseUrl: string | undefined): Record<str
     DATABASE_URL: viaPooler.toString(),
     DATABASE_DIRECT_URL: databaseUrl,
     DATABASE_POOLER: 'transaction',
+  };
+}
+
+/**
+ * The run's Redis, for an instance here or in a child process: one Redis (REDIS_URL) or a cluster
+ * (REDIS_CLUSTER_NODES, .ci/run's cluster pass), whichever the run has; neither when it has none.
+ */
+export function runRedisEnv(): Record<string, string> {
+  const { REDIS_URL, REDIS_CLUSTER_NODES } = process.env;
+  return {
+    ...(REDIS_URL ? { REDIS_URL } : {}),
+    ...(REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES } : {}),
   };
 }
 
