@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     ],
     env: {
       ...process.env,
-      DATABASE_URL: database?.url,
+      ...(database?.env ?? { DATABASE_URL: undefined }),
       DATA_DIR: dataDir,
       ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
       MAX_FILE_SIZE: String(Math.max(600 * MIB, UPLOAD_BYTES + MIB)),
@@ -265,7 +265,8 @@ async function run(
       `  created -> completed:      p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms`,
     );
   };
-  console.log(`\ntasks end to end, default worker settings, events written for every status change`);
+  const pooled = process.env.BENCH_POOLER_URL ? '; PostgreSQL through a transaction pooler' : '';
+  console.log(`\ntasks end to end, default worker settings, events written for every status change${pooled}`);
   report(`echo agent (after ${WARMUP_TASKS} warm-up)`, TASKS, echoRounds);
   report(
     `http agent on loopback answering after ${AGENT_DELAY_MS} ms (after ${HTTP_WARMUP_TASKS} warm-up)`,

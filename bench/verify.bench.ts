@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     'bench-server.ts',
     {
       ...process.env,
-      DATABASE_URL: database.url,
+      ...database.env,
       DATA_DIR: dataDir,
       BENCH_LOG_LEVEL: LOG_LEVEL,
       // An OAuth token's windows are its grant's, from these (the keys' own limits, createKeys): out of reach.
@@ -309,7 +309,7 @@ function report(
   const commit = git('rev-parse --short HEAD') || 'unknown';
   const srcChanged = git('status --porcelain -- src') ? ' (src/ has uncommitted changes)' : '';
   console.log(
-    `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${redis ? (process.env.REDIS_CLUSTER_NODES ? ' + Redis Cluster' : ' + Redis') : ''}; ` +
+    `\ncommit ${commit}${srcChanged}; node ${process.version}; PostgreSQL${process.env.BENCH_POOLER_URL ? ' through a transaction pooler' : ''}${redis ? (process.env.REDIS_CLUSTER_NODES ? ' + Redis Cluster' : ' + Redis') : ''}; ` +
       `bare NestJS in its own process\n` +
       `connections=${CONNECTIONS} duration=${DURATION}s warmup=${WARMUP}s rounds=${ROUNDS} (interleaved, ` +
       `order rotated) keys=${KEYS_CREATED}+${FILLER_KEYS}; Gatehouse LOG_LEVEL=${LOG_LEVEL}; medians over the rounds`,
