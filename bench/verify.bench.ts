@@ -28,7 +28,8 @@
  *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench:verify
  *
  * DATABASE_URL names the server (any database on it to connect to): a fresh database `bench_*` is
- * created for the run and dropped after it. REDIS_URL (or REDIS_CLUSTER_NODES), when set, is passed to Gatehouse. Settings:
+ * created for the run and dropped after it (reached through a transaction pooler with BENCH_POOLER_URL, bench-database.ts).
+ * REDIS_URL (or REDIS_CLUSTER_NODES), when set, is passed to Gatehouse. Settings:
  * BENCH_CONNECTIONS (50), BENCH_DURATION (seconds per measurement, 3), BENCH_ROUNDS (7, at least
  * 5), BENCH_WARMUP (seconds per scenario before each phase, 2), BENCH_KEYS (filler keys for the
  * second phase, 100000; 0 skips it), BENCH_CPU_RATE (requests a second for the same-body route and verify
