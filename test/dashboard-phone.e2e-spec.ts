@@ -175,6 +175,12 @@ describeInBrowser('test/dashboard-phone.e2e-spec.ts')(
         const apiKey = (await t.http.get(`/v1/api-keys/${metered.id}`).set(org.auth).expect(200)).body;
         const row = rowWith(keys, 'metered-service');
         const cell = (header: string) => row.locator(`td[data-label="${header}"]`);
+        // The requests column fills in after the list, from a usage request of its own ('…' until then):
+        // wait until every row has its count, then compare.
+        await keys
+          .locator('td[data-label="Requests (24 h)"]', { hasText: '…' })
+          .first()
+          .waitFor({ state: 'detached' });
         expect(await cell('Requests (24 h)').innerText()).toBe(String(REQUESTS));
         // Each request spent one credit: the list shows the key's balance as the API reports it.
         expect(apiKey.credits.remaining).toBe(500 - REQUESTS);
